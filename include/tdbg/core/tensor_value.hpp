@@ -1,0 +1,276 @@
+#pragma once
+/// \file
+/// `tensor_value`: an immutable tensor (dtype + shape + bytes) that owns its
+/// bytes, shares a buffer it views into, or borrows the caller's memory.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xarray.hpp>
+#include <xtensor/xexpression.hpp>
+
+#include "tdbg/core/dtype.hpp"
+#include "tdbg/core/error.hpp"
+
+namespace tdbg {
+
+/// A tensor's value. Copies are cheap: they share the bytes, which never change.
+class tensor_value {
+public:
+    using shape_type = std::vector<std::size_t>;
+
+    /// An empty float32 tensor of shape (0,).
+    tensor_value() : shape_{0} {}
+
+    /// Owns `data` (moved in, not copied), shaped as `shape`.
+    template <class T, class = std::enable_if_t<has_dtype_v<T> && !std::is_same_v<T, bool>>>
+    explicit tensor_value(std::vector<T> data, shape_type shape) : type_(dtype_v<T>), shape_(std::move(shape)) {
+        take(std::move(data));
+    }
+    /// Owns `data` as a 1-D tensor.
+    template <class T, class = std::enable_if_t<has_dtype_v<T> && !std::is_same_v<T, bool>>>
+    explicit tensor_value(std::vector<T> data) : type_(dtype_v<T>), shape_{data.size()} {
+        take(std::move(data));
+    }
+
+    /// Booleans are stored one byte each (0 or 1), as on disk.
+    explicit tensor_value(const std::vector<bool>& data, shape_type shape) : type_(dtype::boolean), shape_(std::move(shape)) {
+        check_count(data.size());
+        auto buffer = allocate(data.size());
+        for (std::size_t i = 0; i < data.size(); ++i) {
+            buffer[i] = data[i] ? std::byte{1} : std::byte{0};
+        }
+        adopt(std::move(buffer), data.size());
+    }
+    explicit tensor_value(const std::vector<bool>& data) : tensor_value(data, shape_type{data.size()}) {}
+
+    /// Evaluates any xtensor expression into an owned buffer (C order).
+    template <class E>
+    explicit tensor_value(const xt::xexpression<E>& expression) {
+        using value_type = std::decay_t<typename E::value_type>;
+        static_assert(has_dtype_v<value_type>, "tensor_value: the expression's value_type has no dtype");
+        const xt::xarray<value_type> evaluated = expression.derived_cast();
+        shape_.assign(evaluated.shape().begin(), evaluated.shape().end());
+        type_ = dtype_v<value_type>;
+        if constexpr (std::is_same_v<value_type, std::string>) {
+            strings_ = std::make_shared<const std::vector<std::string>>(evaluated.begin(), evaluated.end());
+        } else {
+            auto buffer = allocate(evaluated.size() * sizeof(value_type));
+            if (evaluated.size() != 0) {
+                std::memcpy(buffer.get(), evaluated.data(), evaluated.size() * sizeof(value_type));
+            }
+            adopt(std::move(buffer), evaluated.size() * sizeof(value_type));
+        }
+    }
+
+    /// A 0-d tensor holding `value`.
+    template <class T, class = std::enable_if_t<has_dtype_v<T>>>
+    [[nodiscard]] static tensor_value scalar(T value) {
+        if constexpr (std::is_same_v<T, bool>) {
+            return tensor_value(std::vector<bool>{value}, shape_type{});
+        } else {
+            return tensor_value(std::vector<T>{std::move(value)}, shape_type{});
+        }
+    }
+
+    /// Borrows `data` (like `xt::adapt`): no copy; the caller keeps it alive and unchanged.
+    template <class T, class = std::enable_if_t<has_dtype_v<T> && !std::is_same_v<T, std::string>>>
+    [[nodiscard]] static tensor_value borrow(const T* data, shape_type shape) {
+        tensor_value v;
+        v.type_ = dtype_v<T>;
+        v.shape_ = std::move(shape);
+        v.data_ = reinterpret_cast<const std::byte*>(data);
+        v.nbytes_ = element_count(v.shape_) * sizeof(T);
+        if (data == nullptr && v.nbytes_ != 0) {
+            throw error("tensor_value::borrow: null data for a non-empty shape");
+        }
+        return v;
+    }
+
+    /// Copies raw little-endian bytes of `type` into an owned buffer.
+    [[nodiscard]] static tensor_value from_bytes(dtype type, shape_type shape, std::string_view bytes) {
+        tensor_value v = prepare(type, std::move(shape), bytes.size());
+        auto buffer = allocate(bytes.size());
+        if (!bytes.empty()) {
+            std::memcpy(buffer.get(), bytes.data(), bytes.size());
+        }
+        v.adopt(std::move(buffer), bytes.size());
+        v.normalise_booleans();
+        return v;
+    }
+
+    /// Views `bytes` inside a buffer that `keep_alive` owns, without a copy when
+    /// the bytes are aligned for the element type (they are copied otherwise).
+    [[nodiscard]] static tensor_value view_bytes(dtype type, shape_type shape, std::string_view bytes,
+                                                 std::shared_ptr<const void> keep_alive) {
+        const std::size_t element = dtype_size(type);
+        const bool aligned = element == 0 || reinterpret_cast<std::uintptr_t>(bytes.data()) % alignment_of(type) == 0;
+        if (!aligned || type == dtype::boolean) {
+            return from_bytes(type, std::move(shape), bytes);
+        }
+        tensor_value v = prepare(type, std::move(shape), bytes.size());
+        v.data_ = reinterpret_cast<const std::byte*>(bytes.data());
+        v.nbytes_ = bytes.size();
+        v.holder_ = std::move(keep_alive);
+        return v;
+    }
+
+    /// The element type.
+    [[nodiscard]] dtype type() const noexcept { return type_; }
+    /// The shape; empty for a 0-d tensor.
+    [[nodiscard]] const shape_type& shape() const noexcept { return shape_; }
+    /// The number of dimensions.
+    [[nodiscard]] std::size_t dimension() const noexcept { return shape_.size(); }
+    /// The number of elements.
+    [[nodiscard]] std::size_t size() const noexcept { return element_count(shape_); }
+    /// The number of bytes of the elements (0 for strings).
+    [[nodiscard]] std::size_t nbytes() const noexcept { return nbytes_; }
+    /// The raw little-endian bytes, C order (empty for strings).
+    [[nodiscard]] std::string_view bytes() const noexcept {
+        return {reinterpret_cast<const char*>(data_), nbytes_};
+    }
+    /// False when the bytes are borrowed from the caller (see `borrow`).
+    [[nodiscard]] bool owns_data() const noexcept { return holder_ != nullptr || strings_ != nullptr || nbytes_ == 0; }
+
+    /// A deep copy that owns its bytes (a borrowed value becomes safe to keep).
+    [[nodiscard]] tensor_value copy() const {
+        if (type_ == dtype::string) {
+            return *this;
+        }
+        return from_bytes(type_, shape_, bytes());
+    }
+
+    /// The elements as `const T*`; checks the dtype.
+    template <class T>
+    [[nodiscard]] const T* data_as() const {
+        static_assert(!std::is_same_v<T, std::string>, "tensor_value::data_as: use strings() for string tensors");
+        check_type<T>();
+        return reinterpret_cast<const T*>(data_);
+    }
+
+    /// An xtensor adaptor over the bytes: no copy. Checks the dtype.
+    template <class T>
+    [[nodiscard]] auto as() const {
+        static_assert(!std::is_same_v<T, std::string>, "tensor_value::as: use strings() for string tensors");
+        const T* p = data_as<T>();
+        return xt::adapt(p, size(), xt::no_ownership(), shape_);
+    }
+
+    /// A copy as an `xt::xarray<T>`; checks the dtype.
+    template <class T>
+    [[nodiscard]] xt::xarray<T> to_xarray() const {
+        check_type<T>();
+        xt::xarray<T> out = xt::xarray<T>::from_shape(shape_);
+        if constexpr (std::is_same_v<T, std::string>) {
+            std::copy(strings_->begin(), strings_->end(), out.begin());
+        } else if (nbytes_ != 0) {
+            std::memcpy(out.data(), data_, nbytes_);
+        }
+        return out;
+    }
+
+    /// The elements of a string tensor.
+    [[nodiscard]] const std::vector<std::string>& strings() const {
+        check_type<std::string>();
+        return *strings_;
+    }
+
+    /// The number of elements of `shape` (1 for a 0-d shape).
+    [[nodiscard]] static std::size_t element_count(const shape_type& shape) noexcept {
+        return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
+    }
+
+private:
+    static std::size_t alignment_of(dtype type) {
+        return visit_dtype(type, [](auto tag) -> std::size_t {
+            using T = typename decltype(tag)::type;
+            return alignof(T);
+        });
+    }
+
+    template <class T>
+    void take(std::vector<T>&& data) {
+        check_count(data.size());
+        if constexpr (std::is_same_v<T, std::string>) {
+            strings_ = std::make_shared<const std::vector<std::string>>(std::move(data));
+        } else {
+            auto owned = std::make_shared<const std::vector<T>>(std::move(data));
+            data_ = reinterpret_cast<const std::byte*>(owned->data());
+            nbytes_ = owned->size() * sizeof(T);
+            holder_ = std::move(owned);
+        }
+    }
+
+    static std::shared_ptr<std::byte[]> allocate(std::size_t n) {
+        // operator new[] aligns for every element type we hold (16 bytes on common ABIs).
+        return std::shared_ptr<std::byte[]>(new std::byte[n == 0 ? 1 : n]);
+    }
+
+    static tensor_value prepare(dtype type, shape_type shape, std::size_t nbytes) {
+        if (type == dtype::string) {
+            throw error("tensor_value: string tensors are built from std::vector<std::string>, not bytes");
+        }
+        tensor_value v;
+        v.type_ = type;
+        v.shape_ = std::move(shape);
+        const std::size_t want = element_count(v.shape_) * dtype_size(type);
+        if (want != nbytes) {
+            throw error("tensor_value: " + std::to_string(nbytes) + " bytes do not fit a " +
+                        std::string(dtype_name(type)) + " tensor of " + std::to_string(element_count(v.shape_)) +
+                        " elements (" + std::to_string(want) + " bytes expected)");
+        }
+        return v;
+    }
+
+    void adopt(std::shared_ptr<std::byte[]> buffer, std::size_t nbytes) {
+        data_ = buffer.get();
+        nbytes_ = nbytes;
+        holder_ = std::move(buffer);
+    }
+
+    void normalise_booleans() {
+        if (type_ != dtype::boolean || nbytes_ == 0) {
+            return;
+        }
+        auto* bytes = const_cast<std::byte*>(data_); // we own this fresh buffer
+        for (std::size_t i = 0; i < nbytes_; ++i) {
+            bytes[i] = bytes[i] != std::byte{0} ? std::byte{1} : std::byte{0};
+        }
+    }
+
+    void check_count(std::size_t count) const {
+        if (count != element_count(shape_)) {
+            throw error("tensor_value: " + std::to_string(count) + " elements do not fit a shape of " +
+                        std::to_string(element_count(shape_)) + " elements");
+        }
+    }
+
+    template <class T>
+    void check_type() const {
+        static_assert(has_dtype_v<T>, "tensor_value: this C++ type has no dtype");
+        if (dtype_v<T> != type_) {
+            throw dtype_mismatch("tensor_value: expected " + std::string(dtype_name(dtype_v<T>)) + ", found " +
+                                 std::string(dtype_name(type_)));
+        }
+    }
+
+    dtype type_ = dtype::float32;
+    shape_type shape_;
+    std::shared_ptr<const void> holder_;
+    const std::byte* data_ = nullptr;
+    std::size_t nbytes_ = 0;
+    std::shared_ptr<const std::vector<std::string>> strings_;
+};
+
+} // namespace tdbg

@@ -1,0 +1,57 @@
+#pragma once
+// Helpers shared by tdbg's tests: fixture lookup and scratch directories.
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <unistd.h>
+
+namespace tdbg::test {
+
+/// ../shared/fixtures/smdebug, when present (TDBG_SHARED_DIR overrides at run time).
+inline std::optional<std::filesystem::path> fixtures_dir() {
+    const char* env = std::getenv("TDBG_SHARED_DIR");
+    const std::filesystem::path shared = env != nullptr ? std::filesystem::path(env) : std::filesystem::path(TDBG_SHARED_DIR);
+    auto dir = shared / "fixtures" / "smdebug";
+    if (std::filesystem::is_directory(dir)) {
+        return dir;
+    }
+    return std::nullopt;
+}
+
+/// The names of the reference runs in the fixtures.
+inline const char* const fixture_runs[] = {"core_modes_workers", "pytorch_mlp", "vanishing_run"};
+
+/// A fresh directory, removed with its contents when the object goes.
+class temp_dir {
+public:
+    explicit temp_dir(const std::string& tag = "t") {
+        static std::atomic<int> counter{0};
+        path_ = std::filesystem::path(TDBG_TEST_TMP) /
+                (tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+        std::filesystem::remove_all(path_);
+        std::filesystem::create_directories(path_);
+    }
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
+    ~temp_dir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+} // namespace tdbg::test
+
+/// Skips the current test with a message that ctest recognises as a skip.
+#define TDBG_SKIP(message)                                                                                             \
+    do {                                                                                                               \
+        WARN("SKIPPED: " << message);                                                                                  \
+        return;                                                                                                        \
+    } while (false)
