@@ -49,7 +49,7 @@ public:
         check_count(data.size());
         auto buffer = allocate(data.size());
         for (std::size_t i = 0; i < data.size(); ++i) {
-            buffer[i] = data[i] ? std::byte{1} : std::byte{0};
+            buffer.get()[i] = data[i] ? std::byte{1} : std::byte{0};
         }
         adopt(std::move(buffer), data.size());
     }

@@ -1,0 +1,361 @@
+// What the hook costs a training loop, in one run:
+//  1. the step time of a train_mlp-like MLP (256-512-10, batch 128, forward,
+//     backward and SGD by hand) with the hook off, with reductions only of
+//     weights and gradients at every step, and with raw weights, biases and
+//     gradients at every step; printed as ratios to the hook-off time;
+//  2. the sustained raw write throughput (200 steps x 20 tensors x 64K
+//     float32 = 1000 MiB) beside `dd if=/dev/zero` of the same size to the
+//     same filesystem (no fdatasync on either side: the hook does not fsync).
+// Build it Release (see README.md).
+//
+//   bench_hook [dir]      (default: <temp dir>/tdbg_bench_hook; removed afterwards)
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "tdbg/hook/hook.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using matrix = xt::xtensor<float, 2>;
+using vector = xt::xtensor<float, 1>;
+
+constexpr std::size_t inputs = 256;
+constexpr std::size_t hidden = 512;
+constexpr std::size_t classes = 10;
+constexpr std::size_t batch = 128;
+
+double seconds_since(clock_type::time_point t0) {
+    return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// CPU time of the whole process (training and writer threads), or of the calling thread.
+double cpu_seconds(clockid_t which) {
+    timespec ts{};
+    clock_gettime(which, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// The MLP of examples/train_mlp.cpp, larger; w is (out, in) as torch.nn.Linear keeps it.
+struct model {
+    matrix w1, w2;
+    vector b1, b2;
+    matrix x;
+    std::vector<std::size_t> y;
+    // Step outputs.
+    matrix h, a, p, dh;
+    matrix gw1, gw2;
+    vector gb1, gb2;
+    float loss = 0;
+
+    explicit model(unsigned seed) {
+        std::mt19937 rng(seed);
+        std::normal_distribution<float> normal(0.0F, 0.05F);
+        w1 = matrix::from_shape({hidden, inputs});
+        w2 = matrix::from_shape({classes, hidden});
+        b1 = xt::zeros<float>({hidden});
+        b2 = xt::zeros<float>({classes});
+        x = matrix::from_shape({batch, inputs});
+        for (auto* m : {&w1, &w2, &x}) {
+            for (auto& v : *m) {
+                v = normal(rng);
+            }
+        }
+        y.resize(batch);
+        for (std::size_t r = 0; r < batch; ++r) {
+            y[r] = r % classes;
+        }
+        h = matrix::from_shape({batch, hidden});
+        a = matrix::from_shape({batch, hidden});
+        p = matrix::from_shape({batch, classes});
+        dh = matrix::from_shape({batch, hidden});
+        gw1 = matrix::from_shape({hidden, inputs});
+        gw2 = matrix::from_shape({classes, hidden});
+        gb1 = vector::from_shape({hidden});
+        gb2 = vector::from_shape({classes});
+    }
+
+    void step() {
+        for (std::size_t r = 0; r < batch; ++r) {
+            const float* xr = &x(r, 0);
+            for (std::size_t o = 0; o < hidden; ++o) {
+                const float* wo = &w1(o, 0);
+                float s = b1(o);
+                for (std::size_t k = 0; k < inputs; ++k) {
+                    s += xr[k] * wo[k];
+                }
+                h(r, o) = s;
+                a(r, o) = s > 0.0F ? s : 0.0F;
+            }
+        }
+        loss = 0;
+        for (std::size_t r = 0; r < batch; ++r) {
+            float top = -1e30F;
+            for (std::size_t c = 0; c < classes; ++c) {
+                const float* wc = &w2(c, 0);
+                const float* ar = &a(r, 0);
+                float s = b2(c);
+                for (std::size_t k = 0; k < hidden; ++k) {
+                    s += ar[k] * wc[k];
+                }
+                p(r, c) = s;
+                top = std::max(top, s);
+            }
+            float total = 0;
+            for (std::size_t c = 0; c < classes; ++c) {
+                p(r, c) = std::exp(p(r, c) - top);
+                total += p(r, c);
+            }
+            for (std::size_t c = 0; c < classes; ++c) {
+                p(r, c) /= total;
+            }
+            loss -= std::log(std::max(p(r, y[r]), 1e-30F)) / static_cast<float>(batch);
+            p(r, y[r]) -= 1.0F; // p becomes dlogits * batch
+        }
+        gw1.fill(0.0F);
+        gw2.fill(0.0F);
+        gb1.fill(0.0F);
+        gb2.fill(0.0F);
+        const float scale = 1.0F / static_cast<float>(batch);
+        for (std::size_t r = 0; r < batch; ++r) {
+            float* dhr = &dh(r, 0);
+            std::fill(dhr, dhr + hidden, 0.0F);
+            for (std::size_t c = 0; c < classes; ++c) {
+                const float d = p(r, c) * scale;
+                gb2(c) += d;
+                float* g = &gw2(c, 0);
+                const float* ar = &a(r, 0);
+                const float* wc = &w2(c, 0);
+                for (std::size_t k = 0; k < hidden; ++k) {
+                    g[k] += d * ar[k];
+                    dhr[k] += d * wc[k];
+                }
+            }
+            const float* xr = &x(r, 0);
+            for (std::size_t j = 0; j < hidden; ++j) {
+                const float d = h(r, j) > 0.0F ? dhr[j] : 0.0F;
+                gb1(j) += d;
+                float* g = &gw1(j, 0);
+                for (std::size_t k = 0; k < inputs; ++k) {
+                    g[k] += d * xr[k];
+                }
+            }
+        }
+        w1 -= 0.01F * gw1;
+        w2 -= 0.01F * gw2;
+        b1 -= 0.01F * gb1;
+        b2 -= 0.01F * gb2;
+    }
+
+    void save(tdbg::hook<>& hook) const {
+        hook.save_tensor("MLP_fc1.weight", w1);
+        hook.save_tensor("MLP_fc1.bias", b1);
+        hook.save_tensor("MLP_fc2.weight", w2);
+        hook.save_tensor("MLP_fc2.bias", b2);
+        hook.save_tensor("CrossEntropyLoss_output_0", tdbg::tensor_value::scalar(loss));
+        hook.save_tensor("gradient/MLP_fc2.bias", gb2);
+        hook.save_tensor("gradient/MLP_fc2.weight", gw2);
+        hook.save_tensor("gradient/MLP_fc1.bias", gb1);
+        hook.save_tensor("gradient/MLP_fc1.weight", gw1);
+    }
+};
+
+tdbg::hook_options every_step(const std::filesystem::path& dir) {
+    tdbg::hook_options o;
+    o.out_dir = dir.string();
+    o.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt});
+    return o;
+}
+
+struct step_result {
+    double best = 1e300;
+    std::vector<double> rounds;
+    double in_hook = 0;  // CPU seconds the training thread spent in hook calls
+    double cpu = 0;      // process CPU seconds
+    int steps = 0;
+    [[nodiscard]] double median() const {
+        std::vector<double> s = rounds;
+        std::sort(s.begin(), s.end());
+        return s.empty() ? 0.0 : s[s.size() / 2];
+    }
+};
+
+void step_times(const std::filesystem::path& base) {
+    tdbg::hook_options reduced = every_step(base / "reductions");
+    reduced.include_collections = {"weights", "gradients"};
+    reduced.reduction_config = tdbg::reduction_config::parse("min,max,mean,std,l2_norm,abs_mean");
+    tdbg::hook_options raw = every_step(base / "raw");
+    raw.include_collections = {"weights", "biases", "gradients"};
+
+    model m(7);
+    auto reduced_hook = std::make_unique<tdbg::hook<>>(reduced);
+    auto raw_hook = std::make_unique<tdbg::hook<>>(raw);
+    struct configuration {
+        const char* name;
+        tdbg::hook<>* hook;
+        const char* target;
+        step_result result;
+    };
+    std::vector<configuration> configs{{"hook off", nullptr, "", {}},
+                                       {"reductions only, weights+gradients", reduced_hook.get(), "<= 1.05", {}},
+                                       {"raw weights+biases+gradients", raw_hook.get(), "<= 1.25", {}}};
+    const int steps_per_round = 10;
+    const int rounds = 25;
+    for (int i = 0; i < 3; ++i) {
+        m.step(); // warm up
+    }
+    for (int round = 0; round < rounds; ++round) {
+        // Each round starts with another configuration, so that none always runs first.
+        for (std::size_t k = 0; k < configs.size(); ++k) {
+            auto& c = configs[(k + static_cast<std::size_t>(round)) % configs.size()];
+            const double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+            const auto t0 = clock_type::now();
+            for (int s = 0; s < steps_per_round; ++s) {
+                if (c.hook != nullptr) {
+                    const double h0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+                    c.hook->begin_step();
+                    c.result.in_hook += cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - h0;
+                    m.step();
+                    const double h1 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+                    m.save(*c.hook);
+                    c.result.in_hook += cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - h1;
+                } else {
+                    m.step();
+                }
+            }
+            const double per_step = seconds_since(t0) / steps_per_round;
+            c.result.cpu += cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+            c.result.steps += steps_per_round;
+            c.result.best = std::min(c.result.best, per_step);
+            c.result.rounds.push_back(per_step);
+            if (c.hook != nullptr) {
+                c.hook->flush(); // the writer's tail is not the next configuration's cost
+            }
+        }
+    }
+    reduced_hook->close();
+    raw_hook->close();
+    const double raw_bytes =
+        4.0 * static_cast<double>(2 * (hidden * inputs + hidden + classes * hidden + classes) + 1);
+    std::printf("step time of a train_mlp-like MLP (%zu-%zu-%zu, batch %zu), %d interleaved rounds of %d steps\n",
+                inputs, hidden, classes, batch, rounds, steps_per_round);
+    std::printf("  %-36s %9s %9s %7s %7s %8s %11s %7s %9s\n", "configuration", "best ms", "median ms", "best x",
+                "median x", "target", "in-hook cpu", "cpu x", "proc cpu");
+    const double off_best = configs[0].result.best;
+    const double off_median = configs[0].result.median();
+    for (const auto& c : configs) {
+        const double in_hook = c.result.in_hook / c.result.steps;
+        std::printf("  %-36s %9.3f %9.3f %7.3f %7.3f %8s %11.3f %7.3f %9.3f\n", c.name, c.result.best * 1e3,
+                    c.result.median() * 1e3, c.result.best / off_best, c.result.median() / off_median, c.target,
+                    in_hook * 1e3, (off_best + in_hook) / off_best, c.result.cpu / c.result.steps * 1e3);
+    }
+    std::printf("  in-hook cpu: CPU ms per step the training thread spends in begin_step and save_tensor;\n"
+                "  cpu x: (hook-off step + in-hook cpu) / hook-off step, the ratio when the writer thread has a\n"
+                "  core of its own; proc cpu: CPU ms per step of the whole process, writer thread included.\n");
+    std::printf("  (raw saves %.2f MiB per step)\n\n", raw_bytes / (1024.0 * 1024.0));
+}
+
+double run_dd(const std::filesystem::path& dir, int mib, int pass) {
+    const auto file = dir / ("dd_" + std::to_string(pass) + ".bin");
+    const std::string command =
+        "dd if=/dev/zero of='" + file.string() + "' bs=1M count=" + std::to_string(mib) + " status=none";
+    const auto t0 = clock_type::now();
+    const int rc = std::system(command.c_str());
+    const double t = seconds_since(t0);
+    if (rc != 0) {
+        std::fprintf(stderr, "bench_hook: '%s' failed\n", command.c_str());
+        return -1;
+    }
+    return t;
+}
+
+// Writes into a new directory each pass and deletes nothing until the end: ext4
+// makes new inodes slow to allocate right after many were deleted.
+double run_hook_writes(const std::filesystem::path& dir, const std::vector<xt::xtensor<float, 1>>& tensors, int steps,
+                       int pass) {
+    const auto out = dir / ("throughput_" + std::to_string(pass));
+    tdbg::hook_options o = every_step(out);
+    o.save_all = true;
+    o.writer_nice = 0; // dd runs at normal priority too; the training thread waits for room here anyway
+    if (const char* q = std::getenv("TDBG_BENCH_QUEUE_MIB")) {
+        o.max_queue_bytes = static_cast<std::size_t>(std::atoi(q)) << 20U;
+    }
+    const auto t0 = clock_type::now();
+    {
+        tdbg::hook<> hook(o);
+        for (int s = 0; s < steps; ++s) {
+            hook.begin_step();
+            for (std::size_t i = 0; i < tensors.size(); ++i) {
+                hook.save_tensor("layer" + std::to_string(i) + "/weight", tensors[i]);
+            }
+        }
+        hook.close();
+    }
+    return seconds_since(t0);
+}
+
+void throughput(const std::filesystem::path& base) {
+    constexpr int steps = 200;
+    constexpr int tensors_per_step = 20;
+    constexpr std::size_t floats = 65536;
+    std::vector<xt::xtensor<float, 1>> tensors;
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-1.0F, 1.0F);
+    for (int i = 0; i < tensors_per_step; ++i) {
+        auto t = xt::xtensor<float, 1>::from_shape({floats});
+        for (auto& v : t) {
+            v = u(rng);
+        }
+        tensors.push_back(std::move(t));
+    }
+    const int mib = static_cast<int>(steps * tensors_per_step * floats * sizeof(float) / (1024 * 1024));
+    double dd_best = 1e300;
+    double hook_best = 1e300;
+    for (int pass = 0; pass < 3; ++pass) {
+        const double dd = run_dd(base, mib, pass);
+        if (dd > 0) {
+            dd_best = std::min(dd_best, dd);
+        }
+        hook_best = std::min(hook_best, run_hook_writes(base, tensors, steps, pass));
+    }
+    std::printf("sustained raw writes: %d steps x %d tensors x 64K float32 = %d MiB, best of 3, to %s\n", steps,
+                tensors_per_step, mib, base.string().c_str());
+    std::printf("  %-38s %10s %10s %8s %8s\n", "writer", "seconds", "MiB/s", "x dd", "target");
+    std::printf("  %-38s %10.3f %10.1f %8.3f\n", "dd if=/dev/zero bs=1M (same size)", dd_best, mib / dd_best, 1.0);
+    std::printf("  %-38s %10.3f %10.1f %8.3f %8s\n", "hook (save_all, raw, every step)", hook_best, mib / hook_best,
+                dd_best / hook_best, ">= 0.7");
+    std::printf("  (hook: from the first begin_step to the return of close(), writer threads at normal priority;\n"
+                "   one event file and one index file per step, 5 MiB per step)\n");
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const std::filesystem::path base =
+        argc > 1 ? std::filesystem::path(argv[1]) : std::filesystem::temp_directory_path() / "tdbg_bench_hook";
+    std::filesystem::remove_all(base);
+    std::filesystem::create_directories(base);
+    try {
+        step_times(base);
+        throughput(base);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_hook: %s\n", e.what());
+        std::filesystem::remove_all(base);
+        return 1;
+    }
+    std::filesystem::remove_all(base);
+    return 0;
+}

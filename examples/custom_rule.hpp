@@ -1,0 +1,66 @@
+#pragma once
+// A custom rule as a C++ class: the CustomGradientRule of SageMaker's custom
+// rule example. Met at a step when the mean absolute value of some gradient
+// is above `threshold` (default 20.0). Shared by custom_rule.cpp (through the
+// registry, as the command line uses rules) and catch2/custom_rule_test.cpp.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tdbg/core/mode.hpp"
+#include "tdbg/core/reduction.hpp"
+#include "tdbg/rules/rule.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace example {
+
+class custom_gradient_rule : public tdbg::rules::rule<custom_gradient_rule> {
+public:
+    // The name reports use when the rule is built directly (the registry gives its own).
+    static constexpr std::string_view rule_name = "CustomGradientRule";
+    // invoke_at_step keeps no state: invoke_rule may evaluate several steps at once.
+    static constexpr bool parallel_steps = true;
+
+    // Every parameter is a string, as SageMaker passes them; the getter parses
+    // it and throws tdbg::config_error naming the parameter when it does not parse.
+    custom_gradient_rule(trial_type trial, const tdbg::rules::rule_params& params)
+        : rule(std::move(trial), params), threshold_(params.get("threshold", 20.0)) {}
+
+    // What a step reads, declared so that invoke_rule fetches it up front: the
+    // mean |gradient| of every gradient (a stored abs_mean reduction when the
+    // hook saved one, else computed from the value).
+    [[nodiscard]] std::vector<tdbg::rules::tensor_request> required_tensors(std::int64_t step) const {
+        std::vector<tdbg::rules::tensor_request> out;
+        for (const auto& name : gradients()) {
+            out.push_back(tdbg::rules::reduction_request(name, step, abs_mean, true));
+        }
+        return out;
+    }
+
+    // True when the rule's condition is met at this global step.
+    [[nodiscard]] bool invoke_at_step(std::int64_t step) const {
+        for (const auto& name : gradients()) {
+            const auto mean = fetched(tdbg::rules::reduction_request(name, step, abs_mean, true));
+            if (mean && tdbg::rules::scalar_of(*mean) > threshold_) {
+                set_reason("mean |" + name + "| = " + std::to_string(tdbg::rules::scalar_of(*mean)));
+                return true;
+            }
+        }
+        return false;
+    }
+
+private:
+    static constexpr tdbg::reduction abs_mean{tdbg::reduction_kind::mean, true};
+
+    [[nodiscard]] std::vector<std::string> gradients() const {
+        return base_trial().tensor_names(std::nullopt, tdbg::mode::global, std::nullopt, "gradients");
+    }
+
+    double threshold_;
+};
+
+} // namespace example

@@ -1,0 +1,456 @@
+#pragma once
+/// \file
+/// A small protobuf wire-format encoder and decoder, enough for the handful of
+/// messages in event files (no libprotobuf). The encoder writes nested
+/// messages in one pass after measuring them; the decoder checks every length
+/// against the bytes that remain before it uses (or allocates for) it, limits
+/// nesting, and reports errors as format_error with the file and byte offset.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tdbg/core/error.hpp"
+
+namespace tdbg::format::detail {
+
+/// Protobuf wire types.
+enum class wire_type : std::uint32_t {
+    varint = 0,
+    fixed64 = 1,
+    length_delimited = 2,
+    start_group = 3,
+    end_group = 4,
+    fixed32 = 5,
+};
+
+inline const char* wire_type_name(wire_type t) noexcept {
+    switch (t) {
+    case wire_type::varint: return "varint";
+    case wire_type::fixed64: return "fixed64";
+    case wire_type::length_delimited: return "length-delimited";
+    case wire_type::start_group: return "start-group";
+    case wire_type::end_group: return "end-group";
+    case wire_type::fixed32: return "fixed32";
+    }
+    return "invalid";
+}
+
+/// Nesting deeper than this (messages or groups) is rejected.
+inline constexpr int max_proto_depth = 64;
+
+template <class T>
+std::uint64_t bits_of(T value) noexcept {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "bits_of: float or double");
+    if constexpr (sizeof(T) == 4) {
+        std::uint32_t b = 0;
+        std::memcpy(&b, &value, 4);
+        return b;
+    } else {
+        std::uint64_t b = 0;
+        std::memcpy(&b, &value, 8);
+        return b;
+    }
+}
+
+/// The number of bytes of `value` as a varint.
+constexpr std::size_t varint_size(std::uint64_t value) noexcept {
+    std::size_t n = 1;
+    while (value >= 0x80U) {
+        value >>= 7U;
+        ++n;
+    }
+    return n;
+}
+
+/// A sink that only counts bytes: measures a message before it is written.
+struct size_sink {
+    std::size_t size = 0;
+    void append(const char*, std::size_t n) noexcept { size += n; }
+    void push(char) noexcept { ++size; }
+};
+
+/// A sink that appends to a string.
+struct string_sink {
+    std::string* out;
+    void append(const char* p, std::size_t n) const { out->append(p, n); }
+    void push(char c) const { out->push_back(c); }
+};
+
+/// Writes fields of one message to a sink. Nested messages are given as a
+/// callable `body(auto& writer)`; the writer measures the body, writes its
+/// length, then writes it.
+template <class Sink>
+class proto_writer {
+public:
+    explicit proto_writer(Sink& sink) : sink_(&sink) {}
+
+    void raw_varint(std::uint64_t value) {
+        if constexpr (std::is_same_v<Sink, size_sink>) {
+            sink_->size += varint_size(value);
+        } else {
+            char buffer[10];
+            std::size_t n = 0;
+            while (value >= 0x80U) {
+                buffer[n++] = static_cast<char>((value & 0x7FU) | 0x80U);
+                value >>= 7U;
+            }
+            buffer[n++] = static_cast<char>(value);
+            sink_->append(buffer, n);
+        }
+    }
+    void tag(std::uint32_t field, wire_type type) {
+        raw_varint((static_cast<std::uint64_t>(field) << 3U) | static_cast<std::uint32_t>(type));
+    }
+    void raw_fixed(std::uint64_t bits, std::size_t bytes) {
+        char buffer[8];
+        for (std::size_t i = 0; i < bytes; ++i) {
+            buffer[i] = static_cast<char>((bits >> (8U * i)) & 0xFFU);
+        }
+        sink_->append(buffer, bytes);
+    }
+
+    /// A varint field (int32, int64, uint64, bool, enum), written even when zero.
+    void varint_field(std::uint32_t field, std::uint64_t value) {
+        tag(field, wire_type::varint);
+        raw_varint(value);
+    }
+    /// A signed integer field: negative values take ten bytes, as in protobuf.
+    void int_field(std::uint32_t field, std::int64_t value) { varint_field(field, static_cast<std::uint64_t>(value)); }
+    /// A double field, written even when zero.
+    void double_field(std::uint32_t field, double value) {
+        tag(field, wire_type::fixed64);
+        raw_fixed(bits_of(value), 8);
+    }
+    /// A float field, written even when zero.
+    void float_field(std::uint32_t field, float value) {
+        tag(field, wire_type::fixed32);
+        raw_fixed(bits_of(value), 4);
+    }
+    /// A string or bytes field, written even when empty.
+    void bytes_field(std::uint32_t field, std::string_view bytes) {
+        tag(field, wire_type::length_delimited);
+        raw_varint(bytes.size());
+        sink_->append(bytes.data(), bytes.size());
+    }
+    /// A packed repeated double field (omitted when empty, as protobuf does).
+    void packed_doubles(std::uint32_t field, const std::vector<double>& values) {
+        if (values.empty()) {
+            return;
+        }
+        tag(field, wire_type::length_delimited);
+        raw_varint(values.size() * 8);
+        for (double v : values) {
+            raw_fixed(bits_of(v), 8);
+        }
+    }
+    /// A nested message field, always written (explicit presence).
+    template <class Body>
+    void message_field(std::uint32_t field, Body&& body) {
+        size_sink counter;
+        proto_writer<size_sink> measure(counter);
+        body(measure);
+        tag(field, wire_type::length_delimited);
+        raw_varint(counter.size);
+        if constexpr (std::is_same_v<Sink, size_sink>) {
+            sink_->size += counter.size;
+        } else {
+            body(*this);
+        }
+    }
+
+    // proto3 implicit presence: a field equal to its default is not written.
+    // Floating-point defaults are compared bitwise, as protobuf does, so -0.0 is written.
+    void varint_field_if(std::uint32_t field, std::uint64_t value) {
+        if (value != 0) {
+            varint_field(field, value);
+        }
+    }
+    void int_field_if(std::uint32_t field, std::int64_t value) {
+        if (value != 0) {
+            int_field(field, value);
+        }
+    }
+    void double_field_if(std::uint32_t field, double value) {
+        if (bits_of(value) != 0) {
+            double_field(field, value);
+        }
+    }
+    void bytes_field_if(std::uint32_t field, std::string_view bytes) {
+        if (!bytes.empty()) {
+            bytes_field(field, bytes);
+        }
+    }
+
+private:
+    Sink* sink_;
+};
+
+/// Encodes one top-level message: `body(writer)` writes its fields.
+template <class Body>
+std::string encode_message(Body&& body) {
+    size_sink counter;
+    proto_writer<size_sink> measure(counter);
+    body(measure);
+    std::string out;
+    out.reserve(counter.size);
+    string_sink sink{&out};
+    proto_writer<string_sink> writer(sink);
+    body(writer);
+    return out;
+}
+
+/// Reads the fields of one message in order. Offsets in errors are absolute:
+/// `base_offset` is where `data` starts in `file`.
+class proto_reader {
+public:
+    proto_reader(std::string_view data, std::string_view file, std::uint64_t base_offset, const char* message,
+                 int depth = 0)
+        : data_(data), file_(file), base_(base_offset), message_(message), depth_(depth) {
+        if (depth_ > max_proto_depth) {
+            fail("nesting deeper than " + std::to_string(max_proto_depth) + " levels", 0);
+        }
+    }
+
+    /// Moves to the next field; false at the end of the message.
+    bool next() {
+        if (pos_ == data_.size()) {
+            return false;
+        }
+        field_start_ = pos_;
+        const std::uint64_t key = read_raw_varint();
+        const auto type = static_cast<std::uint32_t>(key & 7U);
+        const std::uint64_t number = key >> 3U;
+        if (number == 0 || number > 0x1FFFFFFFU) {
+            fail("invalid field number " + std::to_string(number), field_start_);
+        }
+        if (type > 5) {
+            fail("field " + std::to_string(number) + " has invalid wire type " + std::to_string(type), field_start_);
+        }
+        field_ = static_cast<std::uint32_t>(number);
+        type_ = static_cast<wire_type>(type);
+        if (type_ == wire_type::end_group) {
+            fail("unexpected end-group marker for field " + std::to_string(number), field_start_);
+        }
+        return true;
+    }
+
+    /// The current field's number and wire type.
+    [[nodiscard]] std::uint32_t field() const noexcept { return field_; }
+    [[nodiscard]] wire_type type() const noexcept { return type_; }
+    /// The absolute offset of the current field's tag.
+    [[nodiscard]] std::uint64_t field_offset() const noexcept { return base_ + field_start_; }
+    [[nodiscard]] std::string_view file() const noexcept { return file_; }
+    [[nodiscard]] int depth() const noexcept { return depth_; }
+
+    /// Throws unless the current field has wire type `want`.
+    void expect(wire_type want, const char* field_name) const {
+        if (type_ != want) {
+            fail(std::string("field ") + std::to_string(field_) + " (" + field_name + ") has wire type " +
+                     std::to_string(static_cast<std::uint32_t>(type_)) + " (" + wire_type_name(type_) + "), expected " +
+                     std::to_string(static_cast<std::uint32_t>(want)) + " (" + wire_type_name(want) + ")",
+                 field_start_);
+        }
+    }
+
+    std::uint64_t varint(const char* field_name) {
+        expect(wire_type::varint, field_name);
+        return read_raw_varint();
+    }
+    std::int64_t int64(const char* field_name) { return static_cast<std::int64_t>(varint(field_name)); }
+    double float64(const char* field_name) {
+        expect(wire_type::fixed64, field_name);
+        const std::uint64_t bits = read_raw_fixed(8);
+        double v = 0;
+        std::memcpy(&v, &bits, 8);
+        return v;
+    }
+    float float32(const char* field_name) {
+        expect(wire_type::fixed32, field_name);
+        const auto bits = static_cast<std::uint32_t>(read_raw_fixed(4));
+        float v = 0;
+        std::memcpy(&v, &bits, 4);
+        return v;
+    }
+    /// A string, bytes or message field's bytes (a view into the data).
+    std::string_view bytes(const char* field_name) {
+        expect(wire_type::length_delimited, field_name);
+        return read_length_delimited(field_name);
+    }
+    /// Where the bytes of the last length-delimited field started (absolute).
+    [[nodiscard]] std::uint64_t last_bytes_offset() const noexcept { return base_ + bytes_start_; }
+
+    /// A reader for the nested message in the current field.
+    proto_reader message(const char* field_name, const char* message_name) {
+        const std::string_view body = bytes(field_name);
+        return proto_reader(body, file_, base_ + bytes_start_, message_name, depth_ + 1);
+    }
+
+    /// Appends a repeated scalar field's values, packed or not. `Element` is
+    /// the wire element: std::uint64_t (varint), std::uint32_t (fixed32) or
+    /// double/float (fixed64/fixed32); `convert` maps each to the stored type.
+    template <class Element, class T, class Convert>
+    void repeated(std::vector<T>& out, const char* field_name, Convert convert) {
+        constexpr wire_type element_type = std::is_same_v<Element, std::uint64_t> ? wire_type::varint
+                                           : sizeof(Element) == 8                 ? wire_type::fixed64
+                                                                                  : wire_type::fixed32;
+        if (type_ == element_type) {
+            out.push_back(convert(read_element<Element>()));
+            return;
+        }
+        if (type_ != wire_type::length_delimited) {
+            expect(element_type, field_name); // throws with the expected type
+        }
+        const std::string_view packed = read_length_delimited(field_name);
+        proto_reader inner(packed, file_, base_ + bytes_start_, message_, depth_);
+        if constexpr (element_type != wire_type::varint) {
+            if (packed.size() % sizeof(Element) != 0) {
+                fail(std::string("packed field ") + std::to_string(field_) + " (" + field_name + ") has " +
+                         std::to_string(packed.size()) + " bytes, not a multiple of " + std::to_string(sizeof(Element)),
+                     field_start_);
+            }
+            out.reserve(out.size() + packed.size() / sizeof(Element)); // bounded by the bytes present
+        }
+        while (!inner.at_end()) {
+            out.push_back(convert(inner.read_element<Element>()));
+        }
+    }
+
+    /// Skips the current field (unknown fields are skipped, as protobuf does).
+    void skip() {
+        switch (type_) {
+        case wire_type::varint: read_raw_varint(); break;
+        case wire_type::fixed64: read_raw_fixed(8); break;
+        case wire_type::fixed32: read_raw_fixed(4); break;
+        case wire_type::length_delimited: read_length_delimited("unknown"); break;
+        case wire_type::start_group: skip_group(field_, depth_ + 1); break;
+        case wire_type::end_group: fail("unexpected end-group marker", field_start_);
+        }
+    }
+
+    [[nodiscard]] bool at_end() const noexcept { return pos_ == data_.size(); }
+
+    [[noreturn]] void fail(const std::string& what, std::size_t at) const {
+        throw format_error(std::string(message_) + ": " + what, std::string(file_), base_ + at);
+    }
+
+private:
+    template <class Element>
+    Element read_element() {
+        if constexpr (std::is_same_v<Element, std::uint64_t>) {
+            return read_raw_varint();
+        } else if constexpr (sizeof(Element) == 8) {
+            const std::uint64_t bits = read_raw_fixed(8);
+            Element v{};
+            std::memcpy(&v, &bits, 8);
+            return v;
+        } else {
+            const auto bits = static_cast<std::uint32_t>(read_raw_fixed(4));
+            Element v{};
+            std::memcpy(&v, &bits, 4);
+            return v;
+        }
+    }
+
+    std::uint64_t read_raw_varint() {
+        const std::size_t start = pos_;
+        std::uint64_t value = 0;
+        for (unsigned shift = 0; shift < 70; shift += 7) {
+            if (pos_ == data_.size()) {
+                fail("truncated varint", start);
+            }
+            const auto byte = static_cast<unsigned char>(data_[pos_++]);
+            if (shift == 63 && byte > 1) {
+                fail("varint does not fit in 64 bits", start);
+            }
+            value |= static_cast<std::uint64_t>(byte & 0x7FU) << shift;
+            if ((byte & 0x80U) == 0) {
+                return value;
+            }
+        }
+        fail("varint longer than 10 bytes", start);
+    }
+
+    std::uint64_t read_raw_fixed(std::size_t n) {
+        if (data_.size() - pos_ < n) {
+            fail("truncated " + std::to_string(n * 8) + "-bit field " + std::to_string(field_) + ": " +
+                     std::to_string(data_.size() - pos_) + " bytes left",
+                 pos_);
+        }
+        std::uint64_t v = 0;
+        for (std::size_t i = n; i-- > 0;) {
+            v = (v << 8U) | static_cast<unsigned char>(data_[pos_ + i]);
+        }
+        pos_ += n;
+        return v;
+    }
+
+    std::string_view read_length_delimited(const char* field_name) {
+        const std::size_t length_at = pos_;
+        const std::uint64_t length = read_raw_varint();
+        const std::size_t left = data_.size() - pos_;
+        if (length > left) {
+            fail(std::string("field ") + std::to_string(field_) + " (" + field_name + ") claims " +
+                     std::to_string(length) + " bytes, but only " + std::to_string(left) + " remain",
+                 length_at);
+        }
+        bytes_start_ = pos_;
+        const std::string_view out = data_.substr(pos_, static_cast<std::size_t>(length));
+        pos_ += static_cast<std::size_t>(length);
+        return out;
+    }
+
+    // Groups are obsolete, but protobuf skips them inside unknown fields; so do we, to a limited depth.
+    void skip_group(std::uint32_t group_field, int depth) {
+        if (depth > max_proto_depth) {
+            fail("nesting deeper than " + std::to_string(max_proto_depth) + " levels", field_start_);
+        }
+        const std::size_t group_start = field_start_;
+        while (true) {
+            if (pos_ == data_.size()) {
+                fail("group of field " + std::to_string(group_field) + " is not closed", group_start);
+            }
+            const std::size_t start = pos_;
+            const std::uint64_t key = read_raw_varint();
+            const auto type = static_cast<std::uint32_t>(key & 7U);
+            const std::uint64_t number = key >> 3U;
+            if (number == 0 || number > 0x1FFFFFFFU || type > 5) {
+                fail("invalid field key inside a group", start);
+            }
+            field_start_ = start;
+            field_ = static_cast<std::uint32_t>(number);
+            switch (static_cast<wire_type>(type)) {
+            case wire_type::varint: read_raw_varint(); break;
+            case wire_type::fixed64: read_raw_fixed(8); break;
+            case wire_type::fixed32: read_raw_fixed(4); break;
+            case wire_type::length_delimited: read_length_delimited("unknown"); break;
+            case wire_type::start_group: skip_group(field_, depth + 1); break;
+            case wire_type::end_group:
+                if (number != group_field) {
+                    fail("end-group marker for field " + std::to_string(number) + " closes the group of field " +
+                             std::to_string(group_field),
+                         start);
+                }
+                return;
+            }
+        }
+    }
+
+    std::string_view data_;
+    std::string_view file_;
+    std::uint64_t base_;
+    const char* message_;
+    int depth_;
+    std::size_t pos_ = 0;
+    std::size_t field_start_ = 0;
+    std::size_t bytes_start_ = 0;
+    std::uint32_t field_ = 0;
+    wire_type type_ = wire_type::varint;
+};
+
+} // namespace tdbg::format::detail

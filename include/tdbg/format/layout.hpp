@@ -1,0 +1,260 @@
+#pragma once
+/// \file
+/// Where things live inside a run directory: smdebug's key names for event,
+/// index and collection files, worker names and reduction tensor names.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/core/reduction.hpp"
+
+namespace tdbg::format {
+
+/// The empty file whose presence says the job has ended.
+inline constexpr std::string_view end_marker_key = "training_job_end.ts";
+/// The marker through which rules ask the hook to stop training early.
+inline constexpr std::string_view stop_marker_key = "tdbg_stop_training.json";
+/// The prefix of every stored reduction's tensor name.
+inline constexpr std::string_view reduction_prefix = "smdebug/reductions/";
+/// smdebug groups index files in directories of this many steps.
+inline constexpr std::int64_t index_files_per_dir = 1000;
+
+namespace detail {
+
+inline std::string zero_padded(std::int64_t value, std::size_t width, const char* what) {
+    if (value < 0) {
+        throw error(std::string("negative ") + what + " " + std::to_string(value) + " has no file name");
+    }
+    std::string digits = std::to_string(value);
+    if (digits.size() < width) {
+        digits.insert(0, width - digits.size(), '0');
+    }
+    return digits;
+}
+
+inline bool all_digits(std::string_view text) noexcept {
+    if (text.empty()) {
+        return false;
+    }
+    for (char c : text) {
+        if (c < '0' || c > '9') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// Parses a non-negative decimal that fits in int64.
+inline std::optional<std::int64_t> parse_step_digits(std::string_view text) noexcept {
+    if (!all_digits(text) || text.size() > 18) { // 18 digits always fit in int64
+        return std::nullopt;
+    }
+    std::int64_t value = 0;
+    for (char c : text) {
+        value = value * 10 + (c - '0');
+    }
+    return value;
+}
+
+} // namespace detail
+
+/// The global step as smdebug writes it in file names: 12 digits, zero padded.
+[[nodiscard]] inline std::string step_string(std::int64_t step) { return detail::zero_padded(step, 12, "step"); }
+
+/// The directory that holds a step's index file: step / 1000 as 9 digits.
+[[nodiscard]] inline std::string index_dir_string(std::int64_t step) {
+    return detail::zero_padded(step < 0 ? step : step / index_files_per_dir, 9, "step");
+}
+
+/// Throws invalid_name unless `worker` can be part of a file name: not empty,
+/// at most 255 bytes, no '/', no backslash, no "..", no NUL.
+inline void validate_worker_name(std::string_view worker) {
+    auto fail = [&](const char* why) {
+        std::string shown(worker.substr(0, 100));
+        for (char& c : shown) {
+            c = c == '\0' ? '?' : c;
+        }
+        throw invalid_name("invalid worker name '" + shown + (worker.size() > 100 ? "...'" : "'") + ": " + why);
+    };
+    if (worker.empty()) {
+        fail("empty");
+    }
+    if (worker.size() > 255) {
+        fail("longer than 255 bytes");
+    }
+    if (worker.find('/') != std::string_view::npos) {
+        fail("contains '/'");
+    }
+    // The storage layer rejects backslashes in keys; refuse them here, where the message is clearer.
+    if (worker.find('\\') != std::string_view::npos) {
+        fail("contains a backslash");
+    }
+    if (worker.find("..") != std::string_view::npos) {
+        fail("contains '..'");
+    }
+    if (worker.find('\0') != std::string_view::npos) {
+        fail("contains a NUL byte");
+    }
+}
+
+/// "events/000000000007/000000000007_worker_0.tfevents".
+[[nodiscard]] inline std::string event_file_key(std::int64_t step, std::string_view worker) {
+    validate_worker_name(worker);
+    const std::string s = step_string(step);
+    return "events/" + s + "/" + s + "_" + std::string(worker) + ".tfevents";
+}
+
+/// "index/000000000/000000000007_worker_0.json".
+[[nodiscard]] inline std::string index_file_key(std::int64_t step, std::string_view worker) {
+    validate_worker_name(worker);
+    return "index/" + index_dir_string(step) + "/" + step_string(step) + "_" + std::string(worker) + ".json";
+}
+
+/// "collections/000000000/worker_0_collections.json".
+[[nodiscard]] inline std::string collections_file_key(std::string_view worker) {
+    validate_worker_name(worker);
+    return "collections/000000000/" + std::string(worker) + "_collections.json";
+}
+
+/// What an index or event file's key says: its global step and its worker.
+struct index_key_info {
+    std::int64_t step = 0;
+    std::string worker;
+
+    friend bool operator==(const index_key_info& a, const index_key_info& b) {
+        return a.step == b.step && a.worker == b.worker;
+    }
+    friend bool operator!=(const index_key_info& a, const index_key_info& b) { return !(a == b); }
+};
+
+namespace detail {
+
+// "<digits>_<worker><suffix>" in the last component of `key`, whose directory
+// must end in "<dir_name>/<subdir>/" (with any prefix before dir_name).
+inline std::optional<index_key_info> parse_step_worker_key(std::string_view key, std::string_view dir_name,
+                                                           std::string_view suffix) {
+    const std::size_t slash = key.rfind('/');
+    if (slash == std::string_view::npos) {
+        return std::nullopt;
+    }
+    std::string_view name = key.substr(slash + 1);
+    std::string_view dir = key.substr(0, slash);
+    const std::size_t dir_slash = dir.rfind('/');
+    if (dir_slash == std::string_view::npos || !all_digits(dir.substr(dir_slash + 1))) {
+        return std::nullopt;
+    }
+    dir = dir.substr(0, dir_slash);
+    if (dir.size() < dir_name.size() || dir.substr(dir.size() - dir_name.size()) != dir_name ||
+        (dir.size() > dir_name.size() && dir[dir.size() - dir_name.size() - 1] != '/')) {
+        return std::nullopt;
+    }
+    if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix) {
+        return std::nullopt;
+    }
+    name.remove_suffix(suffix.size());
+    const std::size_t underscore = name.find('_');
+    if (underscore == std::string_view::npos) {
+        return std::nullopt;
+    }
+    const auto step = parse_step_digits(name.substr(0, underscore));
+    const std::string_view worker = name.substr(underscore + 1);
+    if (!step) {
+        return std::nullopt;
+    }
+    try {
+        validate_worker_name(worker);
+    } catch (const invalid_name&) {
+        return std::nullopt;
+    }
+    return index_key_info{*step, std::string(worker)};
+}
+
+} // namespace detail
+
+/// The step and worker of an index file key ("[prefix/]index/000000000/000000000007_worker_0.json");
+/// nullopt for anything else (temporary "*.tmp" files included).
+[[nodiscard]] inline std::optional<index_key_info> parse_index_file_key(std::string_view key) {
+    return detail::parse_step_worker_key(key, "index", ".json");
+}
+
+/// The step and worker of an event file key ("[prefix/]events/000000000007/000000000007_worker_0.tfevents").
+[[nodiscard]] inline std::optional<index_key_info> parse_event_file_key(std::string_view key) {
+    return detail::parse_step_worker_key(key, "events", ".tfevents");
+}
+
+/// The worker of a collection file key ("[prefix/]collections/000000000/worker_0_collections.json").
+[[nodiscard]] inline std::optional<std::string> parse_collections_file_key(std::string_view key) {
+    constexpr std::string_view suffix = "_collections.json";
+    const std::size_t slash = key.rfind('/');
+    if (slash == std::string_view::npos) {
+        return std::nullopt;
+    }
+    std::string_view name = key.substr(slash + 1);
+    const std::string_view dir = key.substr(0, slash);
+    constexpr std::string_view want_dir = "collections/000000000";
+    if (dir.size() < want_dir.size() || dir.substr(dir.size() - want_dir.size()) != want_dir ||
+        (dir.size() > want_dir.size() && dir[dir.size() - want_dir.size() - 1] != '/')) {
+        return std::nullopt;
+    }
+    if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix) {
+        return std::nullopt;
+    }
+    name.remove_suffix(suffix.size());
+    try {
+        validate_worker_name(name);
+    } catch (const invalid_name&) {
+        return std::nullopt;
+    }
+    return std::string(name);
+}
+
+/// `name` with every ":<digits>" removed, as smdebug does before naming a
+/// reduction ("dense/kernel:0" -> "dense/kernel"). smdebug's regex also treats
+/// non-ASCII Unicode digits as digits; tdbg only removes ASCII ones.
+[[nodiscard]] inline std::string strip_colon_index(std::string_view name) {
+    std::string out;
+    out.reserve(name.size());
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        if (name[i] == ':' && i + 1 < name.size() && name[i + 1] >= '0' && name[i + 1] <= '9') {
+            ++i;
+            while (i + 1 < name.size() && name[i + 1] >= '0' && name[i + 1] <= '9') {
+                ++i;
+            }
+            continue;
+        }
+        out.push_back(name[i]);
+    }
+    return out;
+}
+
+/// The name under which a stored reduction is saved: "smdebug/reductions/abs_l2/<tensor without :N>".
+[[nodiscard]] inline std::string reduction_tensor_name(reduction r, std::string_view tensor) {
+    return std::string(reduction_prefix) + reduction_name(r) + "/" + strip_colon_index(tensor);
+}
+
+/// The reduction and the tensor name of a stored reduction's name; nullopt
+/// when `name` is not one ("smdebug/reductions/l2/w" -> {l2, "w"}).
+[[nodiscard]] inline std::optional<std::pair<reduction, std::string>>
+parse_reduction_tensor_name(std::string_view name) {
+    if (name.substr(0, reduction_prefix.size()) != reduction_prefix) {
+        return std::nullopt;
+    }
+    name.remove_prefix(reduction_prefix.size());
+    const std::size_t slash = name.find('/');
+    if (slash == std::string_view::npos || slash + 1 == name.size()) {
+        return std::nullopt;
+    }
+    const std::string_view spelled = name.substr(0, slash);
+    const auto r = parse_reduction(spelled);
+    // Only the spelling smdebug writes counts ("l2", not "l2_norm").
+    if (!r || reduction_name(*r) != spelled) {
+        return std::nullopt;
+    }
+    return std::pair<reduction, std::string>{*r, std::string(name.substr(slash + 1))};
+}
+
+} // namespace tdbg::format

@@ -1,0 +1,186 @@
+#pragma once
+/// \file
+/// TFRecord framing, the container of event files: per record a uint64 length
+/// (little endian), the masked CRC-32C of those 8 bytes, the payload, and a
+/// 4-byte footer that is either the payload's masked CRC (TensorBoard) or
+/// smdebug's constant (events/).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/format/crc32c.hpp"
+
+namespace tdbg::format {
+
+/// What a record's footer holds.
+enum class footer_kind {
+    smdebug_constant, ///< always smdebug_footer_crc, as smdebug writes in events/ (its reader insists on it)
+    payload_crc, ///< the payload's masked CRC-32C, as TensorFlow and TensorBoard write
+};
+
+/// Bytes before the payload: the length and its CRC.
+inline constexpr std::size_t record_header_size = 12;
+/// Bytes a record adds to its payload: header and footer.
+inline constexpr std::size_t record_overhead = 16;
+
+namespace detail {
+
+inline void put_le32(std::string& out, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) {
+        out.push_back(static_cast<char>((v >> (8U * static_cast<unsigned>(i))) & 0xFFU));
+    }
+}
+
+inline std::uint32_t get_le32(const char* p) noexcept {
+    std::uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) {
+        v = (v << 8U) | static_cast<unsigned char>(p[i]);
+    }
+    return v;
+}
+
+inline std::uint64_t get_le64(const char* p) noexcept {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) {
+        v = (v << 8U) | static_cast<unsigned char>(p[i]);
+    }
+    return v;
+}
+
+inline std::string hex32(std::uint32_t v) {
+    constexpr char digits[] = "0123456789abcdef";
+    std::string out = "0x";
+    for (int shift = 28; shift >= 0; shift -= 4) {
+        out.push_back(digits[(v >> static_cast<unsigned>(shift)) & 0xFU]);
+    }
+    return out;
+}
+
+/// Checks the length CRC at `p` (12 bytes available); returns the payload length.
+inline std::uint64_t checked_record_length(const char* p, std::string_view file, std::uint64_t offset) {
+    const std::uint32_t stored = get_le32(p + 8);
+    const std::uint32_t computed = masked_crc32c(std::string_view(p, 8));
+    if (stored != computed) {
+        throw format_error("corrupt record header: the length's CRC is " + hex32(stored) + ", expected " +
+                               hex32(computed) + " for length " + std::to_string(get_le64(p)),
+                           std::string(file), offset);
+    }
+    return get_le64(p);
+}
+
+/// Accepts smdebug's constant footer or the payload's true masked CRC.
+inline void check_footer(std::string_view payload, std::uint32_t footer, std::string_view file, std::uint64_t offset) {
+    if (footer == smdebug_footer_crc) {
+        return;
+    }
+    const std::uint32_t computed = masked_crc32c(payload);
+    if (footer != computed) {
+        throw format_error("corrupt record: the footer is " + hex32(footer) + ", expected smdebug's " +
+                               hex32(smdebug_footer_crc) + " or the payload's CRC " + hex32(computed),
+                           std::string(file), offset);
+    }
+}
+
+} // namespace detail
+
+/// Appends one record holding `payload` to `out`.
+inline void append_record(std::string& out, std::string_view payload, footer_kind footer) {
+    char length[8];
+    for (int i = 0; i < 8; ++i) {
+        length[i] =
+            static_cast<char>((static_cast<std::uint64_t>(payload.size()) >> (8U * static_cast<unsigned>(i))) & 0xFFU);
+    }
+    out.reserve(out.size() + payload.size() + record_overhead);
+    out.append(length, 8);
+    detail::put_le32(out, masked_crc32c(std::string_view(length, 8)));
+    out.append(payload.data(), payload.size());
+    detail::put_le32(out, footer == footer_kind::smdebug_constant ? smdebug_footer_crc : masked_crc32c(payload));
+}
+
+/// The payload of `record`, one whole record as an index entry locates it
+/// (start_idx, length) in `file` at `offset`. Throws format_error naming file
+/// and offset when the bytes are not exactly one valid record.
+[[nodiscard]] inline std::string_view record_payload(std::string_view record, std::string_view file,
+                                                     std::uint64_t offset) {
+    if (record.size() < record_overhead) {
+        throw format_error("truncated record: " + std::to_string(record.size()) + " bytes, a record needs at least " +
+                               std::to_string(record_overhead),
+                           std::string(file), offset);
+    }
+    const std::uint64_t length = detail::checked_record_length(record.data(), file, offset);
+    if (length != record.size() - record_overhead) {
+        throw format_error("record length " + std::to_string(length) +
+                               " does not match the indexed size: " + std::to_string(record.size()) +
+                               " bytes hold a payload of " + std::to_string(record.size() - record_overhead),
+                           std::string(file), offset);
+    }
+    const std::string_view payload = record.substr(record_header_size, static_cast<std::size_t>(length));
+    detail::check_footer(payload, detail::get_le32(record.data() + record_header_size + length), file, offset);
+    return payload;
+}
+
+/// Reads the records of an event file in order, checking every CRC.
+class record_reader {
+public:
+    /// One record: where it starts in the file, and its payload (a view into the data).
+    struct record {
+        std::uint64_t offset = 0;
+        std::string_view payload;
+
+        /// Where the payload starts in the file.
+        [[nodiscard]] std::uint64_t payload_offset() const noexcept { return offset + record_header_size; }
+        /// The whole record's size in the file.
+        [[nodiscard]] std::uint64_t size() const noexcept { return payload.size() + record_overhead; }
+    };
+
+    /// Reads `data`, the whole contents of `file` (named in errors); `data` must outlive the reader.
+    record_reader(std::string_view data, std::string file) : data_(data), file_(std::move(file)) {}
+
+    /// The next record, or nullopt at the end of the data. Throws format_error
+    /// naming the file and the record's offset for truncated or corrupt records.
+    std::optional<record> next() {
+        if (position_ == data_.size()) {
+            return std::nullopt;
+        }
+        const std::size_t left = data_.size() - position_;
+        if (left < record_header_size) {
+            throw format_error("truncated record header: " + std::to_string(left) + " bytes left, " +
+                                   std::to_string(record_header_size) + " needed",
+                               file_, position_);
+        }
+        const std::uint64_t length = detail::checked_record_length(data_.data() + position_, file_, position_);
+        if (left < record_overhead || length > left - record_overhead) {
+            throw format_error("truncated record: payload length " + std::to_string(length) + " needs " +
+                                   std::to_string(length + record_overhead) + " bytes, " + std::to_string(left) +
+                                   " left",
+                               file_, position_);
+        }
+        const auto size = static_cast<std::size_t>(length);
+        const std::string_view payload = data_.substr(position_ + record_header_size, size);
+        detail::check_footer(payload, detail::get_le32(data_.data() + position_ + record_header_size + size), file_,
+                             position_);
+        record out{position_, payload};
+        position_ += size + record_overhead;
+        return out;
+    }
+
+    /// Where the next record starts.
+    [[nodiscard]] std::uint64_t position() const noexcept { return position_; }
+    /// The file named in errors.
+    [[nodiscard]] const std::string& file() const noexcept { return file_; }
+
+private:
+    std::string_view data_;
+    std::string file_;
+    std::size_t position_ = 0;
+};
+
+/// The record type record_reader returns.
+using record = record_reader::record;
+
+} // namespace tdbg::format

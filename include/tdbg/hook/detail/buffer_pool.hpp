@@ -1,0 +1,103 @@
+#pragma once
+/// \file
+/// Recycled buffers for the copies of raw tensors the training thread makes.
+/// A fresh large allocation costs a page fault per 4 KiB on first touch (and
+/// an munmap when the writer frees it); reusing the buffers the writer thread
+/// has finished with keeps the copy at memcpy speed.
+
+#include <cstddef>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tdbg/core/dtype.hpp"
+#include "tdbg/core/tensor_value.hpp"
+
+namespace tdbg::detail {
+
+class buffer_pool : public std::enable_shared_from_this<buffer_pool> {
+public:
+    /// Buffers below this size are not worth pooling.
+    static constexpr std::size_t min_pooled = std::size_t{64} << 10U;
+
+    /// `max_bytes`: how much free memory the pool may keep.
+    explicit buffer_pool(std::size_t max_bytes) : max_bytes_(max_bytes) {}
+
+    /// An owning copy of `value` (a pooled buffer when it is large).
+    tensor_value copy(const tensor_value& value) {
+        const std::size_t n = value.nbytes();
+        if (n < min_pooled || value.type() == dtype::string || value.type() == dtype::boolean) {
+            return value.copy();
+        }
+        std::unique_ptr<std::byte[]> buffer = take(n);
+        std::memcpy(buffer.get(), value.bytes().data(), n);
+        const std::string_view bytes(reinterpret_cast<const char*>(buffer.get()), n);
+        // The tensor keeps the buffer alive; when the last copy goes, the buffer comes back here.
+        std::shared_ptr<const void> holder(buffer.release(), releaser{weak_from_this(), capacity_of(n)});
+        return tensor_value::view_bytes(value.type(), value.shape(), bytes, std::move(holder));
+    }
+
+    /// Free bytes held for reuse.
+    [[nodiscard]] std::size_t free_bytes() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return free_bytes_;
+    }
+
+private:
+    // Buffers come in power-of-two capacities so that sizes that vary a little reuse each other.
+    static std::size_t capacity_of(std::size_t n) {
+        std::size_t c = min_pooled;
+        while (c < n) {
+            c <<= 1U;
+        }
+        return c;
+    }
+
+    std::unique_ptr<std::byte[]> take(std::size_t n) {
+        const std::size_t capacity = capacity_of(n);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = free_.find(capacity);
+            if (it != free_.end() && !it->second.empty()) {
+                std::unique_ptr<std::byte[]> b = std::move(it->second.back());
+                it->second.pop_back();
+                free_bytes_ -= capacity;
+                return b;
+            }
+        }
+        return std::unique_ptr<std::byte[]>(new std::byte[capacity]);
+    }
+
+    void give_back(std::byte* p, std::size_t capacity) {
+        std::unique_ptr<std::byte[]> b(p);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (free_bytes_ + capacity <= max_bytes_) {
+            free_[capacity].push_back(std::move(b));
+            free_bytes_ += capacity;
+        }
+    }
+
+    struct releaser {
+        std::weak_ptr<buffer_pool> pool;
+        std::size_t capacity;
+        void operator()(const void* p) const {
+            auto* bytes = static_cast<std::byte*>(const_cast<void*>(p));
+            if (auto alive = pool.lock()) {
+                alive->give_back(bytes, capacity);
+            } else {
+                delete[] bytes;
+            }
+        }
+    };
+
+    mutable std::mutex mutex_;
+    std::map<std::size_t, std::vector<std::unique_ptr<std::byte[]>>> free_;
+    std::size_t free_bytes_ = 0;
+    std::size_t max_bytes_;
+};
+
+} // namespace tdbg::detail

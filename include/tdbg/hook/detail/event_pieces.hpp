@@ -1,0 +1,105 @@
+#pragma once
+/// \file
+/// A tensor Event encoded as pieces: the small protobuf parts are copied, the
+/// tensor's bytes are referenced in place. The writer thread then appends the
+/// pieces to the event file without building a payload string as large as the
+/// tensor (a copy, and page faults on fresh memory, per tensor). The bytes are
+/// those of format::encode_tensor_event, which tests check piece by piece.
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tdbg/format/detail/proto.hpp"
+#include "tdbg/format/event.hpp"
+
+namespace tdbg::detail {
+
+/// The payload of one events/ record, in order: copied parts and views of the tensor.
+class event_pieces {
+public:
+    /// Pieces that may reference large runs inside `referable` (the tensor's bytes) only.
+    explicit event_pieces(std::string_view referable) : referable_(referable) {}
+
+    /// Appends bytes; a large run inside the referable bytes is referenced, not copied.
+    void append(const char* p, std::size_t n) {
+        const bool inside = !referable_.empty() && std::less_equal<>()(referable_.data(), p) &&
+                            std::less_equal<>()(p + n, referable_.data() + referable_.size());
+        if (n >= by_reference && inside) {
+            parts_.push_back(piece{owned_.size(), std::string_view(p, n)});
+            size_ += n;
+            return;
+        }
+        owned_.append(p, n);
+        size_ += n;
+    }
+    void push(char c) {
+        owned_.push_back(c);
+        ++size_;
+    }
+
+    /// The payload's size.
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+
+    /// Calls `out(std::string_view)` for each piece in order.
+    template <class Out>
+    void for_each(Out&& out) const {
+        std::size_t from = 0;
+        for (const piece& p : parts_) {
+            if (p.owned_end > from) {
+                out(std::string_view(owned_).substr(from, p.owned_end - from));
+            }
+            out(p.view);
+            from = p.owned_end;
+        }
+        if (owned_.size() > from) {
+            out(std::string_view(owned_).substr(from));
+        }
+    }
+
+private:
+    static constexpr std::size_t by_reference = 4096;
+    struct piece {
+        std::size_t owned_end; // the owned bytes before this view end here
+        std::string_view view;
+    };
+    std::string_view referable_;
+    std::string owned_;
+    std::vector<piece> parts_;
+    std::size_t size_ = 0;
+};
+
+/// The Event payload of `ev`, as pieces (the same bytes as format::encode_tensor_event).
+/// `ev` must outlive the pieces.
+inline event_pieces encode_tensor_event_pieces(const format::tensor_event& ev) {
+    event_pieces pieces(ev.value.bytes());
+    format::detail::proto_writer<event_pieces> w(pieces);
+    format::detail::write_event_header(w, ev.wall_time, ev.step);
+    w.message_field(5, [&](auto& summary) {
+        summary.message_field(1, [&](auto& value) {
+            value.bytes_field_if(1, ev.tag);
+            value.message_field(8, [&](auto& tensor) { format::detail::write_tensor_proto(tensor, ev.tag, ev.value); });
+            if (ev.mode || ev.mode_step) {
+                value.message_field(9, [&](auto& metadata) {
+                    if (ev.mode_step) {
+                        metadata.message_field(1, [&](auto& plugin) {
+                            plugin.bytes_field(1, format::mode_step_plugin_name);
+                            plugin.bytes_field(2, format::detail::decimal(*ev.mode_step));
+                        });
+                    }
+                    if (ev.mode) {
+                        metadata.message_field(1, [&](auto& plugin) {
+                            plugin.bytes_field(1, format::mode_plugin_name);
+                            plugin.bytes_field(2, format::detail::decimal(static_cast<int>(*ev.mode)));
+                        });
+                    }
+                });
+            }
+        });
+    });
+    return pieces;
+}
+
+} // namespace tdbg::detail

@@ -1,0 +1,73 @@
+#pragma once
+/// \file
+/// Everything a hook is configured with. The same options come from code or
+/// from SageMaker's JSON hook configuration (hook/json_config.hpp).
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tdbg/core/save_config.hpp"
+#include "tdbg/hook/collection.hpp"
+#include "tdbg/hook/reduction_config.hpp"
+
+namespace tdbg {
+
+/// smdebug's include_workers: save from worker_0 only, or from every worker.
+enum class workers_to_save { one, all };
+
+/// What the training thread does when the writer's queue is full.
+enum class full_queue_policy {
+    /// Wait until the writer thread has made room (nothing is lost).
+    block,
+    /// Drop the tensor, count it (hook::dropped_tensors()) and go on.
+    drop,
+};
+
+/// The hook's configuration (smdebug's Hook arguments, plus the writer's).
+struct hook_options {
+    /// The run directory (a local path for hook<local_storage>; informational for other storages).
+    std::string out_dir;
+    /// The default schedule of every collection without its own (smdebug: save_interval 500 in every mode).
+    ::tdbg::save_config save_config{save_config_mode{}};
+    /// The default reduction config; nullopt saves raw tensors only (smdebug's default).
+    std::optional<::tdbg::reduction_config> reduction_config;
+    /// Collections to save, besides "losses", which is always saved (as in
+    /// smdebug's PyTorch hook); "all" saves every collection.
+    std::vector<std::string> include_collections;
+    /// Regexes added to the "default" collection (which is then saved).
+    std::vector<std::string> include_regex;
+    /// Saves every tensor offered, in the "all" collection (include regex ".*").
+    bool save_all = false;
+    /// Collections to merge into the hook's (same name: regexes appended, configs
+    /// replaced); each one is also saved, as if listed in include_collections.
+    std::vector<collection> collections;
+    /// smdebug's include_workers.
+    workers_to_save include_workers = workers_to_save::one;
+    /// This worker's name; default: "worker_<rank>" from the environment (hook/worker.hpp).
+    std::optional<std::string> worker;
+    /// The number of workers; default: from the environment, else 1.
+    std::optional<int> num_workers;
+    /// Also writes TensorBoard event files.
+    bool export_tensorboard = false;
+    /// Where TensorBoard files go: relative to the run, or an absolute local path.
+    /// Empty with export_tensorboard: "tensorboard" inside the run. Set, it implies export.
+    std::string tensorboard_dir;
+    /// Selects and computes but writes nothing (smdebug's dry_run).
+    bool dry_run = false;
+    /// The writer queue's cap in bytes of tensor data waiting to be written.
+    std::size_t max_queue_bytes = std::size_t{256} << 20U;
+    /// What to do when the queue is full.
+    full_queue_policy on_full_queue = full_queue_policy::block;
+    /// Lowers the writer thread's priority by this nice increment (Linux), so that on a
+    /// busy machine it takes idle CPU rather than the training thread's; 0: unchanged.
+    int writer_nice = 10;
+    /// How often begin_step() looks for the early-stop marker (0: every step).
+    std::chrono::milliseconds stop_check_interval{1000};
+    /// The S3 location from a SageMaker configuration (S3OutputPath), for information.
+    std::string s3_output_path;
+};
+
+} // namespace tdbg

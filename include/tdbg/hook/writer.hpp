@@ -1,0 +1,776 @@
+#pragma once
+/// \file
+/// The hook's writer: background threads that encode and write what the
+/// training thread queues, so that training never waits on the disk while the
+/// queue has room. A data thread encodes records and appends them to the
+/// step's event file; a publisher thread opens the next step's file ahead,
+/// commits finished files and writes index, TensorBoard and other files, so
+/// that file creation (slow on some filesystems) overlaps the data writes.
+///
+/// - The queue is bounded by the bytes of tensor data it holds. When it is
+///   full, `push` blocks (full_queue_policy::block) or drops the tensor and
+///   counts it (full_queue_policy::drop); step ends and files are never dropped.
+/// - Per step and worker: one event file (events/), committed when the step
+///   ends, and then its index file (index/): an index never names records
+///   that are not complete on storage, so a crash leaves every published step
+///   readable.
+/// - An exception in the thread is kept and rethrown by the next call of the
+///   training thread (push, flush, close, rethrow_if_failed); the step it hit
+///   is not published, later steps are written again.
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <ctime>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#endif
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/core/tensor_value.hpp"
+#include "tdbg/format/crc32c.hpp"
+#include "tdbg/format/event.hpp"
+#include "tdbg/format/index_file.hpp"
+#include "tdbg/format/layout.hpp"
+#include "tdbg/format/tfrecord.hpp"
+#include "tdbg/hook/detail/event_pieces.hpp"
+#include "tdbg/hook/detail/histogram.hpp"
+#include "tdbg/hook/options.hpp"
+#include "tdbg/storage/storage.hpp"
+
+namespace tdbg {
+
+/// What the training thread hands to the writer.
+namespace write_items {
+/// One tensor record of a step's event file.
+struct tensor {
+    format::tensor_event event;
+};
+/// A shape saved in the step's index file (ReductionConfig save_shape).
+struct shape {
+    std::int64_t step = 0;
+    tdbg::mode mode = tdbg::mode::global;
+    std::int64_t mode_step = 0;
+    format::shape_entry entry;
+};
+/// The end of a step: publish its event file, then its index file and TensorBoard files.
+struct step_end {
+    std::int64_t step = 0;
+};
+/// A TensorBoard scalar.
+struct tb_scalar {
+    tdbg::mode mode = tdbg::mode::global;
+    std::int64_t step = 0;
+    double wall_time = 0;
+    std::string tag;
+    float value = 0;
+};
+/// A TensorBoard histogram of `values` (bucketed on the writer thread).
+struct tb_histogram {
+    tdbg::mode mode = tdbg::mode::global;
+    std::int64_t step = 0;
+    double wall_time = 0;
+    std::string tag;
+    tensor_value values;
+};
+/// A whole object written atomically (collections file, end marker).
+struct object {
+    std::string key;
+    std::string bytes;
+};
+} // namespace write_items
+
+/// Settings of the writer threads.
+struct writer_options {
+    std::string worker = "worker_0";
+    std::size_t max_queue_bytes = std::size_t{256} << 20U;
+    full_queue_policy on_full_queue = full_queue_policy::block;
+    /// Writes one TensorBoard file (key, bytes); empty: TensorBoard items are ignored.
+    std::function<void(const std::string&, const std::string&)> tensorboard_put;
+    /// Event-file bytes gathered before one storage append.
+    std::size_t chunk_bytes = std::size_t{1} << 20U;
+    /// Queued tensor bytes that wake the writer before the step ends.
+    std::size_t wake_bytes = std::size_t{256} << 10U;
+    /// Added to the writer threads' nice value (Linux: per thread), so that on a
+    /// busy machine the training thread gets the CPU first; 0 leaves it alone.
+    int nice = 10;
+};
+
+/// The background writer of one hook (one worker of a run) over `Storage`.
+template <class Storage>
+class async_writer {
+    static_assert(is_storage_v<Storage>, "async_writer<Storage>: Storage must satisfy the tdbg storage concept");
+    using storage_writer = std::decay_t<decltype(std::declval<Storage&>().open_write(std::declval<const std::string&>()))>;
+
+public:
+    using item = std::variant<write_items::tensor, write_items::shape, write_items::step_end, write_items::tb_scalar,
+                              write_items::tb_histogram, write_items::object>;
+
+    /// Starts the threads; `storage` must outlive the writer.
+    async_writer(Storage& storage, writer_options options)
+        : storage_(storage), options_(std::move(options)), host_(host_name()) {
+        format::validate_worker_name(options_.worker);
+        publisher_ = std::thread([this] { run_publisher(); });
+        try {
+            data_thread_ = std::thread([this] { run_data(); });
+        } catch (...) {
+            stop_publisher();
+            throw;
+        }
+    }
+    async_writer(const async_writer&) = delete;
+    async_writer& operator=(const async_writer&) = delete;
+    /// Stops the threads after writing what is queued; errors are swallowed (call close() to see them).
+    ~async_writer() {
+        try {
+            close();
+        } catch (...) { // NOLINT(bugprone-empty-catch): a destructor must not throw; close() reports
+        }
+    }
+
+    /// Queues `it`. Returns false when the tensor was dropped (drop policy, queue full).
+    /// Rethrows a pending error of the writer threads first.
+    bool push(item it) {
+        rethrow_if_failed();
+        const std::size_t cost = cost_of(it);
+        const bool droppable = std::holds_alternative<write_items::tensor>(it) ||
+                               std::holds_alternative<write_items::tb_histogram>(it);
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (closing_) {
+            throw error("tdbg writer: push after close");
+        }
+        auto full = [&] { return queued_bytes_ > 0 && queued_bytes_ + cost > options_.max_queue_bytes; };
+        if (full()) {
+            if (droppable && options_.on_full_queue == full_queue_policy::drop) {
+                ++dropped_;
+                return false;
+            }
+            ++blocked_;
+            work_.notify_one();
+            room_.wait(lock, [&] { return !full(); });
+        }
+        queued_bytes_ += cost;
+        queue_.push_back(entry{std::move(it), cost});
+        ++pushed_;
+        // Small items wait for the step's end or for a batch worth writing: waking the
+        // thread for each one would cost the training thread a context switch each.
+        const bool wake = !is_data(queue_.back().it) || queued_bytes_ >= options_.wake_bytes;
+        lock.unlock();
+        if (wake) {
+            work_.notify_one();
+        }
+        return true;
+    }
+
+    /// Says that `step` will have an event file: the publisher thread opens it
+    /// ahead, while the data thread may still write the previous step.
+    void prepare_step(std::int64_t step) {
+        std::lock_guard<std::mutex> lock(pub_mutex_);
+        if (step <= last_prepared_ || pub_closing_) {
+            return;
+        }
+        last_prepared_ = step;
+        prepared_.try_emplace(step);
+        jobs_.push_back(prepare_job{step});
+        ++jobs_sent_;
+        pub_work_.notify_one();
+    }
+
+    /// Waits until everything queued so far is written and its files are
+    /// published; then rethrows a pending error.
+    void flush() {
+        work_.notify_one();
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            const std::uint64_t target = pushed_;
+            room_.wait(lock, [&] { return processed_ >= target; });
+        }
+        {
+            std::unique_lock<std::mutex> lock(pub_mutex_);
+            const std::uint64_t target = jobs_sent_;
+            pub_progress_.wait(lock, [&] { return jobs_done_ >= target; });
+        }
+        rethrow_if_failed();
+    }
+
+    /// Writes what is queued, stops the threads, and rethrows a pending error. Idempotent.
+    void close() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            closing_ = true;
+        }
+        work_.notify_one();
+        if (data_thread_.joinable()) {
+            data_thread_.join();
+        }
+        stop_publisher();
+        rethrow_if_failed();
+    }
+
+    /// Rethrows (once) the first error the writer threads met since the last report.
+    void rethrow_if_failed() {
+        if (!failed_.load(std::memory_order_acquire)) {
+            return;
+        }
+        std::exception_ptr e;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            e = std::exchange(error_, nullptr);
+            failed_.store(false, std::memory_order_release);
+        }
+        if (e) {
+            std::rethrow_exception(e);
+        }
+    }
+
+    /// Tensors dropped because the queue was full (drop policy).
+    [[nodiscard]] std::uint64_t dropped() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return dropped_;
+    }
+    /// How many pushes had to wait for room (block policy).
+    [[nodiscard]] std::uint64_t blocked() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return blocked_;
+    }
+    /// Bytes of tensor data waiting in the queue.
+    [[nodiscard]] std::size_t queued_bytes() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return queued_bytes_;
+    }
+
+private:
+    struct entry {
+        item it;
+        std::size_t cost = 0;
+    };
+
+    // The open step of this worker: its event file and index (data thread).
+    struct open_step {
+        std::int64_t step = 0;
+        std::optional<storage_writer> file;
+        std::string buffer;
+        std::uint64_t written = 0;
+        format::index_file index;
+        bool has_meta = false;
+        bool failed = false;
+    };
+
+    struct tb_file {
+        std::int64_t step = 0;
+        std::string bytes;
+    };
+
+    // Publisher jobs, in order.
+    struct prepare_job {
+        std::int64_t step = 0;
+    };
+    struct publish_job {
+        std::int64_t step = 0;
+        std::optional<storage_writer> file;
+        std::optional<format::index_file> index;
+        std::vector<std::pair<std::string, std::string>> tensorboard;
+    };
+    struct object_job {
+        std::string key;
+        std::string bytes;
+    };
+    using job = std::variant<prepare_job, publish_job, object_job>;
+
+    // An event file the publisher opens ahead for the data thread.
+    struct prepared_file {
+        bool done = false;
+        std::optional<storage_writer> file; // empty when done and the open failed
+    };
+
+    // Data items (tensors, shapes, TensorBoard values) may wait in the queue; the rest wake the writer.
+    static bool is_data(const item& it) {
+        return std::holds_alternative<write_items::tensor>(it) || std::holds_alternative<write_items::shape>(it) ||
+               std::holds_alternative<write_items::tb_scalar>(it) || std::holds_alternative<write_items::tb_histogram>(it);
+    }
+
+    static std::size_t cost_of(const item& it) {
+        constexpr std::size_t overhead = 256;
+        if (const auto* t = std::get_if<write_items::tensor>(&it)) {
+            return overhead + t->event.value.nbytes() + t->event.tag.size();
+        }
+        if (const auto* h = std::get_if<write_items::tb_histogram>(&it)) {
+            return overhead + h->values.nbytes();
+        }
+        if (const auto* o = std::get_if<write_items::object>(&it)) {
+            return overhead + o->bytes.size();
+        }
+        return overhead;
+    }
+
+    static std::string host_name() {
+        char buffer[256] = {};
+        if (::gethostname(buffer, sizeof buffer - 1) != 0 || buffer[0] == '\0') {
+            return "localhost";
+        }
+        std::string host(buffer);
+        for (char& c : host) {
+            const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                            c == '.' || c == '_';
+            c = ok ? c : '_';
+        }
+        return host;
+    }
+
+    void lower_priority() const {
+#if defined(__linux__)
+        if (options_.nice > 0) {
+            // Linux applies a thread id's nice value to that thread only. Failure changes nothing.
+            const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+            errno = 0;
+            const int current = ::getpriority(PRIO_PROCESS, tid);
+            if (errno == 0) {
+                (void)::setpriority(PRIO_PROCESS, tid, std::min(19, current + options_.nice));
+            }
+        }
+#endif
+    }
+
+    void record_error(std::exception_ptr e) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!error_) {
+            error_ = std::move(e);
+            failed_.store(true, std::memory_order_release);
+        }
+    }
+
+    // ---- the data thread -------------------------------------------------------
+
+    void run_data() {
+        lower_priority();
+        for (;;) {
+            // Take everything queued at once: the training thread then meets the lock
+            // once per batch, not once per item (a preempted writer holding it would stall training).
+            std::deque<entry> batch;
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                work_.wait(lock, [&] { return !queue_.empty() || closing_; });
+                if (queue_.empty()) {
+                    break;
+                }
+                batch.swap(queue_);
+            }
+            std::size_t done_bytes = 0;
+            std::uint64_t done_items = 0;
+            auto report = [&] {
+                {
+                    std::lock_guard<std::mutex> lock(mutex_);
+                    queued_bytes_ -= done_bytes;
+                    processed_ += done_items;
+                }
+                done_bytes = 0;
+                done_items = 0;
+                room_.notify_all();
+            };
+            for (entry& e : batch) {
+                try {
+                    std::visit([&](auto& x) { handle(x); }, e.it);
+                } catch (...) {
+                    data_failed(std::current_exception());
+                }
+                e.it = write_items::step_end{}; // release the tensor's memory before counting it done
+                done_bytes += e.cost;
+                ++done_items;
+                if (done_bytes >= options_.wake_bytes * 4) {
+                    report();
+                }
+            }
+            report();
+        }
+        // Closing: publish what a step_end did not (a step the hook left open).
+        try {
+            if (step_) {
+                finish_step();
+            }
+            finish_tensorboard(std::nullopt);
+        } catch (...) {
+            data_failed(std::current_exception());
+        }
+    }
+
+    void data_failed(std::exception_ptr e) {
+        if (step_) {
+            step_->failed = true;
+        }
+        record_error(std::move(e));
+    }
+
+    open_step& step_for(std::int64_t step) {
+        if (step_ && step_->step != step) {
+            finish_step();
+        }
+        if (!step_) {
+            step_.emplace();
+            step_->step = step;
+        }
+        return *step_;
+    }
+
+    // The event file for `step`: opened ahead by the publisher when the hook
+    // said it would be needed, else opened here.
+    storage_writer open_event_file(std::int64_t step) {
+        std::optional<storage_writer> ready;
+        {
+            std::unique_lock<std::mutex> lock(pub_mutex_);
+            auto it = prepared_.find(step);
+            if (it != prepared_.end()) {
+                pub_progress_.wait(lock, [&] { return it->second.done; });
+                if (it->second.file) {
+                    ready.emplace(std::move(*it->second.file));
+                }
+                prepared_.erase(it);
+            }
+        }
+        if (ready) {
+            return std::move(*ready);
+        }
+        return storage_.open_write(format::event_file_key(step, options_.worker));
+    }
+
+    void handle(write_items::tensor& t) {
+        open_step& s = step_for(t.event.step);
+        if (s.failed) {
+            return;
+        }
+        if (!s.file) {
+            s.file.emplace(open_event_file(s.step));
+        }
+        const detail::event_pieces payload = detail::encode_tensor_event_pieces(t.event);
+        const std::uint64_t start = s.written + s.buffer.size();
+        write_record(s, payload);
+        if (!s.has_meta || s.index.event_file_name.empty()) {
+            s.index.mode = t.event.mode.value_or(mode::global);
+            s.index.mode_step = t.event.mode_step.value_or(t.event.step);
+            s.index.event_file_name = format::event_file_key(s.step, options_.worker);
+            s.has_meta = true;
+        }
+        s.index.tensor_payload.push_back(
+            format::tensor_location{t.event.tag, start, payload.size() + format::record_overhead});
+    }
+
+    // Appends one record: header, payload, smdebug's constant footer (the bytes
+    // of format::append_record). Small pieces gather in the chunk buffer; large
+    // ones (tensor contents) go to storage straight from the tensor's memory.
+    void write_record(open_step& s, const detail::event_pieces& payload) {
+        char length[8];
+        const auto n = static_cast<std::uint64_t>(payload.size());
+        for (unsigned i = 0; i < 8; ++i) {
+            length[i] = static_cast<char>((n >> (8U * i)) & 0xFFU);
+        }
+        s.buffer.append(length, 8);
+        append_le32(s.buffer, format::masked_crc32c(std::string_view(length, 8)));
+        payload.for_each([&](std::string_view piece) {
+            if (piece.size() >= options_.chunk_bytes / 4) {
+                drain(s);
+                s.file->append(piece);
+                s.written += piece.size();
+            } else {
+                s.buffer.append(piece.data(), piece.size());
+            }
+        });
+        append_le32(s.buffer, format::smdebug_footer_crc);
+        if (s.buffer.size() >= options_.chunk_bytes) {
+            drain(s);
+        }
+    }
+
+    static void append_le32(std::string& out, std::uint32_t v) {
+        for (unsigned i = 0; i < 4; ++i) {
+            out.push_back(static_cast<char>((v >> (8U * i)) & 0xFFU));
+        }
+    }
+
+    static void drain(open_step& s) {
+        if (!s.buffer.empty()) {
+            s.file->append(s.buffer);
+            s.written += s.buffer.size();
+            s.buffer.clear();
+        }
+    }
+
+    void handle(write_items::shape& sh) {
+        open_step& s = step_for(sh.step);
+        if (!s.has_meta) {
+            s.index.mode = sh.mode;
+            s.index.mode_step = sh.mode_step;
+            s.has_meta = true;
+        }
+        s.index.shape_payload.push_back(std::move(sh.entry));
+    }
+
+    void handle(write_items::step_end& e) {
+        if (step_ && step_->step == e.step) {
+            finish_step();
+        }
+        finish_tensorboard(e.step);
+    }
+
+    // Hands the step to the publisher: it commits the event file, then writes the index.
+    void finish_step() {
+        open_step s = std::move(*step_);
+        step_.reset();
+        discard_prepared_up_to(s.step);
+        if (s.failed) {
+            return; // the uncommitted event file is discarded; no index names it
+        }
+        publish_job job;
+        job.step = s.step;
+        if (s.file) {
+            drain(s);
+            job.file.emplace(std::move(*s.file));
+        }
+        if (!s.index.tensor_payload.empty() || !s.index.shape_payload.empty()) {
+            job.index = std::move(s.index);
+        }
+        send(std::move(job));
+    }
+
+    // Event files opened ahead for steps that got no tensor (all dropped): closed
+    // uncommitted, which removes them.
+    void discard_prepared_up_to(std::int64_t step) {
+        std::vector<storage_writer> unused;
+        {
+            std::lock_guard<std::mutex> lock(pub_mutex_);
+            for (auto it = prepared_.begin(); it != prepared_.end() && it->first <= step;) {
+                if (!it->second.done) {
+                    break; // still opening: the publisher drops it when it finds the entry gone
+                }
+                if (it->second.file) {
+                    unused.push_back(std::move(*it->second.file));
+                }
+                it = prepared_.erase(it);
+            }
+        }
+    }
+
+    tb_file& tensorboard_for(tdbg::mode m, std::int64_t step, double wall_time) {
+        auto it = tensorboard_.find(m);
+        if (it != tensorboard_.end() && it->second.step != step) {
+            publish_job job;
+            job.step = it->second.step;
+            job.tensorboard.emplace_back(tensorboard_key(m, it->second.step), std::move(it->second.bytes));
+            send(std::move(job));
+            tensorboard_.erase(it);
+            it = tensorboard_.end();
+        }
+        if (it == tensorboard_.end()) {
+            tb_file f;
+            f.step = step;
+            format::append_record(f.bytes, format::encode_file_version_event(wall_time),
+                                  format::footer_kind::payload_crc);
+            it = tensorboard_.emplace(m, std::move(f)).first;
+        }
+        return it->second;
+    }
+
+    void handle(write_items::tb_scalar& t) {
+        if (!options_.tensorboard_put) {
+            return;
+        }
+        tb_file& f = tensorboard_for(t.mode, t.step, t.wall_time);
+        format::append_record(f.bytes, format::encode_scalar_event(t.wall_time, t.step, t.tag, t.value),
+                              format::footer_kind::payload_crc);
+    }
+
+    void handle(write_items::tb_histogram& h) {
+        if (!options_.tensorboard_put) {
+            return;
+        }
+        const auto values = detail::histogram_values(h.values);
+        if (!values) {
+            return;
+        }
+        const auto histo = detail::make_histogram(*values);
+        if (!histo) {
+            return;
+        }
+        tb_file& f = tensorboard_for(h.mode, h.step, h.wall_time);
+        format::append_record(f.bytes, format::encode_histogram_event(h.wall_time, h.step, h.tag, *histo),
+                              format::footer_kind::payload_crc);
+    }
+
+    void handle(write_items::object& o) { send(object_job{std::move(o.key), std::move(o.bytes)}); }
+
+    // Hands the TensorBoard files of `step` (every open one when nullopt) to the publisher.
+    void finish_tensorboard(std::optional<std::int64_t> step) {
+        publish_job job;
+        for (auto it = tensorboard_.begin(); it != tensorboard_.end();) {
+            if (!step || it->second.step == *step) {
+                job.step = it->second.step;
+                job.tensorboard.emplace_back(tensorboard_key(it->first, it->second.step), std::move(it->second.bytes));
+                it = tensorboard_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        if (!job.tensorboard.empty()) {
+            send(std::move(job));
+        }
+    }
+
+    // TensorBoard's own naming, one file per mode and step as smdebug writes
+    // them: <MODE>/events.out.tfevents.<unix time>.<host>.<pid>.<step>.
+    std::string tensorboard_key(tdbg::mode m, std::int64_t step) const {
+        std::string seconds = std::to_string(static_cast<long long>(std::time(nullptr)));
+        if (seconds.size() < 10) {
+            seconds.insert(0, 10 - seconds.size(), '0');
+        }
+        return std::string(mode_name(m)) + "/events.out.tfevents." + seconds + "." + host_ + "." +
+               std::to_string(::getpid()) + "." + format::step_string(step);
+    }
+
+    void send(job j) {
+        {
+            std::lock_guard<std::mutex> lock(pub_mutex_);
+            jobs_.push_back(std::move(j));
+            ++jobs_sent_;
+        }
+        pub_work_.notify_one();
+    }
+
+    // ---- the publisher thread --------------------------------------------------
+
+    void run_publisher() {
+        lower_priority();
+        for (;;) {
+            std::optional<job> j;
+            {
+                std::unique_lock<std::mutex> lock(pub_mutex_);
+                pub_work_.wait(lock, [&] { return !jobs_.empty() || pub_closing_; });
+                if (jobs_.empty()) {
+                    break;
+                }
+                j.emplace(std::move(jobs_.front()));
+                jobs_.pop_front();
+            }
+            std::visit([&](auto& x) { run_job(x); }, *j);
+            j.reset(); // close a leftover file before counting the job done
+            {
+                std::lock_guard<std::mutex> lock(pub_mutex_);
+                ++jobs_done_;
+            }
+            pub_progress_.notify_all();
+        }
+    }
+
+    void run_job(prepare_job& p) {
+        std::optional<storage_writer> file;
+        try {
+            file.emplace(storage_.open_write(format::event_file_key(p.step, options_.worker)));
+        } catch (...) { // NOLINT(bugprone-empty-catch): the data thread opens the file itself and reports
+        }
+        std::lock_guard<std::mutex> lock(pub_mutex_);
+        auto it = prepared_.find(p.step);
+        if (it != prepared_.end()) {
+            it->second.done = true;
+            if (file) {
+                it->second.file.emplace(std::move(*file));
+            }
+        }
+        // else: no longer wanted; `file` is closed uncommitted on leaving, which removes it
+    }
+
+    void run_job(publish_job& p) {
+        try {
+            if (p.file) {
+                p.file->commit();
+            }
+            // Only after the event file is complete on storage may an index name its records.
+            if (p.index) {
+                storage_.put(format::index_file_key(p.step, options_.worker), format::to_json(*p.index));
+            }
+        } catch (...) {
+            record_error(std::current_exception());
+        }
+        for (const auto& [key, bytes] : p.tensorboard) {
+            try {
+                options_.tensorboard_put(key, bytes);
+            } catch (...) {
+                record_error(std::current_exception());
+            }
+        }
+    }
+
+    void run_job(object_job& o) {
+        try {
+            storage_.put(o.key, o.bytes);
+        } catch (...) {
+            record_error(std::current_exception());
+        }
+    }
+
+    void stop_publisher() {
+        {
+            std::lock_guard<std::mutex> lock(pub_mutex_);
+            pub_closing_ = true;
+        }
+        pub_work_.notify_one();
+        if (publisher_.joinable()) {
+            publisher_.join();
+        }
+        std::lock_guard<std::mutex> lock(pub_mutex_);
+        prepared_.clear(); // files opened ahead and never used are removed
+    }
+
+    Storage& storage_;
+    writer_options options_;
+    std::string host_;
+
+    // Training thread <-> data thread.
+    mutable std::mutex mutex_;
+    std::condition_variable work_;
+    std::condition_variable room_;
+    std::deque<entry> queue_;
+    std::size_t queued_bytes_ = 0;
+    std::uint64_t pushed_ = 0;
+    std::uint64_t processed_ = 0;
+    std::uint64_t dropped_ = 0;
+    std::uint64_t blocked_ = 0;
+    bool closing_ = false;
+    std::exception_ptr error_;
+    std::atomic<bool> failed_{false};
+
+    // Data thread (and training thread's hints) <-> publisher thread.
+    std::mutex pub_mutex_;
+    std::condition_variable pub_work_;
+    std::condition_variable pub_progress_;
+    std::deque<job> jobs_;
+    std::map<std::int64_t, prepared_file> prepared_;
+    std::int64_t last_prepared_ = -1;
+    std::uint64_t jobs_sent_ = 0;
+    std::uint64_t jobs_done_ = 0;
+    bool pub_closing_ = false;
+
+    // Data-thread state.
+    std::optional<open_step> step_;
+    std::map<tdbg::mode, tb_file> tensorboard_;
+
+    std::thread publisher_;
+    std::thread data_thread_;
+};
+
+} // namespace tdbg

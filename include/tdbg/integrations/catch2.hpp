@@ -1,0 +1,273 @@
+#pragma once
+/// \file
+/// Catch2 matchers that run rules over a trial inside a unit test:
+///
+///     auto trial = tdbg::create_trial(run_dir);
+///     REQUIRE_THAT(trial, tdbg::no_issues<tdbg::rules::vanishing_gradient>({{"threshold", "1e-6"}}));
+///     REQUIRE_THAT(trial, tdbg::no_issues<my_rule>());                  // a user's rule class
+///     REQUIRE_THAT(trial, tdbg::no_issues("LossNotDecreasing", {{"num_steps", "5"}}));  // by registered name
+///     CHECK_THAT(trial, tdbg::issues_found<tdbg::rules::exploding_tensor>());
+///     CHECK_THAT(trial, tdbg::triggers_at<tdbg::rules::all_zero>({26, 27}, {{"tensor_regex", ".*"}}));
+///
+/// On failure the description names the rule, its parameters and the status,
+/// and lists the steps where the condition was met (or the error).
+///
+/// Works with Catch2 v2 (`catch2/catch.hpp`, Catch::MatcherBase) and v3
+/// (`catch2/matchers/...`, Catch::Matchers::MatcherGenericBase): include your
+/// Catch2 first, or let this header include whichever is installed. Link the
+/// test with Catch2 as usual; tdbg adds no dependency of its own.
+
+#if !defined(CATCH_VERSION_MAJOR) && !defined(CATCH_MATCHERS_TEMPLATED_HPP_INCLUDED)
+#if __has_include(<catch2/matchers/catch_matchers_templated.hpp>)
+#include <catch2/matchers/catch_matchers_templated.hpp>
+#elif __has_include(<catch2/catch.hpp>)
+#include <catch2/catch.hpp>
+#else
+#error "tdbg/integrations/catch2.hpp needs Catch2: v2's <catch2/catch.hpp> or v3's <catch2/matchers/...>"
+#endif
+#endif
+
+#if defined(CATCH_VERSION_MAJOR) && CATCH_VERSION_MAJOR >= 3 && !defined(CATCH_MATCHERS_TEMPLATED_HPP_INCLUDED)
+#include <catch2/matchers/catch_matchers_templated.hpp>
+#endif
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tdbg/rules/any_rule.hpp"
+#include "tdbg/rules/evaluation.hpp"
+#include "tdbg/rules/invoke.hpp"
+#include "tdbg/rules/logger.hpp"
+#include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/rule_params.hpp"
+#include "tdbg/trial/trial.hpp"
+
+namespace tdbg {
+
+namespace detail {
+
+/// What a rule matcher expects of the evaluation.
+enum class rule_expectation { no_issues, issues, issues_at };
+
+/// The part of a rule matcher that does not depend on the Catch2 version.
+template <class Storage>
+class rule_check {
+public:
+    using trial_type = trial<Storage>;
+    using factory = std::function<rules::basic_any_rule<Storage>(const trial_type&)>;
+
+    rule_check(factory make, std::string rule, rules::rule_params params, rule_expectation expect,
+               std::vector<std::int64_t> steps, rules::invoke_options options)
+        : state_(std::make_shared<state>(state{std::move(make), std::move(rule), std::move(params), expect, std::move(steps),
+                                               std::move(options), std::nullopt})) {}
+
+    /// Evaluates the rule over `t` and compares with the expectation.
+    [[nodiscard]] bool check(const trial_type& t) const {
+        try {
+            auto r = state_->make(t);
+            r.set_logger(rules::rule_logger::silent());
+            state_->result = r.evaluate(state_->options);
+        } catch (const std::exception& e) { // a rule that cannot be built: bad parameters, unknown name
+            rules::evaluation_result failed;
+            failed.rule = state_->rule;
+            failed.error = e.what();
+            state_->result = std::move(failed);
+        }
+        const rules::evaluation_result& res = *state_->result;
+        if (res.status() == rules::evaluation_status::error) {
+            return false;
+        }
+        switch (state_->expect) {
+        case rule_expectation::no_issues: return res.triggered_steps.empty();
+        case rule_expectation::issues: return !res.triggered_steps.empty();
+        case rule_expectation::issues_at: return res.triggered_steps == state_->steps;
+        }
+        return false;
+    }
+
+    /// What is expected and, after check(), what was found.
+    [[nodiscard]] std::string describe() const {
+        std::string out;
+        switch (state_->expect) {
+        case rule_expectation::no_issues: out = "has no issues found by "; break;
+        case rule_expectation::issues: out = "has issues found by "; break;
+        case rule_expectation::issues_at: out = "has issues found at steps [" + join(state_->steps) + "] by "; break;
+        }
+        out += state_->result && !state_->result->rule.empty() ? state_->result->rule : state_->rule;
+        const auto given = state_->params.items();
+        if (!given.empty()) {
+            out += " {";
+            bool first = true;
+            for (const auto& [k, v] : given) {
+                out += rules::detail::concat(first ? "" : ", ", k, "=", v);
+                first = false;
+            }
+            out += "}";
+        }
+        if (const auto& res = state_->result) {
+            out += " (" + std::string(rules::status_name(res->status()));
+            if (!res->error.empty()) {
+                out += ": " + res->error;
+            } else if (!res->triggered_steps.empty()) {
+                out += ": triggered at steps [" + join(res->triggered_steps) + "]";
+            }
+            out += "; " + std::to_string(res->triggered_steps.size() + res->not_triggered_steps.size()) +
+                   " steps evaluated)";
+        }
+        return out;
+    }
+
+    /// The evaluation's result after check().
+    [[nodiscard]] const std::optional<rules::evaluation_result>& result() const noexcept { return state_->result; }
+
+private:
+    static std::string join(const std::vector<std::int64_t>& steps) {
+        std::string out;
+        for (std::size_t i = 0; i < steps.size(); ++i) {
+            out += (i ? ", " : "") + std::to_string(steps[i]);
+        }
+        return out;
+    }
+
+    struct state {
+        factory make;
+        std::string rule;
+        rules::rule_params params;
+        rule_expectation expect = rule_expectation::no_issues;
+        std::vector<std::int64_t> steps;
+        rules::invoke_options options;
+        std::optional<rules::evaluation_result> result;
+    };
+    // Shared: Catch2 copies matchers, and describes the copy after matching the original.
+    std::shared_ptr<state> state_;
+};
+
+template <class Rule>
+std::string rule_display_name() {
+    if constexpr (rules::detail::has_rule_name<Rule>::value) {
+        return std::string(Rule::rule_name);
+    } else {
+        return "the rule";
+    }
+}
+
+template <class Rule>
+rule_check<typename Rule::storage_type> make_rule_check(rules::rule_params params, rule_expectation expect,
+                                                        std::vector<std::int64_t> steps, rules::invoke_options options) {
+    using storage_type = typename Rule::storage_type;
+    using trial_type = trial<storage_type>;
+    auto make = [params](const trial_type& t) -> rules::basic_any_rule<storage_type> {
+        const rules::rule_params own = params.clone();
+        if constexpr (std::is_constructible_v<Rule, trial_type, std::vector<trial_type>, const rules::rule_params&>) {
+            return Rule(t, std::vector<trial_type>{}, own);
+        } else {
+            return Rule(t, own);
+        }
+    };
+    return rule_check<storage_type>(std::move(make), rule_display_name<Rule>(), std::move(params), expect,
+                                    std::move(steps), std::move(options));
+}
+
+inline rule_check<local_storage> make_named_check(std::string_view name, rules::rule_params params,
+                                                  rule_expectation expect, std::vector<std::int64_t> steps,
+                                                  rules::invoke_options options) {
+    auto make = [rule = std::string(name), params](const trial<local_storage>& t) {
+        return rules::registry::create(rule, t, params.clone(), {}, rules::rule_logger::silent());
+    };
+    return rule_check<local_storage>(std::move(make), std::string(name), std::move(params), expect, std::move(steps),
+                                     std::move(options));
+}
+
+} // namespace detail
+
+#if defined(CATCH_MATCHERS_TEMPLATED_HPP_INCLUDED)
+
+/// A Catch2 v3 matcher over trials that evaluates a rule.
+template <class Storage>
+class rule_matcher : public Catch::Matchers::MatcherGenericBase {
+public:
+    explicit rule_matcher(detail::rule_check<Storage> check) : check_(std::move(check)) {}
+    /// Evaluates the rule over `t`.
+    bool match(const trial<Storage>& t) const { return check_.check(t); }
+    /// The expectation and, after matching, the outcome.
+    [[nodiscard]] std::string describe() const override { return check_.describe(); }
+
+private:
+    detail::rule_check<Storage> check_;
+};
+
+#else
+
+/// A Catch2 v2 matcher over trials that evaluates a rule.
+template <class Storage>
+class rule_matcher : public Catch::MatcherBase<trial<Storage>> {
+public:
+    explicit rule_matcher(detail::rule_check<Storage> check) : check_(std::move(check)) {}
+    /// Evaluates the rule over `t`.
+    bool match(const trial<Storage>& t) const override { return check_.check(t); }
+    /// The expectation and, after matching, the outcome.
+    [[nodiscard]] std::string describe() const override { return check_.describe(); }
+
+private:
+    detail::rule_check<Storage> check_;
+};
+
+#endif
+
+/// Matches a trial over which `Rule` finds no issue (status NoIssuesFound).
+template <class Rule>
+[[nodiscard]] rule_matcher<typename Rule::storage_type> no_issues(rules::rule_params params = rules::rule_params(),
+                                                                  rules::invoke_options options = {}) {
+    return rule_matcher<typename Rule::storage_type>(
+        detail::make_rule_check<Rule>(std::move(params), detail::rule_expectation::no_issues, {}, std::move(options)));
+}
+
+/// Matches a trial over which `Rule` finds issues (its condition is met at some step).
+template <class Rule>
+[[nodiscard]] rule_matcher<typename Rule::storage_type> issues_found(rules::rule_params params = rules::rule_params(),
+                                                                     rules::invoke_options options = {}) {
+    return rule_matcher<typename Rule::storage_type>(
+        detail::make_rule_check<Rule>(std::move(params), detail::rule_expectation::issues, {}, std::move(options)));
+}
+
+/// Matches a trial over which `Rule`'s condition is met at exactly `steps`.
+template <class Rule>
+[[nodiscard]] rule_matcher<typename Rule::storage_type> triggers_at(std::vector<std::int64_t> steps,
+                                                                    rules::rule_params params = rules::rule_params(),
+                                                                    rules::invoke_options options = {}) {
+    return rule_matcher<typename Rule::storage_type>(detail::make_rule_check<Rule>(
+        std::move(params), detail::rule_expectation::issues_at, std::move(steps), std::move(options)));
+}
+
+/// no_issues for the rule registered as `name` (a local run).
+[[nodiscard]] inline rule_matcher<local_storage> no_issues(std::string_view name, rules::rule_params params = rules::rule_params(),
+                                                           rules::invoke_options options = {}) {
+    return rule_matcher<local_storage>(
+        detail::make_named_check(name, std::move(params), detail::rule_expectation::no_issues, {}, std::move(options)));
+}
+
+/// issues_found for the rule registered as `name` (a local run).
+[[nodiscard]] inline rule_matcher<local_storage> issues_found(std::string_view name,
+                                                              rules::rule_params params = rules::rule_params(),
+                                                              rules::invoke_options options = {}) {
+    return rule_matcher<local_storage>(
+        detail::make_named_check(name, std::move(params), detail::rule_expectation::issues, {}, std::move(options)));
+}
+
+/// triggers_at for the rule registered as `name` (a local run).
+[[nodiscard]] inline rule_matcher<local_storage> triggers_at(std::string_view name, std::vector<std::int64_t> steps,
+                                                             rules::rule_params params = rules::rule_params(),
+                                                             rules::invoke_options options = {}) {
+    return rule_matcher<local_storage>(detail::make_named_check(name, std::move(params), detail::rule_expectation::issues_at,
+                                                                std::move(steps), std::move(options)));
+}
+
+} // namespace tdbg

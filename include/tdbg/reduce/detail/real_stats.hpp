@@ -1,0 +1,88 @@
+#pragma once
+/// \file
+/// Mergeable statistics of a run of real values, accumulated in double.
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace tdbg::detail {
+
+/// Elements per block: each block is one kernel call with its own shift and
+/// lane sums. A multiple of 12 (4 lanes x 3 products between renormalisations).
+inline constexpr std::size_t block_size = 3072;
+
+/// Chan et al.'s update: merges (mean_b, m2_b) of n_b values into (mean, m2) of n_a.
+inline void chan_merge(double& mean, double& m2, double n_a, double mean_b, double m2_b, double n_b) noexcept {
+    const double n = n_a + n_b;
+    const double delta = mean_b - mean;
+    mean += delta * (n_b / n);
+    m2 += m2_b + delta * delta * (n_a * (n_b / n));
+}
+
+/// Moves the binary exponent of a finite non-zero p into e (p in [0.5, 1)).
+inline void normalise_product(double& p, double& e) noexcept {
+    if (p != 0 && std::isfinite(p)) {
+        int exponent = 0;
+        p = std::frexp(p, &exponent);
+        e += exponent;
+    }
+}
+
+/// The value p * 2^e, saturating to 0 or inf like a product computed in a wide enough type.
+[[nodiscard]] inline double product_value(double p, double e) noexcept {
+    if (p == 0 || !std::isfinite(p)) {
+        return p;
+    }
+    constexpr double limit = 4096; // beyond every double exponent: ldexp saturates
+    const double clamped = e > limit ? limit : (e < -limit ? -limit : e);
+    return std::ldexp(p, static_cast<int>(clamped));
+}
+
+/// What the real kernel accumulates over a run of values. Fields the
+/// requested reductions do not need keep their initial values.
+struct real_stats {
+    std::uint64_t count = 0;
+    double min = std::numeric_limits<double>::infinity();
+    double max = -std::numeric_limits<double>::infinity();
+    double abs_min = std::numeric_limits<double>::infinity();
+    double sum = 0; ///< Σx
+    double mean = 0; ///< mean of x (Chan), for m2
+    double m2 = 0; ///< Σ(x - mean)²
+    double abs_sum = 0; ///< Σ|x|; NaN exactly when a NaN was seen
+    double abs_mean = 0; ///< mean of |x| (Chan), for abs_m2
+    double abs_m2 = 0; ///< Σ(|x| - abs_mean)²
+    double sum_sq = 0; ///< Σx²
+    double prod = 1; ///< product = prod * 2^prod_exp
+    double prod_exp = 0;
+
+    /// True when a NaN was among the values (needs the abs_sum accumulator).
+    [[nodiscard]] bool saw_nan() const noexcept { return std::isnan(abs_sum); }
+
+    /// Adds the statistics of the values that follow these.
+    void merge(const real_stats& o) noexcept {
+        if (o.count == 0) {
+            return;
+        }
+        if (count == 0) {
+            *this = o;
+            return;
+        }
+        const auto n_a = static_cast<double>(count);
+        const auto n_b = static_cast<double>(o.count);
+        min = o.min < min ? o.min : min;
+        max = o.max > max ? o.max : max;
+        abs_min = o.abs_min < abs_min ? o.abs_min : abs_min;
+        sum += o.sum;
+        abs_sum += o.abs_sum;
+        sum_sq += o.sum_sq;
+        chan_merge(mean, m2, n_a, o.mean, o.m2, n_b);
+        chan_merge(abs_mean, abs_m2, n_a, o.abs_mean, o.abs_m2, n_b);
+        prod *= o.prod;
+        prod_exp += o.prod_exp;
+        normalise_product(prod, prod_exp);
+        count += o.count;
+    }
+};
+
+} // namespace tdbg::detail

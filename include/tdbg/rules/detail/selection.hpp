@@ -1,0 +1,179 @@
+#pragma once
+/// \file
+/// Which tensors a built-in rule looks at (SageMaker's collection_names and
+/// tensor_regex parameters), cached until the trial learns new tensor names,
+/// and the evaluation pattern the built-in "any tensor" rules share.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/rules/rule_params.hpp"
+#include "tdbg/trial/tensor.hpp"
+#include "tdbg/trial/trial.hpp"
+
+namespace tdbg::rules::detail {
+
+/// Collections and regexes naming tensors of a trial over `Storage`; their union is selected.
+template <class Storage>
+class tensor_selection {
+public:
+    /// The selected tensors: names (sorted) and handles, in the same order.
+    struct selected {
+        std::vector<std::string> names;
+        std::vector<tensor<Storage>> handles;
+        std::size_t known = 0; // how many tensor names the trial had
+    };
+
+    tensor_selection() = default;
+    /// Selects the tensors of `collections` and those matching (searching) any of `regexes`;
+    /// with neither, every tensor when `all_when_empty`, else none.
+    tensor_selection(std::vector<std::string> collections, std::vector<std::string> regexes, bool all_when_empty)
+        : collections_(std::move(collections)), regexes_(std::move(regexes)), all_when_empty_(all_when_empty) {}
+
+    tensor_selection(const tensor_selection& other)
+        : collections_(other.collections_), regexes_(other.regexes_), all_when_empty_(other.all_when_empty_) {}
+    tensor_selection& operator=(const tensor_selection& other) {
+        if (this != &other) {
+            collections_ = other.collections_;
+            regexes_ = other.regexes_;
+            all_when_empty_ = other.all_when_empty_;
+            std::lock_guard<std::mutex> lock(mutex_);
+            cached_.reset();
+        }
+        return *this;
+    }
+    tensor_selection(tensor_selection&& other) noexcept
+        : collections_(std::move(other.collections_)), regexes_(std::move(other.regexes_)),
+          all_when_empty_(other.all_when_empty_) {}
+    tensor_selection& operator=(tensor_selection&& other) noexcept {
+        collections_ = std::move(other.collections_);
+        regexes_ = std::move(other.regexes_);
+        all_when_empty_ = other.all_when_empty_;
+        cached_.reset();
+        return *this;
+    }
+    ~tensor_selection() = default;
+
+    /// True when nothing was named (no collection, no regex).
+    [[nodiscard]] bool unspecified() const noexcept { return collections_.empty() && regexes_.empty(); }
+
+    /// The selected tensors of `t`. Names only ever get added to a trial: the
+    /// answer is kept until the trial knows more names, and for good once the
+    /// run has ended (then it costs a pointer copy).
+    [[nodiscard]] std::shared_ptr<const selected> snapshot(const trial<Storage>& t) const {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (cached_ && t.loaded_all_steps() && cached_ended_) {
+                return cached_;
+            }
+        }
+        const bool ended = t.loaded_all_steps(); // read before the names: they are then complete
+        std::vector<std::string> all = t.tensor_names();
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (cached_ && cached_->known == all.size()) {
+                cached_ended_ = ended;
+                return cached_;
+            }
+        }
+        auto fresh = std::make_shared<selected>();
+        fresh->known = all.size();
+        std::set<std::string> picked;
+        if (unspecified()) {
+            if (all_when_empty_) {
+                picked.insert(all.begin(), all.end());
+            }
+        } else {
+            for (const std::string& c : collections_) {
+                for (auto& n : t.tensor_names(std::nullopt, mode::global, std::nullopt, c)) {
+                    picked.insert(std::move(n));
+                }
+            }
+            for (const std::string& r : regexes_) {
+                for (auto& n : t.tensor_names(std::nullopt, mode::global, r)) {
+                    picked.insert(std::move(n));
+                }
+            }
+        }
+        fresh->names.assign(picked.begin(), picked.end());
+        fresh->handles.reserve(fresh->names.size());
+        for (const std::string& n : fresh->names) {
+            fresh->handles.push_back(t.tensor(n));
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        cached_ = fresh;
+        cached_ended_ = ended;
+        return fresh;
+    }
+
+    /// The selected tensor names of `t`, sorted.
+    [[nodiscard]] std::vector<std::string> names(const trial<Storage>& t) const { return snapshot(t)->names; }
+
+private:
+    std::vector<std::string> collections_;
+    std::vector<std::string> regexes_;
+    bool all_when_empty_ = true;
+    mutable std::mutex mutex_;
+    mutable std::shared_ptr<const selected> cached_;
+    mutable bool cached_ended_ = false;
+};
+
+/// Reads SageMaker's `collection_names` and `tensor_regex` (comma-separated lists, default None).
+template <class Storage>
+tensor_selection<Storage> selection_from(const rule_params& params, bool all_when_empty,
+                                         const std::vector<std::string>& default_regexes = {}) {
+    auto collections = params.get_optional<std::vector<std::string>>("collection_names");
+    auto regexes = params.get_optional<std::vector<std::string>>("tensor_regex");
+    std::vector<std::string> r = regexes ? *regexes : default_regexes;
+    return tensor_selection<Storage>(collections.value_or(std::vector<std::string>{}), std::move(r), all_when_empty);
+}
+
+/// The shape the "any tensor" built-ins share: `check(i)` says whether the
+/// condition holds for the i-th of `count` tensors (nullopt: that tensor cannot
+/// be evaluated at this step). True as soon as one holds; tensor_unavailable_for_step
+/// when no tensor could be evaluated, so that invoke_rule records the step as skipped.
+template <class Check>
+bool any_tensor_index(std::size_t count, std::int64_t step, const std::string& rule_name, Check&& check) {
+    bool evaluated = false;
+    for (std::size_t i = 0; i < count; ++i) {
+        std::optional<bool> outcome;
+        try {
+            outcome = check(i);
+        } catch (const tensor_unavailable_for_step&) {
+            outcome = std::nullopt;
+        } catch (const tensor_unavailable&) {
+            outcome = std::nullopt;
+        } catch (const invalid_worker&) {
+            outcome = std::nullopt;
+        }
+        if (outcome) {
+            evaluated = true;
+            if (*outcome) {
+                return true;
+            }
+        }
+    }
+    if (!evaluated) {
+        throw tensor_unavailable_for_step("rule " + rule_name + ": none of its " + std::to_string(count) +
+                                          " tensor(s) can be evaluated at step " + std::to_string(step));
+    }
+    return false;
+}
+
+/// any_tensor_index over `names`, `check(name)`.
+template <class Check>
+bool any_tensor(const std::vector<std::string>& names, std::int64_t step, const std::string& rule_name, Check&& check) {
+    return any_tensor_index(names.size(), step, rule_name, [&](std::size_t i) { return check(names[i]); });
+}
+
+} // namespace tdbg::rules::detail

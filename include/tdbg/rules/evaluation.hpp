@@ -1,0 +1,213 @@
+#pragma once
+/// \file
+/// What evaluating a rule over a run found: the steps where its condition was
+/// met, where it was not, and where it could not be evaluated (by the smdebug
+/// exception that said why), with SageMaker's evaluation status; and the
+/// "smdebug-rules/1" JSON document (the schema of the reference fixtures'
+/// `*.rules.json`) and the text a person reads.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tdbg::rules {
+
+/// SageMaker's RuleEvaluationStatus once an evaluation is over.
+enum class evaluation_status { no_issues_found, issues_found, error };
+
+/// "NoIssuesFound", "IssuesFound" or "Error", as SageMaker reports them.
+[[nodiscard]] constexpr std::string_view status_name(evaluation_status s) noexcept {
+    switch (s) {
+    case evaluation_status::no_issues_found: return "NoIssuesFound";
+    case evaluation_status::issues_found: return "IssuesFound";
+    case evaluation_status::error: return "Error";
+    }
+    return "Error";
+}
+
+/// Why an evaluation stopped.
+enum class evaluation_end {
+    end_step,     ///< it reached end_step
+    no_more_data, ///< the run ended (smdebug's NoMoreData)
+    condition_met ///< raise_eval_cond: it stopped at the first step where the condition was met
+};
+
+/// "end_step", "no_more_data" or "condition_met".
+[[nodiscard]] constexpr std::string_view evaluation_end_name(evaluation_end e) noexcept {
+    switch (e) {
+    case evaluation_end::end_step: return "end_step";
+    case evaluation_end::no_more_data: return "no_more_data";
+    case evaluation_end::condition_met: return "condition_met";
+    }
+    return "end_step";
+}
+
+/// smdebug's names for the exceptions that make invoke_rule skip a step.
+namespace skip_reason {
+inline constexpr std::string_view tensor_unavailable_for_step = "TensorUnavailableForStep";
+inline constexpr std::string_view step_unavailable = "StepUnavailable";
+inline constexpr std::string_view tensor_unavailable = "TensorUnavailable";
+/// tdbg only: a step of a live run that was not there yet when a non-waiting evaluation reached it.
+inline constexpr std::string_view step_not_yet_available = "StepNotYetAvailable";
+} // namespace skip_reason
+
+/// The outcome of one rule over a range of steps.
+struct evaluation_result {
+    /// The rule's name (SageMaker's rule_to_invoke, e.g. "VanishingGradient").
+    std::string rule;
+    /// SageMaker's RuleConfigurationName; the rule's name unless set.
+    std::string configuration_name;
+    /// The parameters as given (strings).
+    std::map<std::string, std::string> params;
+    /// Every parameter the rule used, with the value it resolved to (defaults included).
+    nlohmann::json resolved_params = nlohmann::json::object();
+    /// Global steps where the condition was met, ascending.
+    std::vector<std::int64_t> triggered_steps;
+    /// Global steps evaluated where it was not, ascending.
+    std::vector<std::int64_t> not_triggered_steps;
+    /// Global steps not evaluated, by the smdebug exception that said why (skip_reason).
+    std::map<std::string, std::vector<std::int64_t>> skipped_steps;
+    /// The first global step looked at, if any.
+    std::optional<std::int64_t> first_step;
+    /// One past the last global step looked at.
+    std::optional<std::int64_t> next_step;
+    /// Why the evaluation stopped.
+    evaluation_end end = evaluation_end::end_step;
+    /// The error that ended the evaluation (status Error), empty otherwise.
+    std::string error;
+
+    /// SageMaker's status: Error when an error ended it, IssuesFound when the condition was met at some step.
+    [[nodiscard]] evaluation_status status() const noexcept {
+        if (!error.empty()) {
+            return evaluation_status::error;
+        }
+        return triggered_steps.empty() ? evaluation_status::no_issues_found : evaluation_status::issues_found;
+    }
+    /// The name reports use: the configuration name, else the rule's.
+    [[nodiscard]] const std::string& display_name() const noexcept {
+        return configuration_name.empty() ? rule : configuration_name;
+    }
+    /// Every skipped step, ascending.
+    [[nodiscard]] std::vector<std::int64_t> all_skipped_steps() const {
+        std::vector<std::int64_t> out;
+        for (const auto& item : skipped_steps) {
+            out.insert(out.end(), item.second.begin(), item.second.end());
+        }
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+};
+
+/// "7, 8, 9" or "7-39" style text for a list of steps: runs of consecutive
+/// steps shortened, at most `limit` items shown.
+[[nodiscard]] inline std::string format_steps(const std::vector<std::int64_t>& steps, std::size_t limit = 20) {
+    std::string out;
+    std::size_t items = 0;
+    for (std::size_t i = 0; i < steps.size();) {
+        std::size_t j = i;
+        while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) {
+            ++j;
+        }
+        if (items == limit) {
+            out += ", ... (" + std::to_string(steps.size()) + " steps)";
+            break;
+        }
+        out += (out.empty() ? "" : ", ") + std::to_string(steps[i]);
+        if (j > i + 1) {
+            out += "-" + std::to_string(steps[j]);
+        } else if (j == i + 1) {
+            out += ", " + std::to_string(steps[j]);
+            ++items;
+        }
+        ++items;
+        i = j + 1;
+    }
+    return out;
+}
+
+/// One entry of the "results" array of a "smdebug-rules/1" document, plus
+/// tdbg's additions (status, configuration_name, end, error).
+[[nodiscard]] inline nlohmann::json to_json(const evaluation_result& r) {
+    nlohmann::json j = nlohmann::json::object();
+    j["rule"] = r.rule;
+    j["configuration_name"] = r.display_name();
+    j["params"] = r.params;
+    j["resolved_params"] = r.resolved_params;
+    j["triggered_steps"] = r.triggered_steps;
+    j["not_triggered_steps"] = r.not_triggered_steps;
+    j["skipped_steps"] = nlohmann::json::object();
+    for (const auto& [reason, steps] : r.skipped_steps) {
+        j["skipped_steps"][reason] = steps;
+    }
+    j["status"] = std::string(status_name(r.status()));
+    j["end"] = std::string(evaluation_end_name(r.end));
+    if (!r.error.empty()) {
+        j["error"] = r.error;
+    }
+    return j;
+}
+
+/// How the rules of a document were invoked (its "invoke" member).
+struct invoke_record {
+    std::optional<std::int64_t> start_step;
+    std::optional<std::int64_t> end_step;
+    bool raise_eval_cond = false;
+};
+
+/// The "smdebug-rules/1" document: {format, invoke, producer, results, trial_name}.
+[[nodiscard]] inline nlohmann::json rules_document(const std::vector<evaluation_result>& results, const std::string& trial_name,
+                                                   const invoke_record& invoked = {}) {
+    nlohmann::json j = nlohmann::json::object();
+    j["format"] = "smdebug-rules/1";
+    j["producer"] = "tdbg rules";
+    j["trial_name"] = trial_name;
+    j["invoke"] = {{"start_step", invoked.start_step ? nlohmann::json(*invoked.start_step) : nlohmann::json(nullptr)},
+                   {"end_step", invoked.end_step ? nlohmann::json(*invoked.end_step) : nlohmann::json(nullptr)},
+                   {"raise_eval_cond", invoked.raise_eval_cond}};
+    j["results"] = nlohmann::json::array();
+    for (const auto& r : results) {
+        j["results"].push_back(to_json(r));
+    }
+    return j;
+}
+
+/// The text a person reads: one headline, then the steps.
+[[nodiscard]] inline std::string to_text(const evaluation_result& r) {
+    std::string out = r.display_name();
+    if (r.display_name() != r.rule) {
+        out += " (" + r.rule + ")";
+    }
+    out += ": " + std::string(status_name(r.status()));
+    if (!r.params.empty()) {
+        out += "  [";
+        bool first = true;
+        for (const auto& [k, v] : r.params) {
+            out.append(first ? "" : ", ").append(k).append("=").append(v);
+            first = false;
+        }
+        out += "]";
+    }
+    out += "\n";
+    if (!r.error.empty()) {
+        out += "  error: " + r.error + "\n";
+    }
+    if (!r.triggered_steps.empty()) {
+        out += "  triggered at steps " + format_steps(r.triggered_steps) + "\n";
+    }
+    const std::size_t evaluated = r.triggered_steps.size() + r.not_triggered_steps.size();
+    out += "  steps evaluated: " + std::to_string(evaluated);
+    for (const auto& [reason, steps] : r.skipped_steps) {
+        out += ", skipped (" + reason + "): " + std::to_string(steps.size());
+    }
+    out += "\n";
+    return out;
+}
+
+} // namespace tdbg::rules

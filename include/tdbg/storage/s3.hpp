@@ -1,0 +1,771 @@
+#pragma once
+/// \file
+/// The S3 backend: a run stored below `s3://bucket/prefix` in Amazon S3 or
+/// any S3-compatible server. Opt-in: needs libcurl and pugixml (CMake target
+/// `tdbg::s3`). Requests are signed with libcurl's Signature V4, run on
+/// pooled keep-alive connections, and are retried with backoff on 5xx
+/// replies, timeouts and connection errors.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/storage/detail/s3_http.hpp"
+#include "tdbg/storage/detail/s3_retry.hpp"
+#include "tdbg/storage/detail/s3_sha256.hpp"
+#include "tdbg/storage/detail/s3_uri.hpp"
+#include "tdbg/storage/detail/s3_xml.hpp"
+#include "tdbg/storage/storage.hpp"
+
+namespace tdbg {
+
+/// How to reach S3. Empty strings are taken from the standard AWS variables
+/// (unless `use_environment` is false), then from the defaults noted.
+struct s3_options {
+    /// AWS_ACCESS_KEY_ID.
+    std::string access_key_id;
+    /// AWS_SECRET_ACCESS_KEY. Never printed, not even in error messages.
+    std::string secret_access_key;
+    /// AWS_SESSION_TOKEN (temporary credentials); optional, never printed.
+    std::string session_token;
+    /// AWS_REGION, then AWS_DEFAULT_REGION, then "us-east-1".
+    std::string region;
+    /// AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL, then AWS's regional endpoint.
+    std::string endpoint_url;
+    /// Read the variables above for the fields left empty.
+    bool use_environment = true;
+    /// Path-style URLs (endpoint/bucket/key); default: yes for a custom endpoint,
+    /// virtual-hosted (bucket.endpoint/key) on AWS when the bucket name allows it.
+    std::optional<bool> path_style;
+    /// Send the SHA-256 of each body (the server refuses a body that differs);
+    /// false sends "UNSIGNED-PAYLOAD" and saves the hashing.
+    bool sign_payload = true;
+    /// Objects larger than this go up in parts of this size (multipart upload);
+    /// S3 wants 5 MiB to 5 GiB, and at most 10000 parts.
+    std::uint64_t part_size = 8ull << 20;
+    /// Keys per ListObjectsV2 page (1..1000).
+    int list_page_size = 1000;
+    /// Time allowed to connect.
+    std::chrono::milliseconds connect_timeout{10'000};
+    /// Time allowed for one whole request; 0: no limit (stall_timeout still applies).
+    std::chrono::milliseconds request_timeout{0};
+    /// A transfer moving less than 1 byte/s for this long is aborted (and retried).
+    std::chrono::seconds stall_timeout{30};
+    /// Check the server's TLS certificate.
+    bool verify_tls = true;
+    /// A CA bundle for TLS instead of the system's.
+    std::string ca_file;
+    /// Idle connections kept for reuse.
+    std::size_t max_idle_connections = 32;
+    /// Retries after 5xx replies, timeouts and connection errors.
+    s3_retry_policy retry;
+};
+
+/// Counters of the requests an s3_storage made; copies of a storage share them.
+struct s3_stats {
+    std::uint64_t requests = 0;       ///< HTTP requests sent, retries included
+    std::uint64_t retries = 0;        ///< requests that repeated a failed one
+    std::uint64_t bytes_sent = 0;     ///< request body bytes
+    std::uint64_t bytes_received = 0; ///< reply body bytes
+};
+
+/// An error reply from S3 (other than a missing object): HTTP status and S3's error code.
+class s3_error : public storage_error {
+public:
+    s3_error(const std::string& what, long http_status, std::string code)
+        : storage_error(what), http_status_(http_status), code_(std::move(code)) {}
+    /// The HTTP status (0 when no reply arrived).
+    [[nodiscard]] long http_status() const noexcept { return http_status_; }
+    /// S3's error code ("AccessDenied", "SignatureDoesNotMatch", ...), or "".
+    [[nodiscard]] const std::string& code() const noexcept { return code_; }
+
+private:
+    long http_status_;
+    std::string code_;
+};
+
+namespace detail {
+
+/// The state every copy of an s3_storage (and its writers) shares: settings,
+/// connection pool and counters. Thread-safe.
+class s3_client {
+public:
+    s3_client(s3_location location, s3_options options)
+        : location_(std::move(location)), options_(std::move(options)), pool_(options_.max_idle_connections) {
+        resolve_from_environment();
+        check_options();
+        settings_.sigv4_provider = "aws:amz:" + options_.region + ":s3";
+        settings_.access_key_id = options_.access_key_id;
+        settings_.secret_access_key = options_.secret_access_key;
+        settings_.connect_timeout_ms = static_cast<long>(options_.connect_timeout.count());
+        settings_.request_timeout_ms = static_cast<long>(options_.request_timeout.count());
+        settings_.stall_timeout_s = static_cast<long>(std::max<std::int64_t>(1, options_.stall_timeout.count()));
+        settings_.verify_tls = options_.verify_tls;
+        settings_.ca_file = options_.ca_file;
+    }
+
+    [[nodiscard]] const s3_location& location() const noexcept { return location_; }
+    [[nodiscard]] const s3_options& options() const noexcept { return options_; }
+    [[nodiscard]] std::string endpoint() const { return endpoint_.url(); }
+
+    /// The bucket key of a run-relative key.
+    [[nodiscard]] std::string full_key(std::string_view key) const {
+        return location_.prefix.empty() ? std::string(key) : location_.prefix + "/" + std::string(key);
+    }
+
+    /// "s3://bucket/full-key", for messages.
+    [[nodiscard]] std::string describe_key(const std::string& full) const {
+        return "s3://" + location_.bucket + (full.empty() ? "" : "/" + full);
+    }
+
+    [[nodiscard]] s3_stats stats() const noexcept {
+        return {requests_.load(), retries_.load(), bytes_sent_.load(), bytes_received_.load()};
+    }
+
+    // ---- operations on bucket keys ----------------------------------------------------------------
+
+    void put_object(const std::string& full, std::string_view bytes) {
+        send({"PUT", object_url(full, {}), "PUT " + describe_key(full), bytes, {}, 1u << 20}, {200});
+    }
+
+    [[nodiscard]] std::string get_object(const std::string& full) {
+        const call c{"GET", object_url(full, {}), "GET " + describe_key(full), {}, {},
+                     std::numeric_limits<std::size_t>::max() / 2};
+        return std::move(send(c, {200}).reply.body);
+    }
+
+    [[nodiscard]] std::string get_range(const std::string& full, std::uint64_t offset, std::uint64_t length) {
+        const std::string what = "GET " + describe_key(full) + " bytes " + std::to_string(offset) + ".." +
+                                 std::to_string(offset + length);
+        if (length == 0) {
+            const auto size = head_object(full);
+            if (!size) {
+                throw object_not_found("no such object: " + describe_key(full));
+            }
+            if (*size < offset) {
+                throw storage_error(describe_key(full) + ": wanted bytes " + std::to_string(offset) + ".." +
+                                    std::to_string(offset) + " but the object ends at byte " + std::to_string(*size));
+            }
+            return {};
+        }
+        if (length > std::numeric_limits<std::size_t>::max() / 4) {
+            throw storage_error(what + ": range too large");
+        }
+        const std::string range = "Range: bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
+        // a server that ignores Range answers 200 with the whole object: allow a little of that
+        const auto cap = static_cast<std::size_t>(offset + length + (1u << 20));
+        result r = send({"GET", object_url(full, {}), what, {}, {range}, cap}, {200, 206, 416});
+        http_reply& reply = r.reply;
+        auto short_object = [&](const std::string& total) {
+            return storage_error(describe_key(full) + ": wanted bytes " + std::to_string(offset) + ".." +
+                                 std::to_string(offset + length) + " but the object ends at byte " +
+                                 (total.empty() ? "(unknown)" : total));
+        };
+        if (reply.status == 416) {
+            std::string total = total_of_content_range(reply.header("content-range"));
+            if (total.empty()) {
+                const auto size = head_object(full);
+                total = size ? std::to_string(*size) : std::string();
+            }
+            throw short_object(total);
+        }
+        if (reply.status == 200) {
+            if (reply.body.size() < offset + length) {
+                throw short_object(std::to_string(reply.body.size()));
+            }
+            return reply.body.substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+        }
+        if (reply.body.size() != length) {
+            throw short_object(total_of_content_range(reply.header("content-range")));
+        }
+        return std::move(reply.body);
+    }
+
+    /// The object's size, or nullopt when it does not exist.
+    [[nodiscard]] std::optional<std::uint64_t> head_object(const std::string& full) {
+        const result r = send({"HEAD", object_url(full, {}), "HEAD " + describe_key(full), {}, {}, 1u << 20}, {200, 404});
+        if (r.reply.status == 404) {
+            return std::nullopt;
+        }
+        const std::string length = r.reply.header("content-length");
+        return length.empty() ? 0 : std::strtoull(length.c_str(), nullptr, 10);
+    }
+
+    void delete_object(const std::string& full) {
+        send({"DELETE", object_url(full, {}), "DELETE " + describe_key(full), {}, {}, 1u << 20}, {200, 204, 404});
+    }
+
+    [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after) {
+        const std::string& run = location_.prefix;
+        const std::string full_prefix = run.empty() ? prefix : run + "/" + prefix;
+        const std::size_t strip = run.empty() ? 0 : run.size() + 1;
+        const std::string what = "list " + describe_key(full_prefix) + "*";
+        std::vector<std::string> keys;
+        std::string token;
+        for (bool first = true;; first = false) {
+            std::vector<query_param> query{{"list-type", "2"},
+                                           {"encoding-type", "url"},
+                                           {"max-keys", std::to_string(options_.list_page_size)}};
+            if (!full_prefix.empty()) {
+                query.emplace_back("prefix", full_prefix);
+            }
+            if (first && !start_after.empty()) {
+                query.emplace_back("start-after", full_key(start_after));
+            }
+            if (!token.empty()) {
+                query.emplace_back("continuation-token", token);
+            }
+            const result r = send({"GET", bucket_url(query), what, {}, {}, 64u << 20}, {200});
+            s3_list_page page = parse_list_objects_v2(r.reply.body, what);
+            for (std::string& key : page.keys) {
+                if (key.size() <= strip || key.compare(0, full_prefix.size(), full_prefix) != 0) {
+                    continue;
+                }
+                std::string relative = key.substr(strip);
+                const bool temporary = relative.size() >= 4 && relative.compare(relative.size() - 4, 4, ".tmp") == 0;
+                // a trailing '/' marks a "folder" object made by consoles, not a file of the run
+                if (temporary || relative.back() == '/' || relative <= start_after) {
+                    continue;
+                }
+                keys.push_back(std::move(relative));
+            }
+            if (!page.truncated) {
+                break;
+            }
+            if (page.next_continuation_token.empty() || page.next_continuation_token == token) {
+                throw storage_error(what + ": the listing is truncated but gives no new continuation token");
+            }
+            token = std::move(page.next_continuation_token);
+        }
+        if (!std::is_sorted(keys.begin(), keys.end())) {
+            std::sort(keys.begin(), keys.end());
+        }
+        return keys;
+    }
+
+    [[nodiscard]] std::string create_multipart(const std::string& full) {
+        const std::string what = "start a multipart upload of " + describe_key(full);
+        const result r = send({"POST", object_url(full, {{"uploads", ""}}), what, {}, {}, 1u << 20}, {200});
+        return parse_upload_id(r.reply.body, what);
+    }
+
+    [[nodiscard]] std::string upload_part(const std::string& full, const std::string& upload_id, std::size_t number,
+                                          std::string_view bytes) {
+        const std::string what = "upload part " + std::to_string(number) + " of " + describe_key(full);
+        const result r = send({"PUT",
+                               object_url(full, {{"partNumber", std::to_string(number)}, {"uploadId", upload_id}}),
+                               what, bytes, {}, 1u << 20},
+                              {200});
+        std::string etag = r.reply.header("etag");
+        if (etag.empty()) {
+            throw storage_error(what + ": the reply has no ETag");
+        }
+        return etag;
+    }
+
+    void complete_multipart(const std::string& full, const std::string& upload_id, const std::vector<std::string>& etags,
+                            std::uint64_t total_size) {
+        const std::string what = "complete the multipart upload of " + describe_key(full);
+        const std::string body = complete_multipart_body(etags);
+        call c{"POST", object_url(full, {{"uploadId", upload_id}}), what, body, {"Content-Type: application/xml"},
+               1u << 20};
+        c.error_in_ok_reply = true;
+        const result r = send(c, {200, 404});
+        if (r.reply.status == 404) {
+            // A retry after a lost reply finds the upload already completed: accept
+            // it when the object is there with the size we sent.
+            const auto size = r.attempts > 1 ? head_object(full) : std::nullopt;
+            if (!size || *size != total_size) {
+                fail(c, r.reply, r.attempts);
+            }
+        }
+    }
+
+    void abort_multipart(const std::string& full, const std::string& upload_id) noexcept {
+        try {
+            call c{"DELETE", object_url(full, {{"uploadId", upload_id}}),
+                   "abort the multipart upload of " + describe_key(full), {}, {}, 1u << 20};
+            send(c, {200, 204, 404});
+        } catch (...) {
+            // best effort: an upload left behind costs storage, not correctness
+        }
+    }
+
+    /// Writes `bytes` to `full`: one PUT, or a multipart upload above part_size.
+    void put(const std::string& full, std::string_view bytes) {
+        const std::uint64_t part = options_.part_size;
+        if (bytes.size() <= part) {
+            put_object(full, bytes);
+            return;
+        }
+        const std::string upload_id = create_multipart(full);
+        try {
+            std::vector<std::string> etags;
+            for (std::uint64_t offset = 0; offset < bytes.size(); offset += part) {
+                check_part_count(full, etags.size() + 1);
+                etags.push_back(upload_part(full, upload_id, etags.size() + 1, bytes.substr(offset, part)));
+            }
+            complete_multipart(full, upload_id, etags, bytes.size());
+        } catch (...) {
+            abort_multipart(full, upload_id);
+            throw;
+        }
+    }
+
+    void check_part_count(const std::string& full, std::size_t number) const {
+        if (number > 10000) {
+            throw storage_error(describe_key(full) + ": more than 10000 parts of " + std::to_string(options_.part_size) +
+                                " bytes; raise s3_options::part_size");
+        }
+    }
+
+    void create_bucket() {
+        std::string body;
+        if (options_.region != "us-east-1") {
+            body = "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>" +
+                   xml_escape(options_.region) + "</LocationConstraint></CreateBucketConfiguration>";
+        }
+        const call c{"PUT", bucket_url({}), "create bucket s3://" + location_.bucket, body, {}, 1u << 20};
+        const result r = send(c, {200, 409});
+        if (r.reply.status == 409) {
+            const auto reply = parse_error_reply(r.reply.body);
+            if (!reply || reply->code != "BucketAlreadyOwnedByYou") {
+                fail(c, r.reply, r.attempts);
+            }
+        }
+    }
+
+private:
+    struct call {
+        const char* method;
+        std::string url;
+        std::string what; ///< "GET s3://bucket/key", for messages
+        std::string_view body;
+        std::vector<std::string> headers;
+        std::size_t max_reply;
+        bool error_in_ok_reply = false; ///< a 200 may carry an <Error> (CompleteMultipartUpload)
+    };
+
+    struct result {
+        http_reply reply;
+        int attempts = 1;
+    };
+
+    void resolve_from_environment() {
+        auto take = [&](std::string& field, std::initializer_list<const char*> names) {
+            if (!field.empty() || !options_.use_environment) {
+                return;
+            }
+            for (const char* name : names) {
+                const char* value = std::getenv(name);
+                if (value != nullptr && *value != '\0') {
+                    field = value;
+                    return;
+                }
+            }
+        };
+        take(options_.access_key_id, {"AWS_ACCESS_KEY_ID"});
+        take(options_.secret_access_key, {"AWS_SECRET_ACCESS_KEY"});
+        take(options_.session_token, {"AWS_SESSION_TOKEN"});
+        take(options_.region, {"AWS_REGION", "AWS_DEFAULT_REGION"});
+        take(options_.endpoint_url, {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"});
+        if (options_.region.empty()) {
+            options_.region = "us-east-1";
+        }
+    }
+
+    void check_options() {
+        const std::string where = describe_key(location_.prefix);
+        if (options_.access_key_id.empty() || options_.secret_access_key.empty()) {
+            throw config_error("no S3 credentials for " + where + ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" +
+                               " (or s3_options::access_key_id and secret_access_key); missing: " +
+                               (options_.access_key_id.empty() ? "the access key id" : "the secret access key"));
+        }
+        for (const char c : options_.region) {
+            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+                throw config_error("invalid AWS region '" + options_.region.substr(0, 100) + "' for " + where);
+            }
+        }
+        if (options_.part_size < (5ull << 20) || options_.part_size > (5ull << 30)) {
+            throw config_error("s3_options::part_size must be between 5 MiB and 5 GiB, not " +
+                               std::to_string(options_.part_size));
+        }
+        if (options_.list_page_size < 1 || options_.list_page_size > 1000) {
+            throw config_error("s3_options::list_page_size must be between 1 and 1000, not " +
+                               std::to_string(options_.list_page_size));
+        }
+        if (options_.retry.max_attempts < 1) {
+            throw config_error("s3_options::retry.max_attempts must be at least 1");
+        }
+        const bool custom = !options_.endpoint_url.empty();
+        if (custom) {
+            endpoint_ = parse_endpoint(options_.endpoint_url);
+        } else {
+            const bool china = options_.region.compare(0, 3, "cn-") == 0;
+            endpoint_ = s3_endpoint{"https", "s3." + options_.region + (china ? ".amazonaws.com.cn" : ".amazonaws.com"), ""};
+        }
+        path_style_ = options_.path_style.value_or(custom || !dns_compatible_bucket(location_.bucket));
+    }
+
+    [[nodiscard]] std::string bucket_base() const {
+        if (path_style_) {
+            return endpoint_.url() + "/" + aws_percent_encode(location_.bucket);
+        }
+        return endpoint_.scheme + "://" + location_.bucket + "." + endpoint_.authority + endpoint_.base_path;
+    }
+
+    [[nodiscard]] std::string with_query(std::string url, const std::vector<query_param>& query) const {
+        if (!query.empty()) {
+            url += '?';
+            url += canonical_query(query);
+        }
+        return url;
+    }
+
+    [[nodiscard]] std::string object_url(const std::string& full, const std::vector<query_param>& query) const {
+        return with_query(bucket_base() + "/" + aws_percent_encode(full, true), query);
+    }
+
+    [[nodiscard]] std::string bucket_url(const std::vector<query_param>& query) const {
+        // virtual-hosted style needs the root path "/"; path style must not end in '/'
+        return with_query(bucket_base() + (path_style_ ? "" : "/"), query);
+    }
+
+    static std::string total_of_content_range(const std::string& content_range) {
+        const std::size_t slash = content_range.rfind('/');
+        if (slash == std::string::npos || content_range.compare(slash + 1, std::string::npos, "*") == 0) {
+            return {};
+        }
+        return content_range.substr(slash + 1);
+    }
+
+    static double unit_random() {
+        thread_local std::mt19937_64 engine{std::random_device{}() ^
+                                            std::hash<std::thread::id>{}(std::this_thread::get_id())};
+        return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
+    }
+
+    /// Sends `c`, retrying what is worth retrying; returns the reply when its
+    /// status is in `expected`, throws otherwise.
+    result send(const call& c, std::initializer_list<long> expected) {
+        http_request request;
+        request.method = c.method;
+        request.url = c.url;
+        request.body = c.body;
+        request.max_reply = c.max_reply;
+        request.headers = c.headers;
+        // curl 7.88 signs this header when present but does not add it; S3 requires it
+        request.headers.push_back("x-amz-content-sha256: " +
+                                  (options_.sign_payload ? sha256_hex(c.body) : std::string("UNSIGNED-PAYLOAD")));
+        if (!options_.session_token.empty()) {
+            request.headers.push_back("x-amz-security-token: " + options_.session_token);
+        }
+        const auto start = std::chrono::steady_clock::now();
+        for (int attempt = 1;; ++attempt) {
+            if (attempt > 1) {
+                retries_.fetch_add(1, std::memory_order_relaxed);
+            }
+            requests_.fetch_add(1, std::memory_order_relaxed);
+            http_outcome outcome = pool_.perform(request, settings_);
+            bytes_sent_.fetch_add(c.body.size(), std::memory_order_relaxed);
+            bytes_received_.fetch_add(outcome.reply.body.size(), std::memory_order_relaxed);
+
+            bool retry = false;
+            std::string s3_code;
+            if (outcome.code != CURLE_OK) {
+                retry = retryable_curl_code(outcome.code);
+            } else {
+                if (c.error_in_ok_reply && outcome.reply.status == 200) {
+                    if (parse_error_reply(outcome.reply.body)) {
+                        // AWS reports some failed CompleteMultipartUploads as a 200 with an <Error> body
+                        outcome.reply.status = 500;
+                    }
+                }
+                if (outcome.reply.status >= 400) {
+                    if (const auto err = parse_error_reply(outcome.reply.body)) {
+                        s3_code = err->code;
+                    }
+                }
+                retry = retryable_status(outcome.reply.status, s3_code);
+            }
+            if (retry) {
+                const auto elapsed =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+                const auto delay = backoff_delay(options_.retry, attempt, unit_random());
+                if (may_retry(options_.retry, attempt, elapsed, delay)) {
+                    std::this_thread::sleep_for(delay);
+                    continue;
+                }
+            }
+            if (outcome.code != CURLE_OK) {
+                const std::string why = outcome.reply_too_large
+                                            ? "the reply is larger than " + std::to_string(c.max_reply) + " bytes"
+                                            : outcome.error + " (curl error " + std::to_string(outcome.code) + ")";
+                throw s3_error(redact(c.what + " failed: " + why + " [endpoint " + endpoint_.url() + "]" +
+                                      attempts_note(attempt, start)),
+                               0, {});
+            }
+            if (std::find(expected.begin(), expected.end(), outcome.reply.status) == expected.end()) {
+                fail(c, outcome.reply, attempt, start);
+            }
+            return {std::move(outcome.reply), attempt};
+        }
+    }
+
+    static std::string attempts_note(int attempts, std::chrono::steady_clock::time_point start) {
+        if (attempts <= 1) {
+            return {};
+        }
+        const auto ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+        return " (gave up after " + std::to_string(attempts) + " attempts over " + std::to_string(ms / 1000) + "." +
+               std::to_string((ms % 1000) / 100) + " s)";
+    }
+
+    /// Throws the error that `reply` (an unexpected status) stands for.
+    [[noreturn]] void fail(const call& c, const http_reply& reply, int attempts,
+                           std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now()) const {
+        const auto err = parse_error_reply(reply.body);
+        const std::string code = err ? err->code : std::string();
+        std::string message = c.what + ": HTTP " + std::to_string(reply.status);
+        if (!code.empty()) {
+            message += " " + code;
+        }
+        if (err && !err->message.empty()) {
+            message += ": " + err->message.substr(0, 1000);
+        }
+        if (err && !err->request_id.empty()) {
+            message += " (request id " + err->request_id.substr(0, 200) + ")";
+        }
+        const bool auth = reply.status == 401 || reply.status == 403 || code == "InvalidAccessKeyId" ||
+                          code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "InvalidToken" ||
+                          code == "AccessDenied" || code == "AuthorizationHeaderMalformed";
+        if (auth) {
+            message += "; access key id '" + options_.access_key_id + "', region '" + options_.region + "', endpoint '" +
+                       endpoint_.url() + "' (check the secret access key" +
+                       std::string(options_.session_token.empty() ? "" : " and session token") +
+                       ", the region, the bucket's permissions and the clock)";
+        } else if (!reply.body.empty() && !err) {
+            message += " [endpoint " + endpoint_.url() + "]";
+        }
+        message += attempts_note(attempts, start);
+        if (reply.status == 404 && (code.empty() || code == "NoSuchKey")) {
+            throw object_not_found(redact("no such object: " + message));
+        }
+        throw s3_error(redact(message), reply.status, code);
+    }
+
+    /// Defence in depth: no message ever carries the secret or the token.
+    [[nodiscard]] std::string redact(std::string text) const {
+        for (const std::string* secret : {&options_.secret_access_key, &options_.session_token}) {
+            if (secret->empty()) {
+                continue;
+            }
+            for (std::size_t at = text.find(*secret); at != std::string::npos; at = text.find(*secret, at)) {
+                text.replace(at, secret->size(), "<redacted>");
+            }
+        }
+        return text;
+    }
+
+    s3_location location_;
+    s3_options options_;
+    s3_endpoint endpoint_;
+    bool path_style_ = true;
+    http_settings settings_;
+    curl_handle_pool pool_;
+    std::atomic<std::uint64_t> requests_{0};
+    std::atomic<std::uint64_t> retries_{0};
+    std::atomic<std::uint64_t> bytes_sent_{0};
+    std::atomic<std::uint64_t> bytes_received_{0};
+};
+
+} // namespace detail
+
+/// A run stored below `s3://bucket/prefix`. Copies share one connection pool
+/// and one set of counters; every member is thread-safe.
+class s3_storage {
+public:
+    /// Opens `s3://bucket/prefix` with `options` (empty fields from the AWS variables).
+    explicit s3_storage(std::string_view url, s3_options options = {})
+        : client_(std::make_shared<detail::s3_client>(detail::parse_s3_url(url), std::move(options))) {}
+
+    /// Writes one object: buffered, then one PutObject, or a multipart upload
+    /// (parts of `part_size`, sent as they fill) for a large object. The object
+    /// appears only at `commit()`; destroyed uncommitted, the upload is aborted.
+    class writer {
+    public:
+        writer(const writer&) = delete;
+        writer& operator=(const writer&) = delete;
+        writer(writer&& other) noexcept
+            : client_(std::move(other.client_)), key_(std::move(other.key_)), buffer_(std::move(other.buffer_)),
+              upload_id_(std::exchange(other.upload_id_, {})), etags_(std::move(other.etags_)),
+              size_(other.size_), open_(std::exchange(other.open_, false)) {}
+        writer& operator=(writer&&) = delete;
+        ~writer() {
+            if (open_ && !upload_id_.empty()) {
+                client_->abort_multipart(key_, upload_id_);
+            }
+        }
+
+        /// Appends bytes to the object; full parts are uploaded as they fill.
+        void append(std::string_view bytes) {
+            if (!open_) {
+                throw storage_error("write to " + client_->describe_key(key_) + " after commit or failure");
+            }
+            buffer_.append(bytes.data(), bytes.size());
+            size_ += bytes.size();
+            const auto part = static_cast<std::size_t>(client_->options().part_size);
+            if (buffer_.size() < part) {
+                return;
+            }
+            std::size_t sent = 0;
+            guard([&] {
+                if (upload_id_.empty()) {
+                    upload_id_ = client_->create_multipart(key_);
+                }
+                while (buffer_.size() - sent >= part) {
+                    send_part(std::string_view(buffer_).substr(sent, part));
+                    sent += part;
+                }
+            });
+            buffer_.erase(0, sent);
+        }
+
+        /// Bytes appended so far.
+        [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+
+        /// Publishes the object.
+        void commit() {
+            if (!open_) {
+                throw storage_error("commit of " + client_->describe_key(key_) + " twice or after a failure");
+            }
+            guard([&] {
+                if (upload_id_.empty()) {
+                    client_->put_object(key_, buffer_);
+                } else {
+                    if (!buffer_.empty()) {
+                        send_part(buffer_);
+                    }
+                    client_->complete_multipart(key_, upload_id_, etags_, size_);
+                }
+            });
+            open_ = false;
+            upload_id_.clear();
+            buffer_ = std::string();
+        }
+
+    private:
+        friend class s3_storage;
+        writer(std::shared_ptr<detail::s3_client> client, std::string key)
+            : client_(std::move(client)), key_(std::move(key)) {}
+
+        void send_part(std::string_view bytes) {
+            client_->check_part_count(key_, etags_.size() + 1);
+            etags_.push_back(client_->upload_part(key_, upload_id_, etags_.size() + 1, bytes));
+        }
+
+        /// Runs `f`; on failure aborts the upload and closes the writer.
+        template <class F>
+        void guard(F&& f) {
+            try {
+                f();
+            } catch (...) {
+                open_ = false;
+                if (!upload_id_.empty()) {
+                    client_->abort_multipart(key_, std::exchange(upload_id_, {}));
+                }
+                throw;
+            }
+        }
+
+        std::shared_ptr<detail::s3_client> client_;
+        std::string key_;
+        std::string buffer_;
+        std::string upload_id_;
+        std::vector<std::string> etags_;
+        std::uint64_t size_ = 0;
+        bool open_ = true;
+    };
+
+    /// "s3://bucket/prefix", for messages.
+    [[nodiscard]] std::string describe() const { return client_->describe_key(client_->location().prefix); }
+    /// The bucket.
+    [[nodiscard]] const std::string& bucket() const noexcept { return client_->location().bucket; }
+    /// The run's key prefix in the bucket ("" for the bucket's root).
+    [[nodiscard]] const std::string& prefix() const noexcept { return client_->location().prefix; }
+    /// The endpoint requests go to, e.g. "https://s3.us-east-1.amazonaws.com".
+    [[nodiscard]] std::string endpoint() const { return client_->endpoint(); }
+    /// The settings in use (the secret is in there: do not print them).
+    [[nodiscard]] const s3_options& options() const noexcept { return client_->options(); }
+
+    /// Starts writing `key`.
+    [[nodiscard]] writer open_write(const std::string& key) const {
+        validate_key(key);
+        return writer(client_, client_->full_key(key));
+    }
+
+    /// Writes and publishes `key` in one call (multipart above part_size).
+    void put(const std::string& key, std::string_view bytes) const {
+        validate_key(key);
+        client_->put(client_->full_key(key), bytes);
+    }
+
+    /// The whole object; throws object_not_found when it does not exist.
+    [[nodiscard]] std::string read(const std::string& key) const {
+        validate_key(key);
+        return client_->get_object(client_->full_key(key));
+    }
+
+    /// `length` bytes from `offset` (one ranged GET); throws storage_error when
+    /// the object is shorter, object_not_found when it does not exist.
+    [[nodiscard]] std::string read_range(const std::string& key, std::uint64_t offset, std::uint64_t length) const {
+        validate_key(key);
+        return client_->get_range(client_->full_key(key), offset, length);
+    }
+
+    /// Published keys below the run starting with `prefix`, relative to the
+    /// run, sorted, greater than `start_after`; `*.tmp` keys are left out.
+    [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after = {}) const {
+        return client_->list(prefix, start_after);
+    }
+
+    /// True when `key` exists (one HEAD request).
+    [[nodiscard]] bool exists(const std::string& key) const {
+        validate_key(key);
+        return client_->head_object(client_->full_key(key)).has_value();
+    }
+
+    /// Deletes `key`; no error when it does not exist.
+    void remove(const std::string& key) const {
+        validate_key(key);
+        client_->delete_object(client_->full_key(key));
+    }
+
+    /// Creates the bucket (for tests and tools); no error when it is already ours.
+    void create_bucket() const { client_->create_bucket(); }
+
+    /// Request counters, shared by all copies of this storage.
+    [[nodiscard]] s3_stats stats() const noexcept { return client_->stats(); }
+
+private:
+    std::shared_ptr<detail::s3_client> client_;
+};
+
+static_assert(is_storage_v<s3_storage>, "s3_storage must satisfy the storage concept");
+
+} // namespace tdbg

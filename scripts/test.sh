@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Builds tdbg's whole suite (tests, header check, consumer projects, examples, benchmarks,
+# tools) as C++17 and as C++20 with -Werror, runs ctest on both, and prints a summary.
+# Installs missing Debian packages first (as root; otherwise prints the apt-get command).
+#
+# Usage: scripts/test.sh [--sanitize] [-- <ctest arguments>...]
+#   --sanitize   build and run the suite with AddressSanitizer and UndefinedBehaviorSanitizer
+#                (-fno-sanitize-recover=all), as C++17 only
+#   -- ...       passed on to ctest, e.g. `-- -R tfrecord`
+# Environment: TDBG_BUILD_DIR (build trees; default <repo>/build), TDBG_JOBS (default 2),
+#   TDBG_SHARED_DIR (reference fixtures; default <repo>/../shared), TDBG_TEST_AREAS
+#   (developers only: build just these areas, e.g. "core;storage").
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+sanitize=false
+ctest_args=()
+while (($# > 0)); do
+    case $1 in
+    --sanitize) sanitize=true ;;
+    --) shift; ctest_args=("$@"); break ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "error: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+tdbg_ensure_packages "${TDBG_TEST_PACKAGES[@]}"
+
+common=(-DTDBG_WERROR=ON -DTDBG_BUILD_TESTS=ON -DTDBG_BUILD_EXAMPLES=ON -DTDBG_BUILD_TOOLS=ON
+        -DCMAKE_CXX_EXTENSIONS=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
+if $sanitize; then
+    # Warnings, the header check and packaging are the plain builds' job; GCC's sanitizer
+    # instrumentation also brings false-positive warnings.
+    flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+    variants=(sanitize)
+    declare -A variant_args=(
+        [sanitize]="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_STANDARD=17 -DTDBG_BUILD_BENCHMARKS=OFF -DTDBG_CONSUMER_TESTS=OFF -DTDBG_HEADER_CHECK=OFF -DTDBG_WERROR=OFF"
+    )
+    sanitizer_args=("-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"
+                    "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined")
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_init_order=1:check_initialization_order=1:detect_stack_use_after_return=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+else
+    variants=(cxx17 cxx20)
+    declare -A variant_args=(
+        [cxx17]="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_STANDARD=17 -DTDBG_BUILD_BENCHMARKS=ON"
+        [cxx20]="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_STANDARD=20 -DTDBG_BUILD_BENCHMARKS=ON"
+    )
+    sanitizer_args=()
+fi
+
+declare -A result timing
+failed=false
+for variant in "${variants[@]}"; do
+    dir=$TDBG_BUILD_ROOT/$variant
+    start=$SECONDS
+    # shellcheck disable=SC2206 # the per-variant arguments have no spaces inside them
+    args=(${variant_args[$variant]})
+
+    tdbg_say "$variant: configure ($dir)"
+    if ! tdbg_configure "$dir" "${common[@]}" "${args[@]}" "${sanitizer_args[@]}"; then
+        result[$variant]="FAILED to configure"
+    else
+        tdbg_say "$variant: build (-j$TDBG_JOBS)"
+        if ! tdbg_build "$dir"; then
+            result[$variant]="FAILED to build"
+        else
+            tdbg_say "$variant: ctest"
+            log=$dir/ctest.log
+            if ctest --test-dir "$dir" --output-on-failure --no-tests=error --parallel "$TDBG_JOBS" --timeout 900 \
+                "${ctest_args[@]}" 2>&1 | tee "$log"; then
+                result[$variant]="passed"
+            else
+                result[$variant]="FAILED tests"
+            fi
+            summary=$(grep -E '^[0-9]+% tests passed' "$log" | tail -1 || true)
+            skipped=$(grep -c '(Skipped)' "$log" || true)
+            result[$variant]+=": ${summary:-no ctest summary}, $skipped skipped"
+            if [[ ${result[$variant]} == FAILED* && -s $dir/Testing/Temporary/LastTestsFailed.log ]]; then
+                result[$variant]+=$'\n      failed: '$(cut -d: -f2- "$dir/Testing/Temporary/LastTestsFailed.log" | paste -sd ';' -)
+            fi
+        fi
+    fi
+    timing[$variant]=$(tdbg_duration $((SECONDS - start)))
+    [[ ${result[$variant]} == passed* ]] || failed=true
+done
+
+tdbg_say "summary"
+for variant in "${variants[@]}"; do
+    printf '  %-9s %-8s %s\n' "$variant" "${timing[$variant]}" "${result[$variant]}"
+done
+if $failed; then
+    echo "FAILED" >&2
+    exit 1
+fi
+echo "all passed"

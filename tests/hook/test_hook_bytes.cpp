@@ -1,0 +1,135 @@
+// Byte-level: the records tdbg writes for known tensors are the records
+// Python smdebug wrote for them, but for the wall time.
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "run_reader.hpp"
+#include "support.hpp"
+#include "tdbg/hook/hook.hpp"
+
+using namespace tdbg;
+using tdbg::test::read_indexes;
+using tdbg::test::read_record;
+using tdbg::test::temp_dir;
+using json = nlohmann::json;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+const json& golden_value(const json& golden, const std::string& tensor, std::int64_t step, const std::string& worker) {
+    for (const auto& e : golden["tensors"][tensor]["entries"]) {
+        if (e["step"] == step && e["worker"] == worker) {
+            return e["value"];
+        }
+    }
+    FAIL("no golden value for " << tensor);
+    return golden;
+}
+
+// Compares two whole records, the 8 bytes of Event.wall_time (payload field 1,
+// right after the 12-byte header and its tag byte) excepted.
+void check_same_record_but_wall_time(std::string ours, const std::string& theirs) {
+    REQUIRE(ours.size() == theirs.size());
+    REQUIRE(ours.size() > 21);
+    CHECK(static_cast<unsigned char>(ours[12]) == 0x09); // field 1, 64-bit
+    CHECK(static_cast<unsigned char>(theirs[12]) == 0x09);
+    ours.replace(13, 8, theirs.substr(13, 8));
+    CHECK(ours == theirs);
+}
+
+} // namespace
+
+TEST_CASE("bytes: records equal smdebug's for raw tensors of every dtype, a scalar and stored reductions") {
+    const auto fixtures = tdbg::test::fixtures_dir();
+    if (!fixtures) {
+        TDBG_SKIP("no smdebug fixtures");
+    }
+    const auto fixture = *fixtures / "core_modes_workers";
+    const json golden = json::parse(slurp(*fixtures / "core_modes_workers.golden.json"));
+    temp_dir dir("hook_bytes");
+    hook_options o;
+    o.out_dir = (dir.path() / "run").string();
+    o.save_all = true;
+    o.save_config = save_config(save_config_mode{1, {}, 0, std::nullopt});
+    collection mixed("mixed");
+    mixed.include("^mixed/");
+    mixed.set_reduction_config(reduction_config::parse("min,max", true));
+    o.collections.push_back(mixed);
+    {
+        hook<> h(o);
+        h.set_mode(mode::train);
+        h.begin_step();
+        const auto f64 = golden_value(golden, "raw/f64_1d", 0, "worker_0").get<std::vector<double>>();
+        h.save_tensor("raw/f64_1d", tensor_value(f64));
+        std::vector<std::int32_t> i32;
+        for (const auto& a : golden_value(golden, "raw/i32_3d", 0, "worker_0")) {
+            for (const auto& b : a) {
+                for (const auto& c : b) {
+                    i32.push_back(c.get<std::int32_t>());
+                }
+            }
+        }
+        h.save_tensor("raw/i32_3d", tensor_value(i32, {2, 2, 3}));
+        h.save_tensor("raw/bool_1d", tensor_value(golden_value(golden, "raw/bool_1d", 0, "worker_0").get<std::vector<bool>>()));
+        std::vector<float16> f16;
+        for (const auto& v : golden_value(golden, "raw/f16_1d", 0, "worker_0")) {
+            f16.emplace_back(v.get<float>());
+        }
+        h.save_tensor("raw/f16_1d", tensor_value(f16));
+        std::vector<std::int8_t> i8; // smdebug's reader shows int8 as uint8
+        for (const auto& v : golden_value(golden, "raw/i8_1d", 0, "worker_0")) {
+            i8.push_back(static_cast<std::int8_t>(static_cast<std::uint8_t>(v.get<int>())));
+        }
+        h.save_tensor("raw/i8_1d", tensor_value(i8));
+        h.save_tensor("raw/i64_scalar",
+                      tensor_value::scalar(golden_value(golden, "raw/i64_scalar", 0, "worker_0").get<std::int64_t>()));
+        h.save_tensor("raw/f32_scalar",
+                      tensor_value::scalar(golden_value(golden, "raw/f32_scalar", 0, "worker_0").get<float>()));
+        h.save_tensor("mixed/f32_1d", tensor_value(golden_value(golden, "mixed/f32_1d", 0, "worker_0").get<std::vector<float>>()));
+        h.save_scalar("lr", golden_value(golden, "scalar/lr", 0, "worker_0")[0].get<double>());
+        h.close();
+    }
+    const auto ours = read_indexes(dir.path() / "run").at({0, "worker_0"});
+    const auto theirs = read_indexes(fixture).at({0, "worker_0"});
+    for (const std::string name :
+         {"raw/f64_1d", "raw/i32_3d", "raw/bool_1d", "raw/f16_1d", "raw/i8_1d", "raw/i64_scalar", "raw/f32_scalar",
+          "mixed/f32_1d", "smdebug/reductions/min/mixed/f32_1d", "smdebug/reductions/max/mixed/f32_1d", "scalar/lr"}) {
+        INFO(name);
+        check_same_record_but_wall_time(read_record(dir.path() / "run", ours, name), read_record(fixture, theirs, name));
+    }
+}
+
+TEST_CASE("bytes: a 0-d loss record equals the PyTorch hook's") {
+    const auto fixtures = tdbg::test::fixtures_dir();
+    if (!fixtures) {
+        TDBG_SKIP("no smdebug fixtures");
+    }
+    const json golden = json::parse(slurp(*fixtures / "pytorch_mlp.golden.json"));
+    temp_dir dir("hook_bytes_loss");
+    hook_options o;
+    o.out_dir = (dir.path() / "run").string();
+    o.save_config = save_config(save_config_mode{5, {}, 0, std::nullopt});
+    {
+        hook<> h(o);
+        h.set_mode(mode::train);
+        h.begin_step();
+        const float loss = golden_value(golden, "CrossEntropyLoss_output_0", 0, "worker_0").get<float>();
+        h.save_tensor("CrossEntropyLoss_output_0", tensor_value::scalar(loss));
+        h.close();
+    }
+    const auto ours = read_indexes(dir.path() / "run").at({0, "worker_0"});
+    const auto theirs = read_indexes(*fixtures / "pytorch_mlp").at({0, "worker_0"});
+    check_same_record_but_wall_time(read_record(dir.path() / "run", ours, "CrossEntropyLoss_output_0"),
+                                    read_record(*fixtures / "pytorch_mlp", theirs, "CrossEntropyLoss_output_0"));
+}

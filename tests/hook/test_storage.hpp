@@ -1,0 +1,105 @@
+#pragma once
+// A storage for the writer's tests: local files underneath, plus a gate that
+// holds writes back, injected failures, and a log of what was published.
+
+#include <condition_variable>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/storage/local_storage.hpp"
+
+namespace tdbg::test {
+
+struct storage_control {
+    std::mutex mutex;
+    std::condition_variable opened;
+    bool gate_open = true;
+    int failing_appends = 0; // the next n appends throw
+    bool failing_puts = false;
+    std::vector<std::string> log; // "commit <key>", "put <key>"
+
+    void wait_for_gate() {
+        std::unique_lock<std::mutex> lock(mutex);
+        opened.wait(lock, [&] { return gate_open; });
+    }
+    void set_gate(bool open) {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            gate_open = open;
+        }
+        opened.notify_all();
+    }
+    std::vector<std::string> published() {
+        std::lock_guard<std::mutex> lock(mutex);
+        return log;
+    }
+};
+
+class test_storage {
+public:
+    test_storage(std::filesystem::path root, std::shared_ptr<storage_control> control)
+        : inner_(std::move(root)), control_(std::move(control)) {}
+
+    class writer {
+    public:
+        writer(local_storage::writer inner, std::shared_ptr<storage_control> control, std::string key)
+            : inner_(std::move(inner)), control_(std::move(control)), key_(std::move(key)) {}
+        void append(std::string_view bytes) {
+            control_->wait_for_gate();
+            {
+                std::lock_guard<std::mutex> lock(control_->mutex);
+                if (control_->failing_appends > 0) {
+                    --control_->failing_appends;
+                    throw storage_error("injected: cannot write " + key_);
+                }
+            }
+            inner_.append(bytes);
+        }
+        void commit() {
+            control_->wait_for_gate();
+            inner_.commit();
+            std::lock_guard<std::mutex> lock(control_->mutex);
+            control_->log.push_back("commit " + key_);
+        }
+
+    private:
+        local_storage::writer inner_;
+        std::shared_ptr<storage_control> control_;
+        std::string key_;
+    };
+
+    void put(const std::string& key, std::string_view bytes) {
+        control_->wait_for_gate();
+        {
+            std::lock_guard<std::mutex> lock(control_->mutex);
+            if (control_->failing_puts) {
+                throw storage_error("injected: cannot put " + key);
+            }
+        }
+        inner_.put(key, bytes);
+        std::lock_guard<std::mutex> lock(control_->mutex);
+        control_->log.push_back("put " + key);
+    }
+    writer open_write(const std::string& key) { return writer(inner_.open_write(key), control_, key); }
+    std::string read(const std::string& key) const { return inner_.read(key); }
+    std::string read_range(const std::string& key, std::uint64_t offset, std::uint64_t length) const {
+        return inner_.read_range(key, offset, length);
+    }
+    std::vector<std::string> list(const std::string& prefix, const std::string& start_after) const {
+        return inner_.list(prefix, start_after);
+    }
+    bool exists(const std::string& key) const { return inner_.exists(key); }
+    std::string describe() const { return "test:" + inner_.describe(); }
+
+private:
+    local_storage inner_;
+    std::shared_ptr<storage_control> control_;
+};
+
+static_assert(is_storage_v<test_storage>, "test_storage must satisfy the storage concept");
+
+} // namespace tdbg::test

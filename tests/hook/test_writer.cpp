@@ -1,0 +1,160 @@
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <xtensor/xarray.hpp>
+
+#include "run_reader.hpp"
+#include "support.hpp"
+#include "test_storage.hpp"
+#include "tdbg/hook/hook.hpp"
+
+using namespace tdbg;
+using tdbg::test::read_indexes;
+using tdbg::test::storage_control;
+using tdbg::test::temp_dir;
+using tdbg::test::test_storage;
+
+namespace {
+
+hook_options small_queue(full_queue_policy policy) {
+    hook_options o;
+    o.save_config = save_config(save_config_mode{1, {}, 0, std::nullopt});
+    o.include_collections = {"all"};
+    o.save_all = true;
+    o.max_queue_bytes = std::size_t{1} << 20U;
+    o.on_full_queue = policy;
+    return o;
+}
+
+// Large enough that the writer appends it straight to storage (where the gate holds it).
+const xt::xarray<float> block = xt::ones<float>({70000}); // 280 KB
+
+} // namespace
+
+TEST_CASE("writer: a full queue blocks the training thread until there is room (block policy)") {
+    temp_dir dir("writer_block");
+    auto control = std::make_shared<storage_control>();
+    control->set_gate(false);
+    hook<test_storage> h(test_storage(dir.path(), control), small_queue(full_queue_policy::block));
+    std::atomic<int> saved{0};
+    std::thread trainer([&] {
+        h.begin_step();
+        for (int i = 0; i < 10; ++i) {
+            h.save_tensor("t" + std::to_string(i), block);
+            ++saved;
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // The writer holds one tensor, the 1 MiB queue three more: the fifth save waits.
+    CHECK(saved.load() >= 3);
+    CHECK(saved.load() <= 4);
+    control->set_gate(true);
+    trainer.join();
+    CHECK(saved.load() == 10);
+    h.close();
+    CHECK(h.dropped_tensors() == 0);
+    const auto indexes = read_indexes(dir.path());
+    REQUIRE(indexes.size() == 1);
+    CHECK(indexes.begin()->second.tensor_payload.size() == 10);
+}
+
+TEST_CASE("writer: a full queue drops and counts tensors (drop policy)") {
+    temp_dir dir("writer_drop");
+    auto control = std::make_shared<storage_control>();
+    control->set_gate(false);
+    hook<test_storage> h(test_storage(dir.path(), control), small_queue(full_queue_policy::drop));
+    h.begin_step();
+    for (int i = 0; i < 10; ++i) {
+        h.save_tensor("t" + std::to_string(i), block);
+    }
+    const auto dropped = h.dropped_tensors();
+    CHECK(dropped >= 6);
+    CHECK(dropped <= 7);
+    control->set_gate(true);
+    h.close();
+    const auto indexes = read_indexes(dir.path());
+    REQUIRE(indexes.size() == 1);
+    CHECK(indexes.begin()->second.tensor_payload.size() == 10 - dropped);
+}
+
+TEST_CASE("writer: an error in the writer thread surfaces on the next call, once; later steps are written") {
+    temp_dir dir("writer_error");
+    auto control = std::make_shared<storage_control>();
+    auto o = small_queue(full_queue_policy::block);
+    hook<test_storage> h(test_storage(dir.path(), control), o);
+    control->failing_appends = 1;
+    h.begin_step();
+    h.save_tensor("w", block);
+    h.end_step();
+    CHECK_THROWS_WITH(h.flush(), Catch::Contains("injected"));
+    h.flush(); // reported once
+    h.begin_step();
+    h.save_tensor("w", block);
+    h.close();
+    const auto indexes = read_indexes(dir.path());
+    // Step 0 never got an index (its event file failed); step 1 is complete.
+    REQUIRE(indexes.size() == 1);
+    CHECK(indexes.begin()->first.first == 1);
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "events/000000000000"
+                                                      "/000000000000_worker_0.tfevents"));
+    CHECK(tdbg::test::read_tensor(dir.path(), indexes.begin()->second, "w").value.size() == 70000);
+}
+
+TEST_CASE("writer: an error reaches the next save or close, never the destructor") {
+    temp_dir dir("writer_error_close");
+    auto control = std::make_shared<storage_control>();
+    {
+        hook<test_storage> h(test_storage(dir.path(), control), small_queue(full_queue_policy::block));
+        control->failing_puts = true; // index, collections and end marker cannot be written
+        h.begin_step();
+        h.save_tensor("w", block);
+        h.begin_step(); // queues step 0's end: its index cannot be written
+        for (int i = 0; i < 2000 && h.queued_bytes() != 0; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        CHECK(h.storage().exists("events/000000000000/000000000000_worker_0.tfevents"));
+        CHECK_THROWS_WITH(h.save_tensor("w", block), Catch::Contains("injected: cannot put index/"));
+        CHECK_THROWS_AS(h.close(), storage_error);
+    }
+    {
+        // Left to the destructor, the error is printed, not thrown.
+        hook_options o = small_queue(full_queue_policy::block);
+        temp_dir other("writer_error_dtor");
+        auto control2 = std::make_shared<storage_control>();
+        control2->failing_puts = true;
+        auto h = std::make_unique<hook<test_storage>>(test_storage(other.path(), control2), o);
+        h->begin_step();
+        h->save_tensor("w", block);
+        CHECK_NOTHROW(h.reset());
+    }
+}
+
+TEST_CASE("writer: a step's event file is committed before its index file is published") {
+    temp_dir dir("writer_order");
+    auto control = std::make_shared<storage_control>();
+    {
+        hook<test_storage> h(test_storage(dir.path(), control), small_queue(full_queue_policy::block));
+        for (int step = 0; step < 5; ++step) {
+            h.begin_step();
+            h.save_tensor("w", block);
+            h.save_scalar("lr", 0.5);
+        }
+        h.close();
+    }
+    const auto log = control->published();
+    for (int step = 0; step < 5; ++step) {
+        const std::string event = "commit " + format::event_file_key(step, "worker_0");
+        const std::string index = "put " + format::index_file_key(step, "worker_0");
+        const auto e = std::find(log.begin(), log.end(), event);
+        const auto i = std::find(log.begin(), log.end(), index);
+        REQUIRE(e != log.end());
+        REQUIRE(i != log.end());
+        CHECK(e < i);
+    }
+    // The end marker comes last, after every index.
+    REQUIRE_FALSE(log.empty());
+    CHECK(log.back() == "put training_job_end.ts");
+}

@@ -1,0 +1,75 @@
+// The seven built-in rules the fixtures cover, against every entry of the
+// three `<run>.rules.json` files written by Python smdebug's invoke_rule.
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+#include "tdbg/rules/registry.hpp"
+#include "tdbg/trial/trial.hpp"
+
+namespace {
+
+// A fixture parameter (a Python value) as SageMaker would pass it: a string.
+std::string as_param_string(const nlohmann::json& v) {
+    if (v.is_string()) {
+        return v.get<std::string>();
+    }
+    if (v.is_boolean()) {
+        return v.get<bool>() ? "True" : "False";
+    }
+    return v.dump();
+}
+
+std::vector<std::int64_t> steps_of(const nlohmann::json& j) { return j.get<std::vector<std::int64_t>>(); }
+
+} // namespace
+
+TEST_CASE("built-in rules trigger on exactly the steps Python smdebug recorded, on every fixture run") {
+    const auto fixtures = tdbg::test::fixtures_dir();
+    if (!fixtures) {
+        TDBG_SKIP("no fixtures directory");
+    }
+    std::size_t checked = 0;
+    for (const char* run : tdbg::test::fixture_runs) {
+        std::ifstream in(*fixtures / (std::string(run) + ".rules.json"));
+        REQUIRE(in);
+        const auto doc = nlohmann::json::parse(in);
+        REQUIRE(doc.at("format") == "smdebug-rules/1");
+        const auto& invoked = doc.at("invoke");
+        for (const auto& entry : doc.at("results")) {
+            std::map<std::string, std::string> params;
+            for (const auto& [k, v] : entry.at("params").items()) {
+                params[k] = as_param_string(v);
+            }
+            const std::string name = entry.at("rule").get<std::string>();
+            INFO("run " << run << ", rule " << name << ", params " << entry.at("params").dump());
+            auto trial = tdbg::create_trial((*fixtures / run).string());
+            auto rule = tdbg::rules::registry::create(name, trial, tdbg::rules::rule_params(params), {},
+                                                      tdbg::rules::rule_logger::silent());
+            tdbg::rules::invoke_options options;
+            options.start_step = invoked.at("start_step").get<std::int64_t>();
+            options.end_step = invoked.at("end_step").get<std::int64_t>();
+            const auto result = rule.invoke(options);
+
+            CHECK(result.triggered_steps == steps_of(entry.at("triggered_steps")));
+            CHECK(result.not_triggered_steps == steps_of(entry.at("not_triggered_steps")));
+            std::map<std::string, std::vector<std::int64_t>> skipped;
+            for (const auto& [reason, steps] : entry.at("skipped_steps").items()) {
+                skipped[reason] = steps_of(steps);
+            }
+            CHECK(result.skipped_steps == skipped);
+            CHECK(result.resolved_params == entry.at("resolved_params"));
+            ++checked;
+        }
+    }
+    CHECK(checked == 39);
+}

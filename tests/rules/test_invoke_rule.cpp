@@ -1,0 +1,331 @@
+// invoke_rule's semantics: the steps visited, skips by exception kind, the end
+// of a run, raise_eval_cond, actions, parallel evaluation, declared tensors,
+// live runs.
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rule_run.hpp"
+#include "support.hpp"
+#include "tdbg/rules/any_rule.hpp"
+#include "tdbg/rules/invoke.hpp"
+#include "tdbg/rules/rule.hpp"
+#include "tdbg/trial/trial.hpp"
+
+namespace {
+
+using tdbg::rules::rule_params;
+using tdbg::test::f32;
+using tdbg::test::scalar;
+
+// Met when the scalar "loss" at the step is above `threshold`.
+class loss_above : public tdbg::rules::rule<loss_above> {
+public:
+    static constexpr std::string_view rule_name = "LossAbove";
+    loss_above(trial_type trial, const rule_params& params)
+        : rule(std::move(trial), params), threshold_(params.get("threshold", 0.5)),
+          tensor_(params.get("tensor", "loss")) {}
+    bool invoke_at_step(std::int64_t step) {
+        visited.push_back(step);
+        return tdbg::rules::scalar_of(value(tensor_, step)) > threshold_;
+    }
+    std::vector<std::int64_t> visited;
+
+private:
+    double threshold_;
+    std::string tensor_;
+};
+
+// The same condition, declared free of state so that steps run in parallel.
+class parallel_loss_above : public tdbg::rules::rule<parallel_loss_above> {
+public:
+    static constexpr bool parallel_steps = true;
+    parallel_loss_above(trial_type trial, const rule_params& params)
+        : rule(std::move(trial), params), threshold_(params.get("threshold", 0.5)) {}
+    bool invoke_at_step(std::int64_t step) const {
+        ++calls;
+        return tdbg::rules::scalar_of(value("loss", step)) > threshold_;
+    }
+    mutable std::atomic<int> calls{0};
+    parallel_loss_above(const parallel_loss_above& other) : rule(other), threshold_(other.threshold_) {}
+
+private:
+    double threshold_;
+};
+
+// A run with a 0-d "loss" of value step / 10 at steps 0..9 (TRAIN), ended.
+void write_loss_run(const tdbg::test::rule_run& run, std::int64_t steps = 10, std::int64_t first = 0) {
+    run.collections({{"losses", "^loss$"}});
+    for (std::int64_t s = first; s < first + steps; ++s) {
+        run.step(s, {{"loss", scalar(static_cast<float>(s) / 10.0F), {}}});
+    }
+    run.end();
+}
+
+std::vector<std::int64_t> range(std::int64_t first, std::int64_t last) {
+    std::vector<std::int64_t> out;
+    for (std::int64_t s = first; s <= last; ++s) {
+        out.push_back(s);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("invoke_rule visits the steps from start_step up to end_step, exclusive") {
+    tdbg::test::temp_dir dir("invoke_range");
+    tdbg::test::rule_run run(dir.path());
+    write_loss_run(run);
+    loss_above r(tdbg::create_trial(dir.path().string()), {{"threshold", "0.45"}});
+    r.set_logger(tdbg::rules::rule_logger::silent());
+    const auto result = tdbg::rules::invoke_rule(r, 2, 7);
+    CHECK(r.visited == range(2, 6));
+    CHECK(result.triggered_steps == range(5, 6)); // 0.5 and 0.6 > 0.45
+    CHECK(result.not_triggered_steps == range(2, 4));
+    CHECK(result.skipped_steps.empty());
+    CHECK(result.end == tdbg::rules::evaluation_end::end_step);
+    CHECK(result.status() == tdbg::rules::evaluation_status::issues_found);
+    CHECK(result.rule == "LossAbove");
+}
+
+TEST_CASE("invoke_rule ends at the end of a finished run (no_more_data) and starts at its first step by default") {
+    tdbg::test::temp_dir dir("invoke_end");
+    tdbg::test::rule_run run(dir.path());
+    write_loss_run(run, 4, 5); // steps 5..8
+    loss_above r(tdbg::create_trial(dir.path().string()), {{"threshold", "10"}});
+    r.set_logger(tdbg::rules::rule_logger::silent());
+    tdbg::rules::invoke_options options; // no start_step: the run's first step
+    const auto result = tdbg::rules::invoke_rule(r, options);
+    CHECK(r.visited == range(5, 8));
+    CHECK(result.first_step == 5);
+    CHECK(result.next_step == 9);
+    CHECK(result.end == tdbg::rules::evaluation_end::no_more_data);
+    CHECK(result.status() == tdbg::rules::evaluation_status::no_issues_found);
+
+    // smdebug's default start_step is 0: the steps before the run's first are not saved.
+    loss_above from_zero(tdbg::create_trial(dir.path().string()), {{"threshold", "10"}});
+    from_zero.set_logger(tdbg::rules::rule_logger::silent());
+    const auto zero = tdbg::rules::invoke_rule(from_zero);
+    CHECK(zero.skipped_steps.at("StepUnavailable") == range(0, 4));
+    CHECK(zero.not_triggered_steps == range(5, 8));
+}
+
+TEST_CASE("invoke_rule skips steps by the smdebug exception that says why") {
+    tdbg::test::temp_dir dir("invoke_skips");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"losses", "^loss$"}});
+    run.step(0, {{"loss", scalar(0.9F), {}}});
+    // step 1 not saved at all
+    run.step(2, {{"other", scalar(1.0F), {}}}); // saved, but without "loss"
+    run.step(3, {{"loss", std::nullopt, {{tdbg::reduction{tdbg::reduction_kind::mean, false}, scalar(0.3F)}}}});
+    run.step(4, {{"loss", scalar(0.1F), {}}});
+    run.end();
+
+    loss_above r(tdbg::create_trial(dir.path().string()), {});
+    r.set_logger(tdbg::rules::rule_logger::silent());
+    const auto result = tdbg::rules::invoke_rule(r, 0, 5);
+    CHECK(result.triggered_steps == std::vector<std::int64_t>{0});
+    CHECK(result.not_triggered_steps == std::vector<std::int64_t>{4});
+    CHECK(result.skipped_steps.at("StepUnavailable") == std::vector<std::int64_t>{1});
+    // step 2: no "loss"; step 3: only a reduction of it, no value
+    CHECK(result.skipped_steps.at("TensorUnavailableForStep") == std::vector<std::int64_t>{2, 3});
+    CHECK(r.visited == std::vector<std::int64_t>{0, 2, 3, 4}); // invoke_at_step ran, then threw
+
+    // A tensor the run never saved: TensorUnavailable.
+    loss_above missing(tdbg::create_trial(dir.path().string()), {{"tensor", "never_saved"}});
+    missing.set_logger(tdbg::rules::rule_logger::silent());
+    const auto none = tdbg::rules::invoke_rule(missing, 0, 5);
+    CHECK(none.skipped_steps.at("TensorUnavailable") == std::vector<std::int64_t>{0, 2, 3, 4});
+    CHECK(none.status() == tdbg::rules::evaluation_status::no_issues_found);
+}
+
+TEST_CASE("raise_eval_cond throws rule_evaluation_condition_met at the first step met, after its actions") {
+    tdbg::test::temp_dir dir("invoke_raise");
+    tdbg::test::rule_run run(dir.path());
+    write_loss_run(run);
+    loss_above r(tdbg::create_trial(dir.path().string()), {{"threshold", "0.25"}});
+    tdbg::rules::log_capture log;
+    r.set_logger(log.logger());
+    std::vector<std::int64_t> action_steps;
+    r.actions().add([&](const tdbg::rules::trigger& t, const tdbg::rules::rule_logger&) { action_steps.push_back(t.step); });
+    try {
+        (void)tdbg::rules::invoke_rule(r, 0, std::nullopt, true);
+        FAIL("no exception");
+    } catch (const tdbg::rule_evaluation_condition_met& e) {
+        CHECK(e.step() == 3);
+        CHECK(e.rule() == "LossAbove");
+    }
+    CHECK(r.visited == range(0, 3)); // nothing after the first step met
+    CHECK(action_steps == std::vector<std::int64_t>{3});
+    CHECK(log.contains("condition met at step 3", tdbg::rules::log_level::warning));
+
+    // Without raise_eval_cond every step is evaluated and the actions run at each step met.
+    loss_above all(tdbg::create_trial(dir.path().string()), {{"threshold", "0.25"}});
+    all.set_logger(tdbg::rules::rule_logger::silent());
+    std::vector<std::int64_t> every;
+    all.actions().add([&](const tdbg::rules::trigger& t, const tdbg::rules::rule_logger&) { every.push_back(t.step); });
+    const auto result = tdbg::rules::invoke_rule(all);
+    CHECK(result.triggered_steps == range(3, 9));
+    CHECK(every == range(3, 9));
+}
+
+TEST_CASE("a rule declaring parallel_steps gives the sequential outcomes, reported in step order") {
+    tdbg::test::temp_dir dir("invoke_parallel");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"losses", "^loss$"}});
+    for (std::int64_t s = 0; s < 200; ++s) {
+        if (s % 7 == 3) {
+            continue; // not saved
+        }
+        run.step(s, {{"loss", scalar(static_cast<float>((s * 37) % 100) / 100.0F), {}}});
+    }
+    run.end();
+    STATIC_REQUIRE(tdbg::rules::parallel_steps_v<parallel_loss_above>);
+    STATIC_REQUIRE_FALSE(tdbg::rules::parallel_steps_v<loss_above>);
+
+    parallel_loss_above p(tdbg::create_trial(dir.path().string()), {{"threshold", "0.5"}});
+    loss_above s(tdbg::create_trial(dir.path().string()), {{"threshold", "0.5"}});
+    p.set_logger(tdbg::rules::rule_logger::silent());
+    s.set_logger(tdbg::rules::rule_logger::silent());
+    tdbg::rules::invoke_options options;
+    options.start_step = 0;
+    options.threads = 4;
+    std::vector<std::int64_t> reported;
+    options.on_step = [&](std::int64_t step, tdbg::rules::step_outcome) { reported.push_back(step); };
+    const auto parallel = tdbg::rules::invoke_rule(p, options);
+    options.on_step = nullptr;
+    const auto sequential = tdbg::rules::invoke_rule(s, options);
+
+    CHECK(parallel.triggered_steps == sequential.triggered_steps);
+    CHECK(parallel.not_triggered_steps == sequential.not_triggered_steps);
+    CHECK(parallel.skipped_steps == sequential.skipped_steps);
+    CHECK(reported == range(0, 198)); // 199 was not saved and the run ended before it
+    CHECK(p.calls.load() == 200 - 29); // every saved step once
+    std::vector<std::int64_t> expected_met;
+    for (std::int64_t step = 0; step < 200; ++step) {
+        if (step % 7 != 3 && (step * 37) % 100 > 50) {
+            expected_met.push_back(step);
+        }
+    }
+    CHECK(parallel.triggered_steps == expected_met);
+}
+
+namespace {
+
+// Declares "loss" (optional) and "needed" (required) at each step; records what it was served.
+class declaring_rule : public tdbg::rules::rule<declaring_rule> {
+public:
+    declaring_rule(trial_type trial, const rule_params& params) : rule(std::move(trial), params) {}
+    [[nodiscard]] std::vector<tdbg::rules::tensor_request> required_tensors(std::int64_t step) const {
+        return {tdbg::rules::value_request("loss", step, true), tdbg::rules::value_request("needed", step),
+                tdbg::rules::reduction_request("needed", step, mean_of)};
+    }
+    bool invoke_at_step(std::int64_t step) {
+        const auto loss = fetched(tdbg::rules::value_request("loss", step, true));
+        served[step] = loss ? tdbg::rules::scalar_of(*loss) : -1.0;
+        means[step] = tdbg::rules::scalar_of(*fetched(tdbg::rules::reduction_request("needed", step, mean_of)));
+        return false;
+    }
+    std::map<std::int64_t, double> served;
+    std::map<std::int64_t, double> means;
+
+private:
+    static constexpr tdbg::reduction mean_of{tdbg::reduction_kind::mean, false};
+};
+
+} // namespace
+
+TEST_CASE("declared tensors are fetched before invoke_at_step; a missing required one skips the step") {
+    tdbg::test::temp_dir dir("invoke_declared");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"all", ".*"}});
+    run.step(0, {{"loss", scalar(0.5F), {}}, {"needed", f32({1, 2, 3}), {}}});
+    run.step(1, {{"needed", f32({4, 6}), {}}});         // optional "loss" missing: served as absent
+    run.step(2, {{"loss", scalar(0.25F), {}}});          // required "needed" missing: skipped
+    run.end();
+    declaring_rule r(tdbg::create_trial(dir.path().string()), {});
+    r.set_logger(tdbg::rules::rule_logger::silent());
+    const auto result = tdbg::rules::invoke_rule(r);
+    CHECK(result.not_triggered_steps == std::vector<std::int64_t>{0, 1});
+    CHECK(result.skipped_steps.at("TensorUnavailableForStep") == std::vector<std::int64_t>{2});
+    CHECK(r.served == std::map<std::int64_t, double>{{0, 0.5}, {1, -1.0}});
+    CHECK(r.means == std::map<std::int64_t, double>{{0, 2.0}, {1, 5.0}}); // computed from the values
+}
+
+TEST_CASE("invoke_rule waits for the steps of a live run, or gives up after step_timeout") {
+    tdbg::test::temp_dir dir("invoke_live");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"losses", "^loss$"}});
+    run.step(0, {{"loss", scalar(0.0F), {}}});
+    tdbg::trial_options fast;
+    fast.poll_interval = std::chrono::milliseconds(20);
+
+    SECTION("waits, then ends with the run") {
+        std::thread writer([&] {
+            for (std::int64_t s = 1; s < 6; ++s) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(40));
+                run.step(s, {{"loss", scalar(static_cast<float>(s) / 10.0F), {}}});
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(40));
+            run.end();
+        });
+        loss_above r(tdbg::create_trial(dir.path().string(), std::nullopt, {}, fast), {{"threshold", "0.25"}});
+        r.set_logger(tdbg::rules::rule_logger::silent());
+        const auto result = tdbg::rules::invoke_rule(r);
+        writer.join();
+        CHECK(result.triggered_steps == range(3, 5));
+        CHECK(result.not_triggered_steps == range(0, 2));
+        CHECK(result.end == tdbg::rules::evaluation_end::no_more_data);
+    }
+    SECTION("step_timeout: throws step_not_yet_available, or skips the late step when asked") {
+        loss_above r(tdbg::create_trial(dir.path().string(), std::nullopt, {}, fast), {});
+        r.set_logger(tdbg::rules::rule_logger::silent());
+        tdbg::rules::invoke_options options;
+        options.start_step = 0;
+        options.end_step = 3;
+        options.step_timeout = std::chrono::milliseconds(50);
+        CHECK_THROWS_AS(tdbg::rules::invoke_rule(r, options), tdbg::step_not_yet_available);
+        options.skip_late_steps = true;
+        loss_above again(tdbg::create_trial(dir.path().string(), std::nullopt, {}, fast), {});
+        again.set_logger(tdbg::rules::rule_logger::silent());
+        const auto result = tdbg::rules::invoke_rule(again, options);
+        CHECK(result.not_triggered_steps == std::vector<std::int64_t>{0});
+        CHECK(result.skipped_steps.at("StepNotYetAvailable") == std::vector<std::int64_t>{1, 2});
+    }
+}
+
+TEST_CASE("an unknown parameter is an error; other exceptions end the evaluation (Error status via evaluate)") {
+    tdbg::test::temp_dir dir("invoke_errors");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"losses", "^loss$"}});
+    run.step(0, {{"loss", scalar(0.1F), {}}});
+    run.step(1, {{"loss", f32({1, 2}), {}}}); // scalar_of throws dtype_mismatch
+    run.end();
+    const auto trial = tdbg::create_trial(dir.path().string());
+
+    loss_above typo(trial, {{"treshold", "0.1"}});
+    try {
+        (void)tdbg::rules::invoke_rule(typo);
+        FAIL("no exception");
+    } catch (const tdbg::config_error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("unknown parameter 'treshold'") != std::string::npos);
+        CHECK(what.find("threshold") != std::string::npos); // the known ones are listed
+    }
+    CHECK_THROWS_AS(loss_above(trial, {{"threshold", "high"}}), tdbg::config_error);
+
+    tdbg::rules::any_rule r = loss_above(trial, {});
+    r.set_logger(tdbg::rules::rule_logger::silent());
+    CHECK_THROWS_AS(r.invoke(), tdbg::dtype_mismatch);
+    const auto result = r.evaluate();
+    CHECK(result.status() == tdbg::rules::evaluation_status::error);
+    CHECK(result.error.find("2 elements") != std::string::npos);
+    CHECK(result.not_triggered_steps == std::vector<std::int64_t>{0}); // what was found before is kept
+}

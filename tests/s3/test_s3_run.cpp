@@ -1,0 +1,126 @@
+// A whole run through S3: written by hook<s3_storage>, read back by
+// trial<s3_storage>, both after the fact and while it is being written.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+
+#include "s3_test_server.hpp"
+#include "support.hpp"
+#include "tdbg/hook/hook.hpp"
+#include "tdbg/storage/local_storage.hpp"
+#include "tdbg/storage/s3.hpp"
+#include "tdbg/trial/trial.hpp"
+
+using namespace tdbg;
+using tdbg::test::s3_test_server;
+
+namespace {
+
+hook_options every_step(const std::string& out_dir) {
+    hook_options o;
+    o.out_dir = out_dir;
+    o.save_config = save_config(save_config_mode{1, {}, 0, std::nullopt});
+    o.save_all = true;
+    o.worker = "worker_0";
+    o.num_workers = 1;
+    return o;
+}
+
+/// The weights saved at `step`: different at every step and element.
+xt::xarray<float> weights(std::int64_t step) {
+    xt::xarray<float> w = xt::zeros<float>({3, 4});
+    for (std::size_t i = 0; i < w.size(); ++i) {
+        w.flat(i) = static_cast<float>(step) * 100.0F + static_cast<float>(i) * 0.25F;
+    }
+    return w;
+}
+
+template <class Storage>
+void write_run(Storage storage, const std::string& out_dir, int steps, std::chrono::milliseconds pause = {}) {
+    hook<Storage> h(std::move(storage), every_step(out_dir));
+    for (int step = 0; step < steps; ++step) {
+        h.begin_step();
+        h.save_tensor("layer1/weight", weights(step));
+        h.save_tensor("CrossEntropyLoss_output_0", tensor_value::scalar(1.0F / static_cast<float>(step + 1)));
+        h.end_step();
+        if (pause.count() > 0) {
+            h.flush();
+            std::this_thread::sleep_for(pause);
+        }
+    }
+    h.close();
+}
+
+} // namespace
+
+TEST_CASE("s3 run written by the hook reads back with the trial, with the same files as on disk") {
+    auto& server = s3_test_server::instance();
+    TDBG_REQUIRE_S3_SERVER(server);
+    const std::string url = server.new_run("jobs/hooked");
+    const s3_storage s3(url, server.options());
+    write_run(s3, url, 5);
+
+    const auto t = open_trial(s3, "hooked");
+    CHECK(t.path() == url);
+    CHECK(t.steps() == std::vector<std::int64_t>{0, 1, 2, 3, 4});
+    CHECK(t.loaded_all_steps());
+    for (std::int64_t step = 0; step < 5; ++step) {
+        const tensor_value w = t.tensor("layer1/weight").value(step);
+        const bool same = (w.as<float>() == weights(step));
+        CHECK(same);
+        CHECK(t.tensor("CrossEntropyLoss_output_0").value(step).data_as<float>()[0] ==
+              1.0F / static_cast<float>(step + 1));
+    }
+
+    // the same run on local disk has the same objects
+    tdbg::test::temp_dir dir("s3_run");
+    const local_storage local(dir.path() / "hooked");
+    write_run(local, (dir.path() / "hooked").string(), 5);
+    CHECK(s3.list("") == local.list(""));
+    CHECK(s3.read("collections/000000000/worker_0_collections.json") ==
+          local.read("collections/000000000/worker_0_collections.json"));
+}
+
+TEST_CASE("s3 trial follows a run while the hook is still writing it") {
+    auto& server = s3_test_server::instance();
+    TDBG_REQUIRE_S3_SERVER(server);
+    const std::string url = server.new_run("jobs/live");
+    const s3_storage s3(url, server.options());
+    const int steps = 8;
+    std::string failure;
+    std::thread training([&] {
+        try {
+            write_run(s3, url, steps, std::chrono::milliseconds(150));
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+    });
+    trial_options options;
+    options.poll_interval = std::chrono::milliseconds(50);
+    options.collection_wait = std::chrono::milliseconds(30000);
+    const auto t = open_trial(s3, "live", {}, options);
+    const bool ended_at_open = t.loaded_all_steps();
+    t.wait_for_steps({0, 3}, mode::global, std::chrono::milliseconds(30000));
+    const bool same3 = (t.tensor("layer1/weight").value(3).as<float>() == weights(3));
+    CHECK(same3);
+    t.wait_for_steps({steps - 1}, mode::global, std::chrono::milliseconds(30000));
+    training.join();
+    INFO(failure);
+    REQUIRE(failure.empty());
+    CHECK_FALSE(ended_at_open); // the trial really followed a live run
+    for (int tries = 0; tries < 200 && !t.loaded_all_steps(); ++tries) {
+        t.refresh();
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(t.loaded_all_steps());
+    CHECK(t.steps().size() == static_cast<std::size_t>(steps));
+    for (int step = 0; step < steps; ++step) {
+        const bool same = (t.tensor("layer1/weight").value(step).as<float>() == weights(step));
+        CHECK(same);
+    }
+}

@@ -1,0 +1,55 @@
+#pragma once
+// A local storage that counts what a trial asks of it (and a proof that any
+// type with the storage concept's members can back a trial).
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tdbg/storage/local_storage.hpp"
+#include "tdbg/storage/storage.hpp"
+
+namespace tdbg::test {
+
+/// What a counting_storage was asked.
+struct counters {
+    std::atomic<int> index_reads{0};
+    std::atomic<int> lists{0};
+    std::atomic<int> range_reads{0};
+};
+
+/// A local storage that counts index reads, range reads and listings.
+class counting_storage {
+public:
+    counting_storage(std::filesystem::path root, std::shared_ptr<counters> c) : inner_(std::move(root)), counters_(std::move(c)) {}
+
+    void put(const std::string& key, std::string_view bytes) const { inner_.put(key, bytes); }
+    [[nodiscard]] tdbg::local_storage::writer open_write(const std::string& key) const { return inner_.open_write(key); }
+    [[nodiscard]] std::string read(const std::string& key) const {
+        if (key.rfind("index/", 0) == 0) {
+            ++counters_->index_reads;
+        }
+        return inner_.read(key);
+    }
+    [[nodiscard]] std::string read_range(const std::string& key, std::uint64_t offset, std::uint64_t length) const {
+        ++counters_->range_reads;
+        return inner_.read_range(key, offset, length);
+    }
+    [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after) const {
+        ++counters_->lists;
+        return inner_.list(prefix, start_after);
+    }
+    [[nodiscard]] bool exists(const std::string& key) const { return inner_.exists(key); }
+    [[nodiscard]] std::string describe() const { return "counting:" + inner_.describe(); }
+
+private:
+    tdbg::local_storage inner_;
+    std::shared_ptr<counters> counters_;
+};
+static_assert(tdbg::is_storage_v<counting_storage>, "the test storage must be a storage");
+
+} // namespace tdbg::test

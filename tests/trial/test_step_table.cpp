@@ -1,0 +1,143 @@
+// The step bookkeeping under a trial: modes, completeness across workers,
+// smdebug's has_passed_step, the wait window and the end of a run.
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "tdbg/trial/detail/step_table.hpp"
+#include "tdbg/trial/step_state.hpp"
+
+using tdbg::mode;
+using tdbg::step_state;
+using tdbg::detail::step_table;
+using steps_t = std::vector<std::int64_t>;
+
+TEST_CASE("step_table: one worker, steps complete as they arrive; gaps are unavailable") {
+    step_table t;
+    t.set_num_workers(1);
+    t.add(0, mode::train, 0, 0);
+    t.add(2, mode::train, 1, 0);
+    t.add(5, mode::eval, 0, 0);
+
+    CHECK(t.steps(mode::global, false) == steps_t{0, 2, 5});
+    CHECK(t.steps(mode::train, false) == steps_t{0, 1});
+    CHECK(t.steps(mode::eval, false) == steps_t{0});
+    CHECK(t.steps(mode::predict, true).empty());
+    CHECK(t.last_complete_step() == 5);
+
+    CHECK(t.has_passed_step(2, mode::global) == step_state::available);
+    CHECK(t.has_passed_step(1, mode::global) == step_state::unavailable); // skipped: step 2 is complete
+    CHECK(t.has_passed_step(6, mode::global) == step_state::not_yet_available);
+    CHECK(t.has_passed_step(1, mode::train) == step_state::available);
+    CHECK(t.has_passed_step(2, mode::train) == step_state::not_yet_available);
+
+    CHECK(t.global_step(mode::train, 1) == std::optional<std::int64_t>(2));
+    CHECK(t.global_step(mode::eval, 0) == std::optional<std::int64_t>(5));
+    CHECK_FALSE(t.global_step(mode::eval, 1).has_value());
+    CHECK(t.global_step(mode::global, 7) == std::optional<std::int64_t>(7));
+    CHECK(t.modes() == std::vector<mode>{mode::train, mode::eval});
+}
+
+TEST_CASE("step_table: with two workers a step waits for both, or for a later complete step") {
+    step_table t;
+    t.set_num_workers(2);
+    t.add(0, mode::train, 0, 0);
+    CHECK(t.steps(mode::global, false).empty());
+    CHECK(t.steps(mode::global, true) == steps_t{0});
+    CHECK(t.has_passed_step(0, mode::global) == step_state::not_yet_available);
+    CHECK(t.last_complete_step() == -1);
+
+    t.add(0, mode::train, 0, 1);
+    CHECK(t.has_passed_step(0, mode::global) == step_state::available);
+    CHECK(t.last_complete_step() == 0);
+
+    // Worker 1 skips step 1 but both write step 2: step 1 can no longer change.
+    t.add(1, mode::train, 1, 0);
+    CHECK(t.has_passed_step(1, mode::global) == step_state::not_yet_available);
+    t.add(2, mode::train, 2, 1);
+    CHECK(t.has_passed_step(1, mode::global) == step_state::not_yet_available);
+    t.add(2, mode::train, 2, 0);
+    CHECK(t.last_complete_step() == 2);
+    CHECK(t.has_passed_step(1, mode::global) == step_state::available);
+    CHECK(t.steps(mode::global, false) == steps_t{0, 1, 2});
+
+    // A step only one worker wrote, after the last complete one.
+    t.add(3, mode::train, 3, 0);
+    CHECK(t.steps(mode::global, false) == steps_t{0, 1, 2});
+    CHECK(t.steps(mode::train, true) == steps_t{0, 1, 2, 3});
+    CHECK(t.has_passed_step(3, mode::train) == step_state::not_yet_available);
+    CHECK(t.is_complete(2));
+    CHECK_FALSE(t.is_complete(3));
+    // The same worker twice does not make a step complete.
+    t.add(3, mode::train, 3, 0);
+    CHECK_FALSE(t.is_complete(3));
+}
+
+TEST_CASE("step_table: the end of the run makes every step final") {
+    step_table t;
+    t.set_num_workers(2);
+    t.add(0, mode::train, 0, 0);
+    t.add(0, mode::train, 0, 1);
+    t.add(1, mode::eval, 0, 0);
+    CHECK(t.has_passed_step(1, mode::global) == step_state::not_yet_available);
+    CHECK(t.has_passed_step(9, mode::global) == step_state::not_yet_available);
+    CHECK_FALSE(t.ended());
+
+    t.mark_ended();
+    CHECK(t.ended());
+    CHECK(t.last_complete_step() == 1);
+    CHECK(t.has_passed_step(1, mode::global) == step_state::available);
+    CHECK(t.has_passed_step(0, mode::eval) == step_state::available);
+    CHECK(t.has_passed_step(9, mode::global) == step_state::unavailable);
+    CHECK(t.steps(mode::global, false) == steps_t{0, 1});
+    CHECK(t.last_step(mode::global) == 1);
+    CHECK(t.last_step(mode::eval) == 0);
+    CHECK(t.last_step(mode::predict) == -1);
+}
+
+TEST_CASE("step_table: the first mode recorded for a global step wins") {
+    step_table t;
+    t.add(4, mode::train, 2, 0);
+    t.add(4, mode::eval, 9, 1);
+    const auto* info = t.find(4);
+    REQUIRE(info != nullptr);
+    CHECK(info->step_mode == mode::train);
+    CHECK(info->mode_step == 2);
+    CHECK(info->workers == std::vector<tdbg::detail::worker_id>{0, 1});
+    CHECK(t.find(5) == nullptr);
+    // num_workers 0 in a bad collection file counts as 1.
+    t.set_num_workers(0);
+    CHECK(t.num_workers() == 1);
+}
+
+TEST_CASE("step_table: the wait window declares the older half of waiting steps complete") {
+    step_table t;
+    t.set_num_workers(2);
+    for (std::int64_t s = 0; s < 10; ++s) {
+        t.add(s, mode::train, s, 0); // worker 1 never shows up
+    }
+    t.apply_wait_window(20);
+    CHECK(t.last_complete_step() == -1);
+    t.apply_wait_window(8); // 10 waiting > 8: the oldest 4 become complete
+    CHECK(t.last_complete_step() == 3);
+    CHECK(t.steps(mode::global, false) == steps_t{0, 1, 2, 3});
+    t.apply_wait_window(0); // off
+    CHECK(t.last_complete_step() == 3);
+}
+
+TEST_CASE("step_range: contains and validate") {
+    const tdbg::step_range all{};
+    CHECK(all.contains(0));
+    CHECK(all.contains(1'000'000));
+    const tdbg::step_range some{std::int64_t{3}, std::int64_t{7}};
+    CHECK_FALSE(some.contains(2));
+    CHECK(some.contains(3));
+    CHECK(some.contains(6));
+    CHECK_FALSE(some.contains(7));
+    CHECK_NOTHROW(some.validate());
+    CHECK_THROWS_AS((tdbg::step_range{std::int64_t{7}, std::int64_t{7}}.validate()), tdbg::config_error);
+    CHECK_THROWS_AS((tdbg::step_range{std::int64_t{-1}, std::nullopt}.validate()), tdbg::config_error);
+    CHECK(tdbg::step_state_name(step_state::not_yet_available) == "NOT_YET_AVAILABLE");
+}

@@ -1,0 +1,98 @@
+// The trial's fast record decoder agrees with the format layer's full decoder
+// on every record it accepts, and declines what it does not handle.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "run_writer.hpp"
+#include "support.hpp"
+#include "golden.hpp"
+#include "tdbg/format/event.hpp"
+#include "tdbg/format/tfrecord.hpp"
+#include "tdbg/trial/detail/tensor_decoder.hpp"
+#include "tdbg/trial/trial.hpp"
+
+namespace {
+
+std::shared_ptr<const std::string> read_file(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return std::make_shared<const std::string>(buffer.str());
+}
+
+} // namespace
+
+TEST_CASE("tensor decoder: every fixture record decodes as the full decoder decodes it") {
+    if (!tdbg::test::fixtures_dir()) {
+        TDBG_SKIP("fixtures not found");
+    }
+    std::size_t records = 0;
+    for (const std::string run : tdbg::test::fixture_runs) {
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(*tdbg::test::fixture_run(run) / "events")) {
+            if (!entry.is_regular_file()) {
+                continue;
+            }
+            const auto data = read_file(entry.path());
+            tdbg::format::record_reader reader(*data, entry.path().string());
+            while (auto record = reader.next()) {
+                INFO(entry.path() << " at " << record->offset);
+                const auto fast = tdbg::detail::decode_tensor_fast(record->payload, data);
+                REQUIRE(fast.has_value());
+                const auto full = tdbg::format::decode_tensor_event(record->payload, data, entry.path().string(),
+                                                                    record->payload_offset());
+                CHECK(fast->tag == full.tag);
+                CHECK(fast->value.type() == full.value.type());
+                CHECK(fast->value.shape() == full.value.shape());
+                CHECK(fast->value.bytes() == full.value.bytes());
+                ++records;
+            }
+        }
+    }
+    CHECK(records > 1000);
+}
+
+TEST_CASE("tensor decoder: strings, truncated and foreign payloads are declined") {
+    tdbg::format::tensor_event ev;
+    ev.step = 3;
+    ev.tag = "s";
+    ev.value = tdbg::tensor_value(std::vector<std::string>{"a", "bc"});
+    ev.mode = tdbg::mode::train;
+    ev.mode_step = 3;
+    const std::string strings = tdbg::format::encode_tensor_event(ev);
+    CHECK_FALSE(tdbg::detail::decode_tensor_fast(strings, nullptr).has_value());
+
+    ev.value = tdbg::test::iota_value(1, 3);
+    const std::string good = tdbg::format::encode_tensor_event(ev);
+    const auto ok = tdbg::detail::decode_tensor_fast(good, nullptr);
+    REQUIRE(ok.has_value());
+    CHECK(ok->tag == "s");
+    CHECK(ok->value.data_as<float>()[2] == 3.0F);
+    for (std::size_t cut = 0; cut < good.size(); ++cut) {
+        INFO("cut at " << cut);
+        CHECK_FALSE(tdbg::detail::decode_tensor_fast(good.substr(0, cut), nullptr).has_value());
+    }
+    CHECK_FALSE(tdbg::detail::decode_tensor_fast(tdbg::format::encode_scalar_event(1.0, 2, "x", 1.5F), nullptr).has_value());
+    CHECK_FALSE(tdbg::detail::decode_tensor_fast(tdbg::format::encode_file_version_event(1.0), nullptr).has_value());
+    CHECK_FALSE(tdbg::detail::decode_tensor_fast(std::string("\xff\xff\xff", 3), nullptr).has_value());
+}
+
+TEST_CASE("tensor decoder: a run with string tensors is read through the full decoder") {
+    tdbg::test::temp_dir dir("string_values");
+    tdbg::test::run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    w.step(0, "worker_0", tdbg::mode::train, 0,
+           {tdbg::test::saved_tensor{"names", tdbg::tensor_value(std::vector<std::string>{"x", "yz"}), {}, {}},
+            tdbg::test::saved_tensor{"b", tdbg::tensor_value(std::vector<bool>{true, false, true}), {}, {}}});
+    w.end();
+    const auto t = tdbg::create_trial(dir.path().string());
+    CHECK(t.tensor("names").value(0).strings() == std::vector<std::string>{"x", "yz"});
+    CHECK(t.tensor("b").value(0).type() == tdbg::dtype::boolean);
+    CHECK(tdbg::test::element(t.tensor("b").value(0), 2) == 1.0);
+    CHECK_THROWS_AS(t.tensor("names").reduction_value(0, "max"), tdbg::dtype_mismatch);
+}

@@ -1,0 +1,176 @@
+// The exceptions a trial throws carry smdebug's names and meanings, and
+// messages that say what and where; bad runs fail cleanly.
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "golden.hpp"
+#include "run_writer.hpp"
+#include "support.hpp"
+#include "tdbg/trial/trial.hpp"
+
+using tdbg::mode;
+using tdbg::test::saved_tensor;
+
+namespace {
+
+std::string message_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return {};
+}
+
+void copy_run(const std::filesystem::path& from, const std::filesystem::path& to) {
+    std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(to)) {
+        std::filesystem::permissions(entry.path(), std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+    }
+}
+
+} // namespace
+
+TEST_CASE("exceptions: tensor_unavailable for a tensor that was never saved") {
+    if (!tdbg::test::fixtures_dir()) {
+        TDBG_SKIP("fixtures not found");
+    }
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("pytorch_mlp")->string());
+    CHECK_FALSE(t.has_tensor("no/such/tensor"));
+    CHECK(t.has_tensor("MLP_fc1.weight"));
+    CHECK_THROWS_AS(t.tensor("no/such/tensor"), tdbg::tensor_unavailable);
+    const std::string what = message_of([&] { (void)t.tensor("no/such/tensor"); });
+    CHECK(what.find("no/such/tensor") != std::string::npos);
+    CHECK(what.find("pytorch_mlp") != std::string::npos);
+}
+
+TEST_CASE("exceptions: tensor_unavailable_for_step when the step exists but the value does not") {
+    if (!tdbg::test::fixtures_dir()) {
+        TDBG_SKIP("fixtures not found");
+    }
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
+    // Only reductions were saved.
+    CHECK_THROWS_AS(t.tensor("red/f32_3d").value(0), tdbg::tensor_unavailable_for_step);
+    const std::string what = message_of([&] { (void)t.tensor("red/f32_3d").value(0); });
+    CHECK(what.find("red/f32_3d") != std::string::npos);
+    CHECK(what.find("step 0") != std::string::npos);
+    CHECK(what.find("reductions were saved") != std::string::npos);
+    // A reduction neither stored nor computable.
+    CHECK_THROWS_AS(t.tensor("red/f32_3d").reduction_value(0, "l1"), tdbg::tensor_unavailable_for_step);
+    // Gradients are not saved in EVAL: global step 6 exists (EVAL 0), the tensor has nothing there.
+    CHECK_THROWS_AS(t.tensor("grad/layer0").value(6), tdbg::tensor_unavailable_for_step);
+    CHECK_THROWS_AS(t.tensor("grad/layer0").value(0, mode::eval), tdbg::tensor_unavailable_for_step);
+    CHECK_THROWS_AS(t.tensor("grad/layer0").workers(6), tdbg::tensor_unavailable_for_step);
+    // Step 5 holds only scalar/lr.
+    CHECK_THROWS_AS(t.tensor("loss").value(5), tdbg::tensor_unavailable_for_step);
+    // No shape without a shape entry or a value.
+    CHECK_THROWS_AS(t.tensor("redns/f32_1d").shape(0), tdbg::shape_unavailable_for_step);
+}
+
+TEST_CASE("exceptions: step_unavailable for skipped steps, no_more_data past the end") {
+    if (!tdbg::test::fixtures_dir()) {
+        TDBG_SKIP("fixtures not found");
+    }
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("pytorch_mlp")->string());
+    // TRAIN saves every 5th step: global step 3 was skipped.
+    CHECK(t.has_passed_step(3) == tdbg::step_state::unavailable);
+    CHECK_THROWS_AS(t.tensor("MLP_fc1.weight").value(3), tdbg::step_unavailable);
+    CHECK_THROWS_AS(t.wait_for_steps({0, 3}), tdbg::step_unavailable);
+    CHECK_THROWS_AS(t.tensor("MLP_fc1.weight").value(1, mode::eval), tdbg::step_unavailable);
+    // Past the last step of the finished run.
+    CHECK(t.has_passed_step(49) == tdbg::step_state::unavailable);
+    CHECK_THROWS_AS(t.tensor("MLP_fc1.weight").value(49), tdbg::no_more_data);
+    CHECK_THROWS_AS(t.wait_for_steps({48, 1000}), tdbg::no_more_data);
+    CHECK_THROWS_AS(t.tensor("MLP_fc1.weight").value(9, mode::eval), tdbg::no_more_data);
+    const std::string what = message_of([&] { t.wait_for_steps({1000}); });
+    CHECK(what.find("1000") != std::string::npos);
+    CHECK(what.find("48") != std::string::npos); // the last step there is
+    CHECK_NOTHROW(t.wait_for_steps({0, 5, 48}));
+    CHECK_NOTHROW(t.wait_for_steps({0, 8}, mode::eval));
+}
+
+TEST_CASE("exceptions: invalid_worker names the workers that did write") {
+    if (!tdbg::test::fixtures_dir()) {
+        TDBG_SKIP("fixtures not found");
+    }
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
+    CHECK_THROWS_AS(t.tensor("loss").value(0, mode::global, std::string("worker_7")), tdbg::invalid_worker);
+    const std::string what = message_of([&] { (void)t.tensor("loss").value(0, mode::global, std::string("worker_7")); });
+    CHECK(what.find("worker_7") != std::string::npos);
+    CHECK(what.find("worker_0, worker_1") != std::string::npos);
+    // worker_1 skipped raw/bool_1d at step 2.
+    CHECK_THROWS_AS(t.tensor("raw/bool_1d").value(2, mode::global, std::string("worker_1")), tdbg::invalid_worker);
+    CHECK_NOTHROW(t.tensor("raw/bool_1d").value(2, mode::global, std::string("worker_0")));
+}
+
+TEST_CASE("exceptions: missing_collection_files for what is not a run") {
+    tdbg::test::temp_dir dir("not_a_run");
+    CHECK_THROWS_AS(tdbg::create_trial(dir.path().string()), tdbg::missing_collection_files);
+    CHECK_THROWS_AS(tdbg::create_trial((dir.path() / "absent").string()), tdbg::missing_collection_files);
+    std::filesystem::create_directories(dir.path() / "index" / "000000000");
+    const std::string what = message_of([&] { (void)tdbg::create_trial(dir.path().string()); });
+    CHECK(what.find(dir.path().string()) != std::string::npos);
+    CHECK_THROWS_AS(tdbg::create_trial("s3://bucket/run"), tdbg::config_error);
+    CHECK_THROWS_AS(tdbg::create_trial("  "), tdbg::config_error);
+}
+
+TEST_CASE("exceptions: a corrupt index file is an index_reader_error, and leaves the trial as it was") {
+    tdbg::test::temp_dir dir("corrupt_index");
+    tdbg::test::run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    w.step(0, "worker_0", mode::train, 0, {saved_tensor{"x", tdbg::test::iota_value(0, 2), {}, {}}});
+    const auto t = tdbg::create_trial(dir.path().string());
+    CHECK(t.steps() == std::vector<std::int64_t>{0});
+    w.step(1, "worker_0", mode::train, 1, {saved_tensor{"x", tdbg::test::iota_value(1, 2), {}, {}}});
+    w.storage().put("index/000000000/000000000002_worker_0.json", "{\"meta\": {\"mode\": \"TRAIN\"");
+    CHECK_THROWS_AS(t.steps(), tdbg::index_reader_error);
+    const std::string what = message_of([&] { (void)t.steps(); });
+    CHECK(what.find("000000000002_worker_0.json") != std::string::npos);
+    {
+        const auto guard = t.no_refresh();
+        CHECK(t.steps() == std::vector<std::int64_t>{0}); // nothing of the failed refresh was merged
+    }
+    // Once the file is fixed, the next refresh reads both new files.
+    w.step(2, "worker_0", mode::train, 2, {saved_tensor{"x", tdbg::test::iota_value(2, 2), {}, {}}});
+    CHECK(t.steps() == std::vector<std::int64_t>{0, 1, 2});
+    // A file name that is not an index file name.
+    w.storage().put("index/000000000/garbage.json", "{}");
+    CHECK_THROWS_AS(t.steps(), tdbg::index_reader_error);
+}
+
+TEST_CASE("exceptions: corrupt event files are format_errors naming file and offset") {
+    if (!tdbg::test::fixtures_dir()) {
+        TDBG_SKIP("fixtures not found");
+    }
+    tdbg::test::temp_dir dir("corrupt_events");
+    const auto run = dir.path() / "run";
+    copy_run(*tdbg::test::fixture_run("pytorch_mlp"), run);
+    const auto event = run / "events" / "000000000005" / "000000000005_worker_0.tfevents";
+    {
+        std::fstream f(event, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(645 + 3); // inside the length of MLP_fc1.bias's record
+        f.put('\x7f');
+    }
+    const auto t = tdbg::create_trial(run.string());
+    CHECK_NOTHROW(t.tensor("MLP_fc1.weight").value(5)); // the record before is intact
+    CHECK_THROWS_AS(t.tensor("MLP_fc1.bias").value(5), tdbg::format_error);
+    const std::string what = message_of([&] { (void)t.tensor("MLP_fc1.bias").value(5); });
+    CHECK(what.find("000000000005_worker_0.tfevents") != std::string::npos);
+    CHECK(what.find("645") != std::string::npos);
+    // A truncated event file.
+    std::filesystem::resize_file(run / "events" / "000000000010" / "000000000010_worker_0.tfevents", 100);
+    CHECK_THROWS_AS(t.tensor("MLP_fc2.bias").value(10), tdbg::format_error);
+    // A missing one.
+    std::filesystem::remove(run / "events" / "000000000015" / "000000000015_worker_0.tfevents");
+    CHECK_THROWS_AS(t.tensor("MLP_fc2.bias").value(15), tdbg::tensor_unavailable_for_step);
+    // A collections file that is not JSON.
+    tdbg::test::temp_dir bad("bad_collections");
+    tdbg::local_storage(bad.path()).put("collections/000000000/worker_0_collections.json", "{not json");
+    CHECK_THROWS_AS(tdbg::create_trial(bad.path().string()), tdbg::format_error);
+}

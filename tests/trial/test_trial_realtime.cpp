@@ -1,0 +1,351 @@
+// A trial opened while the run is being written: new steps appear as their
+// index files land (and only those are read), completeness across workers,
+// the end marker, refresh scopes, range_steps and concurrent readers.
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "counting_storage.hpp"
+#include "run_writer.hpp"
+#include "support.hpp"
+#include "tdbg/storage/local_storage.hpp"
+#include "tdbg/trial/trial.hpp"
+
+using tdbg::mode;
+using tdbg::step_state;
+using tdbg::test::iota_value;
+using tdbg::test::run_writer;
+using tdbg::test::saved_tensor;
+using tdbg::test::counters;
+using tdbg::test::counting_storage;
+using steps_t = std::vector<std::int64_t>;
+using namespace std::chrono_literals;
+
+namespace {
+
+tdbg::trial_options fast_options() {
+    tdbg::trial_options o;
+    o.poll_interval = 5ms;
+    return o;
+}
+
+std::vector<saved_tensor> step_tensors(std::int64_t step, int worker = 0) {
+    return {saved_tensor{"w", iota_value(static_cast<float>(step * 100 + worker * 10), 4), {}, {}},
+            saved_tensor{"loss", tdbg::tensor_value::scalar(static_cast<float>(step)), {}, {}}};
+}
+
+float first_element(const tdbg::tensor_value& v) { return v.data_as<float>()[0]; }
+
+} // namespace
+
+TEST_CASE("live run: new steps appear, and only new index files are read") {
+    tdbg::test::temp_dir dir("live_incremental");
+    run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    w.step(0, "worker_0", mode::train, 0, step_tensors(0));
+
+    auto c = std::make_shared<counters>();
+    const auto t = tdbg::open_trial(counting_storage(dir.path(), c), "live", {}, fast_options());
+    CHECK(t.steps() == steps_t{0});
+    CHECK(c->index_reads == 1);
+    CHECK_FALSE(t.loaded_all_steps());
+    CHECK(t.has_passed_step(1) == step_state::not_yet_available);
+
+    w.step(1, "worker_0", mode::train, 1, step_tensors(1));
+    w.step(2, "worker_0", mode::eval, 0, step_tensors(2));
+    CHECK(t.steps() == steps_t{0, 1, 2});
+    CHECK(c->index_reads == 3); // the two new ones only
+    CHECK(t.steps(mode::eval) == steps_t{0});
+    CHECK(t.steps() == steps_t{0, 1, 2});
+    CHECK(c->index_reads == 3);
+    CHECK(first_element(t.tensor("w").value(2)) == 200.0F);
+    CHECK(first_element(t.tensor("w").value(0, mode::eval)) == 200.0F);
+
+    // The end marker: everything is final, a step past the end is no_more_data.
+    w.end();
+    CHECK(t.has_passed_step(3) == step_state::unavailable);
+    CHECK(t.loaded_all_steps());
+    CHECK_THROWS_AS(t.tensor("w").value(3), tdbg::no_more_data);
+    CHECK_THROWS_AS(t.wait_for_steps({3}), tdbg::no_more_data);
+    CHECK_THROWS_AS(t.tensor("w").value(1, mode::eval), tdbg::no_more_data);
+    const int lists = c->lists;
+    CHECK(t.steps() == steps_t{0, 1, 2});
+    CHECK(c->lists == lists); // a finished run is not listed again
+}
+
+TEST_CASE("live run: a writer thread and a reader waiting for steps") {
+    tdbg::test::temp_dir dir("live_thread");
+    run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    w.step(0, "worker_0", mode::train, 0, step_tensors(0));
+    const auto t = tdbg::open_trial(tdbg::local_storage(dir.path()), "live", {}, fast_options());
+
+    std::thread writer([&] {
+        for (std::int64_t s = 1; s < 20; ++s) {
+            std::this_thread::sleep_for(2ms);
+            w.step(s, "worker_0", mode::train, s, step_tensors(s));
+        }
+        w.end();
+    });
+    t.wait_for_steps({5, 19});
+    CHECK(t.has_passed_step(19) == step_state::available);
+    const auto values = t.tensor("w").values();
+    REQUIRE(values.size() >= 20);
+    for (std::int64_t s = 0; s < 20; ++s) {
+        CHECK(first_element(values.at(s)) == static_cast<float>(s * 100));
+    }
+    writer.join();
+    CHECK_THROWS_AS(t.wait_for_steps({20}), tdbg::no_more_data);
+    CHECK(t.steps().size() == 20);
+}
+
+TEST_CASE("live run: with two workers a step is complete when both wrote it, or a later one is") {
+    tdbg::test::temp_dir dir("live_workers");
+    run_writer w(dir.path());
+    w.collections("worker_0", 2);
+    w.collections("worker_1", 2);
+    w.step(0, "worker_0", mode::train, 0, step_tensors(0, 0));
+    const auto t = tdbg::open_trial(tdbg::local_storage(dir.path()), "two", {}, fast_options());
+    CHECK(t.num_workers() == 2);
+    CHECK(t.workers() == std::vector<std::string>{"worker_0", "worker_1"});
+
+    CHECK(t.steps().empty());
+    CHECK(t.steps(mode::global, true) == steps_t{0});
+    CHECK(t.has_passed_step(0) == step_state::not_yet_available);
+    CHECK(t.tensor("w").steps().empty());
+    CHECK(t.tensor("w").steps(mode::train, true) == steps_t{0});
+    // What is there can be read already, as in smdebug.
+    CHECK(first_element(t.tensor("w").value(0)) == 0.0F);
+    CHECK_THROWS_AS(t.wait_for_steps({0}, mode::global, 30ms), tdbg::step_not_yet_available);
+
+    w.step(0, "worker_1", mode::train, 0, step_tensors(0, 1));
+    CHECK(t.steps() == steps_t{0});
+    CHECK(t.has_passed_step(0) == step_state::available);
+    CHECK(t.tensor("w").workers(0) == std::vector<std::string>{"worker_0", "worker_1"});
+    CHECK(first_element(t.tensor("w").value(0, mode::global, std::string("worker_1"))) == 10.0F);
+    CHECK(t.last_complete_step() == 0);
+
+    // worker_1 skips step 1; once both have written step 2, step 1 is final.
+    w.step(1, "worker_0", mode::train, 1, step_tensors(1, 0));
+    w.step(2, "worker_1", mode::train, 2, step_tensors(2, 1));
+    CHECK(t.steps() == steps_t{0});
+    CHECK(t.has_passed_step(1) == step_state::not_yet_available);
+    w.step(2, "worker_0", mode::train, 2, step_tensors(2, 0));
+    CHECK(t.steps() == steps_t{0, 1, 2});
+    CHECK(t.has_passed_step(1) == step_state::available);
+    CHECK(t.tensor("w").workers(1) == std::vector<std::string>{"worker_0"});
+    CHECK_THROWS_AS(t.tensor("w").value(1, mode::global, std::string("worker_1")), tdbg::invalid_worker);
+    // values() with a worker leaves out the steps it did not write.
+    const auto of_worker_1 = t.tensor("w").values(mode::global, std::string("worker_1"));
+    CHECK(of_worker_1.size() == 2);
+    CHECK(of_worker_1.count(1) == 0);
+
+    // An incomplete step becomes final at the end of the run.
+    w.step(3, "worker_0", mode::train, 3, step_tensors(3, 0));
+    CHECK(t.has_passed_step(3) == step_state::not_yet_available);
+    w.end();
+    CHECK(t.has_passed_step(3) == step_state::available);
+    CHECK(t.steps() == steps_t{0, 1, 2, 3});
+    CHECK(t.tensor("w").steps(mode::train) == steps_t{0, 1, 2, 3});
+}
+
+TEST_CASE("live run: no_refresh keeps the view fixed until the guard goes") {
+    tdbg::test::temp_dir dir("live_refresh");
+    run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    w.step(0, "worker_0", mode::train, 0, step_tensors(0));
+    const auto t = tdbg::open_trial(tdbg::local_storage(dir.path()), "r", {}, fast_options());
+    CHECK(t.refreshing());
+    {
+        const auto guard = t.no_refresh();
+        CHECK_FALSE(t.refreshing());
+        w.step(1, "worker_0", mode::train, 1, step_tensors(1));
+        CHECK(t.steps() == steps_t{0});
+        CHECK_FALSE(t.has_tensor("new"));
+        CHECK_THROWS_AS(t.tensor("w").value(1), tdbg::step_not_yet_available);
+        {
+            const auto inner = t.with_refresh();
+            CHECK(t.refreshing());
+            CHECK(t.steps() == steps_t{0, 1});
+        }
+        CHECK_FALSE(t.refreshing());
+        w.step(2, "worker_0", mode::train, 2, step_tensors(2));
+        CHECK(t.steps() == steps_t{0, 1});
+        // wait_for_steps refreshes whatever the setting, as smdebug's does.
+        t.wait_for_steps({2});
+        CHECK(t.steps() == steps_t{0, 1, 2});
+    }
+    CHECK(t.refreshing());
+    w.step(3, "worker_0", mode::train, 3, step_tensors(3));
+    CHECK(t.steps() == steps_t{0, 1, 2, 3});
+    // An explicit refresh works inside no_refresh.
+    const tdbg::refresh_guard guard({t.refresh_flag()}, false);
+    w.step(4, "worker_0", mode::train, 4, step_tensors(4));
+    CHECK(t.steps().size() == 4);
+    t.refresh();
+    CHECK(t.steps().size() == 5);
+}
+
+TEST_CASE("live run: skipped steps are unavailable, future ones not yet available") {
+    tdbg::test::temp_dir dir("live_gaps");
+    run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    w.step(0, "worker_0", mode::train, 0, step_tensors(0));
+    w.step(5, "worker_0", mode::train, 1, step_tensors(5));
+    const auto t = tdbg::open_trial(tdbg::local_storage(dir.path()), "gaps", {}, fast_options());
+    CHECK(t.has_passed_step(3) == step_state::unavailable);
+    CHECK_THROWS_AS(t.wait_for_steps({3}), tdbg::step_unavailable);
+    CHECK_THROWS_AS(t.tensor("w").value(3), tdbg::step_unavailable);
+    CHECK_THROWS_AS(t.tensor("w").value(6), tdbg::step_not_yet_available);
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_THROWS_AS(t.wait_for_steps({6}, mode::global, 40ms), tdbg::step_not_yet_available);
+    CHECK(std::chrono::steady_clock::now() - start >= 40ms);
+    CHECK(t.mode_step(5) == std::optional<std::int64_t>(1));
+}
+
+TEST_CASE("range_steps: only the steps in range are loaded") {
+    tdbg::test::temp_dir dir("range");
+    run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    for (std::int64_t s = 0; s < 10; ++s) {
+        w.step(s, "worker_0", s < 6 ? mode::train : mode::eval, s < 6 ? s : s - 6, step_tensors(s));
+    }
+    w.end();
+    const auto t = tdbg::create_trial(dir.path().string(), std::string("ranged"), tdbg::step_range{3, 8});
+    CHECK(t.name() == "ranged");
+    CHECK(t.steps() == steps_t{3, 4, 5, 6, 7});
+    CHECK(t.steps(mode::eval) == steps_t{0, 1});
+    CHECK(t.tensor("w").steps() == steps_t{3, 4, 5, 6, 7});
+    CHECK(first_element(t.tensor("w").value(7)) == 700.0F);
+    const auto open_start = tdbg::create_trial(dir.path().string(), std::nullopt, tdbg::step_range{7, std::nullopt});
+    CHECK(open_start.steps() == steps_t{7, 8, 9});
+    const auto open_end = tdbg::create_trial(dir.path().string(), std::nullopt, tdbg::step_range{std::nullopt, 2});
+    CHECK(open_end.steps() == steps_t{0, 1});
+    CHECK(open_end.name() == dir.path().filename().string());
+    CHECK_THROWS_AS(tdbg::create_trial(dir.path().string(), std::nullopt, tdbg::step_range{5, 5}), tdbg::config_error);
+}
+
+TEST_CASE("live run: concurrent readers while the run grows") {
+    tdbg::test::temp_dir dir("concurrent");
+    run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    w.step(0, "worker_0", mode::train, 0, step_tensors(0));
+    const auto t = tdbg::open_trial(tdbg::local_storage(dir.path()), "c", {}, fast_options());
+    std::atomic<bool> done{false};
+    std::atomic<int> wrong{0};
+    std::atomic<int> reads{0};
+    std::vector<std::thread> readers;
+    for (int r = 0; r < 4; ++r) {
+        readers.emplace_back([&, r] {
+            while (!done) {
+                const auto steps = t.tensor("w").steps();
+                for (std::int64_t s : steps) {
+                    const float got = first_element(t.tensor("w").value(s));
+                    wrong += got == static_cast<float>(s * 100) ? 0 : 1;
+                    ++reads;
+                }
+                if (r % 2 == 0) {
+                    (void)t.has_passed_step(static_cast<std::int64_t>(steps.size()));
+                }
+            }
+        });
+    }
+    for (std::int64_t s = 1; s < 60; ++s) {
+        w.step(s, "worker_0", mode::train, s, step_tensors(s));
+    }
+    w.end();
+    t.wait_for_steps({59});
+    done = true;
+    for (auto& th : readers) {
+        th.join();
+    }
+    CHECK(wrong == 0);
+    CHECK(reads > 0);
+    CHECK(t.steps().size() == 60);
+}
+
+TEST_CASE("many index files load in parallel with the same result as one thread") {
+    tdbg::test::temp_dir dir("parallel");
+    run_writer w(dir.path());
+    w.collections("worker_0", 2);
+    w.collections("worker_1", 2);
+    for (std::int64_t s = 0; s < 1200; ++s) { // crosses an index directory (1000 steps)
+        for (int k = 0; k < 2; ++k) {
+            w.step(s, "worker_" + std::to_string(k), mode::train, s, step_tensors(s, k));
+        }
+    }
+    w.end();
+    tdbg::trial_options one;
+    one.threads = 1;
+    tdbg::trial_options four;
+    four.threads = 4;
+    const auto a = tdbg::create_trial(dir.path().string(), std::nullopt, {}, one);
+    const auto b = tdbg::create_trial(dir.path().string(), std::nullopt, {}, four);
+    CHECK(a.steps().size() == 1200);
+    CHECK(a.steps() == b.steps());
+    CHECK(a.tensor_names() == b.tensor_names());
+    CHECK(b.tensor("w").steps() == a.tensor("w").steps());
+    for (std::int64_t s : {0, 999, 1000, 1199}) {
+        CHECK(first_element(b.tensor("w").value(s, mode::global, std::string("worker_1"))) ==
+              static_cast<float>(s * 100 + 10));
+        CHECK(b.tensor("loss").value(s).bytes() == a.tensor("loss").value(s).bytes());
+    }
+}
+
+TEST_CASE("temporary and foreign files under index/ are ignored") {
+    tdbg::test::temp_dir dir("foreign");
+    run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    w.step(0, "worker_0", mode::train, 0, step_tensors(0));
+    // A file being written (smdebug and tdbg write *.tmp and rename) and a stray note.
+    std::ofstream(dir.path() / "index" / "000000000" / "000000000001_worker_0.json.77.tmp") << "{\"meta\": {";
+    std::ofstream(dir.path() / "index" / "000000000" / "README.txt") << "notes";
+    const auto t = tdbg::create_trial(dir.path().string());
+    CHECK(t.steps() == steps_t{0});
+    CHECK(t.has_passed_step(1) == step_state::not_yet_available);
+}
+
+TEST_CASE("stored reductions and index shapes written here read back") {
+    tdbg::test::temp_dir dir("reductions");
+    run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    const tdbg::reduction mean{tdbg::reduction_kind::mean, false};
+    const tdbg::reduction abs_l2{tdbg::reduction_kind::l2, true};
+    w.step(0, "worker_0", mode::train, 0,
+           {saved_tensor{"only_reduced", std::nullopt,
+                         {{mean, tdbg::tensor_value::scalar(2.5F)}, {abs_l2, tdbg::tensor_value::scalar(9.0F)}},
+                         std::vector<std::int64_t>{3, 4}},
+            saved_tensor{"both", iota_value(1, 3), {{mean, tdbg::tensor_value::scalar(7.0F)}}, std::nullopt}});
+    w.end();
+    const auto t = tdbg::create_trial(dir.path().string());
+    const auto reduced = t.tensor("only_reduced");
+    CHECK(reduced.shape(0) == tdbg::tensor_value::shape_type{3, 4});
+    CHECK(reduced.reduction_value(0, mean).data_as<float>()[0] == 2.5F);
+    CHECK(reduced.reduction_value(0, "l2", mode::global, std::nullopt, true).data_as<float>()[0] == 9.0F);
+    CHECK(reduced.reduction_value(0, "abs_l2_norm").data_as<float>()[0] == 9.0F);
+    CHECK(reduced.reduction_values(0).size() == 2);
+    CHECK_THROWS_AS(reduced.value(0), tdbg::tensor_unavailable_for_step);
+    CHECK_THROWS_AS(reduced.reduction_value(0, "max"), tdbg::tensor_unavailable_for_step);
+    CHECK_THROWS_AS(reduced.reduction_value(0, "median"), tdbg::config_error);
+    const auto both = t.tensor("both");
+    // The stored reduction wins over the value (7, not the computed 2).
+    CHECK(both.reduction_value(0, mean).data_as<float>()[0] == 7.0F);
+    CHECK(both.reduction_value(0, "max").data_as<float>()[0] == 3.0F);
+    CHECK(both.reduction_value(0, "l1").data_as<float>()[0] == 6.0F);
+    CHECK(both.shape(0) == tdbg::tensor_value::shape_type{3});
+    const auto infos = both.entries();
+    REQUIRE(infos.size() == 1);
+    CHECK(infos[0].has_value);
+    CHECK_FALSE(infos[0].stored_shape.has_value());
+    CHECK(infos[0].stored_reductions == std::vector<tdbg::reduction>{mean});
+}

@@ -1,0 +1,42 @@
+// `tdbg dump DIR --json`: the reading of a whole run in the golden schema
+// ("smdebug-golden/1"), laid out as Python's json.dumps(indent=1, sort_keys=True).
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "golden.hpp"
+#include "open_run.hpp"
+#include "python_json.hpp"
+
+namespace {
+
+constexpr const char* dump_help =
+    "usage: tdbg dump DIR [--json]\n\n"
+    "Prints everything the trial reads from the run in DIR (a directory, or\n"
+    "s3://bucket/prefix when built with S3) as JSON, in the\n"
+    "\"smdebug-golden/1\" schema: workers, modes, steps, collections, and for\n"
+    "every tensor, step and worker its dtype, shape, SHA-256 of its elements,\n"
+    "the values of tensors with at most 16 elements, and all 18 reductions\n"
+    "(stored ones as saved, the others computed). Keys are sorted and indented\n"
+    "as Python's json.dumps(indent=1, sort_keys=True), so the output can be\n"
+    "compared with a dump of Python smdebug's reading.\n\n"
+    "options:\n"
+    "  --json   the output format (the default and, for now, the only one)\n";
+
+int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
+    std::vector<std::string> flags;
+    const auto positional = tdbg::cli::positional_args(args, {"--json"}, flags);
+    return tdbg::cli::with_run(tdbg::cli::single_run_argument(positional), [&](const auto& trial) {
+        const auto doc = tdbg::cli::golden_document(trial, std::string("tdbg ") + TDBG_VERSION + " (C++)");
+        out << tdbg::cli::python_json_dumps(doc);
+        out.flush();
+        return tdbg::cli::exit_ok;
+    });
+}
+
+const tdbg::cli::command_registrar register_dump{
+    tdbg::cli::command{"dump", "print a run's full reading as JSON (the golden schema)", dump_help, &run_dump}};
+
+} // namespace

@@ -1,0 +1,214 @@
+// `tdbg ls DIR`: a run at a glance, for a person: its state, workers, modes,
+// steps, collections, and one line per tensor.
+
+#include <algorithm>
+#include <cstdint>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "open_run.hpp"
+#include "tdbg/core/dtype.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/core/reduction.hpp"
+
+namespace {
+
+constexpr const char* ls_help =
+    "usage: tdbg ls DIR [--no-values]\n\n"
+    "Summarises the run in DIR (a directory, or s3://bucket/prefix when built\n"
+    "with S3): whether it has ended, its workers, modes and\n"
+    "steps, its collections, and for each tensor its dtype and shape (at the\n"
+    "last step), the number of steps, the modes, and what was saved (the value,\n"
+    "a shape, stored reductions).\n\n"
+    "options:\n"
+    "  --no-values   do not read one value per tensor (dtype shown as '?')\n";
+
+// "0-14", "0-35 every 5", "0-5, 7, 9-12, ... (40 steps)".
+std::string describe_steps(const std::vector<std::int64_t>& steps) {
+    if (steps.empty()) {
+        return "none";
+    }
+    if (steps.size() == 1) {
+        return std::to_string(steps.front());
+    }
+    const std::int64_t stride = steps[1] - steps[0];
+    bool progression = true;
+    for (std::size_t i = 1; i < steps.size() && progression; ++i) {
+        progression = steps[i] - steps[i - 1] == stride;
+    }
+    const std::string count = " (" + std::to_string(steps.size()) + " steps)";
+    if (progression) {
+        return std::to_string(steps.front()) + "-" + std::to_string(steps.back()) +
+               (stride == 1 ? std::string() : " every " + std::to_string(stride)) + count;
+    }
+    std::vector<std::string> parts;
+    for (std::size_t i = 0; i < steps.size();) {
+        std::size_t j = i;
+        while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) {
+            ++j;
+        }
+        parts.push_back(j == i ? std::to_string(steps[i]) : std::to_string(steps[i]) + "-" + std::to_string(steps[j]));
+        i = j + 1;
+    }
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (out.size() > 50 && i + 1 < parts.size()) {
+            out += ", ..., " + parts.back();
+            break;
+        }
+        out += (i == 0 ? "" : ", ") + parts[i];
+    }
+    return out + count;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+    std::string out;
+    for (const auto& item : items) {
+        out += (out.empty() ? "" : separator) + item;
+    }
+    return out;
+}
+
+std::string shape_text(const tdbg::tensor_value::shape_type& shape) {
+    std::vector<std::string> dims;
+    for (std::size_t d : shape) {
+        dims.push_back(std::to_string(d));
+    }
+    return "[" + join(dims, ", ") + "]";
+}
+
+struct tensor_row {
+    std::string name, dtype, shape, steps, modes, saved;
+};
+
+template <class Trial>
+tensor_row describe_tensor(const Trial& t, const std::string& name, bool read_values) {
+    const auto tensor = t.tensor(name);
+    tensor_row row{name, "-", "-", "0", "-", "-"};
+    const auto infos = tensor.entries(tdbg::mode::global, true);
+    std::set<std::int64_t> steps;
+    std::set<tdbg::mode> modes;
+    bool any_value = false;
+    bool any_shape = false;
+    std::set<std::string> reductions;
+    for (const auto& info : infos) {
+        steps.insert(info.step);
+        modes.insert(info.step_mode);
+        any_value = any_value || info.has_value;
+        any_shape = any_shape || info.stored_shape.has_value();
+        for (const auto r : info.stored_reductions) {
+            reductions.insert(tdbg::reduction_name(r));
+        }
+    }
+    row.steps = std::to_string(steps.size());
+    std::vector<std::string> mode_names;
+    for (const tdbg::mode m : modes) { // train, eval, predict, global
+        mode_names.emplace_back(tdbg::mode_name(m));
+    }
+    row.modes = join(mode_names, ",");
+    std::vector<std::string> saved;
+    if (any_value) {
+        saved.emplace_back("value");
+    }
+    if (any_shape) {
+        saved.emplace_back("shape");
+    }
+    std::vector<std::string> reds(reductions.begin(), reductions.end());
+    if (reds.size() > 4) {
+        saved.push_back(std::to_string(reds.size()) + " reductions");
+    } else {
+        saved.insert(saved.end(), reds.begin(), reds.end());
+    }
+    row.saved = saved.empty() ? "-" : join(saved, ", ");
+    // dtype and shape at the last step that has them.
+    for (auto it = infos.rbegin(); it != infos.rend(); ++it) {
+        if (it->has_value) {
+            if (!read_values) {
+                row.dtype = "?";
+                row.shape = it->stored_shape ? shape_text(*it->stored_shape) : "?";
+                break;
+            }
+            const auto value = tensor.value(it->step, tdbg::mode::global, it->worker);
+            row.dtype = std::string(tdbg::dtype_name(value.type()));
+            row.shape = shape_text(value.shape());
+            break;
+        }
+        if (it->stored_shape) {
+            row.shape = shape_text(*it->stored_shape);
+            break;
+        }
+    }
+    return row;
+}
+
+template <class Trial>
+int print_run(const Trial& t, bool read_values, std::ostream& out) {
+
+    const auto all_steps = t.steps(tdbg::mode::global, true);
+    const auto complete = t.steps();
+    const auto field = [&](const std::string& label, const std::string& text) {
+        out << label << std::string(label.size() < 13 ? 13 - label.size() : 1, ' ') << text << "\n";
+    };
+    field("run", t.name());
+    field("path", t.path());
+    if (t.loaded_all_steps()) {
+        field("state", "finished (training_job_end.ts present)");
+    } else {
+        field("state", "live or interrupted (no end marker yet); last complete step " +
+                           std::to_string(t.last_complete_step()) + ", " +
+                           std::to_string(all_steps.size() - complete.size()) + " steps waiting for a worker");
+    }
+    const auto workers = t.workers();
+    field("workers", std::to_string(workers.size()) + " of " + std::to_string(t.num_workers()) + ": " + join(workers, ", "));
+    field("steps", describe_steps(all_steps));
+    for (const tdbg::mode m : t.modes()) {
+        field("  " + std::string(tdbg::mode_name(m)), describe_steps(t.steps(m, true)));
+    }
+    std::vector<std::string> collections;
+    for (const auto& item : t.collections()) {
+        collections.push_back(item.first);
+    }
+    field("collections", std::to_string(collections.size()) + ": " + join(collections, ", "));
+    const auto names = t.tensor_names();
+    field("tensors", std::to_string(names.size()));
+    if (names.empty()) {
+        return tdbg::cli::exit_ok;
+    }
+
+    std::vector<tensor_row> rows{tensor_row{"TENSOR", "DTYPE", "SHAPE", "STEPS", "MODES", "SAVED"}};
+    for (const auto& name : names) {
+        rows.push_back(describe_tensor(t, name, read_values));
+    }
+    std::size_t w_name = 0, w_dtype = 0, w_shape = 0, w_steps = 0, w_modes = 0;
+    for (const auto& r : rows) {
+        w_name = std::max(w_name, r.name.size());
+        w_dtype = std::max(w_dtype, r.dtype.size());
+        w_shape = std::max(w_shape, r.shape.size());
+        w_steps = std::max(w_steps, r.steps.size());
+        w_modes = std::max(w_modes, r.modes.size());
+    }
+    out << "\n";
+    for (const auto& r : rows) {
+        out << r.name << std::string(w_name - r.name.size() + 2, ' ') << r.dtype << std::string(w_dtype - r.dtype.size() + 2, ' ')
+            << r.shape << std::string(w_shape - r.shape.size() + 2, ' ') << std::string(w_steps - r.steps.size(), ' ') << r.steps
+            << "  " << r.modes << std::string(w_modes - r.modes.size() + 2, ' ') << r.saved << "\n";
+    }
+    return tdbg::cli::exit_ok;
+}
+
+
+int run_ls(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
+    std::vector<std::string> flags;
+    const auto positional = tdbg::cli::positional_args(args, {"--no-values"}, flags);
+    const bool read_values = std::find(flags.begin(), flags.end(), "--no-values") == flags.end();
+    return tdbg::cli::with_run(tdbg::cli::single_run_argument(positional),
+                               [&](const auto& t) { return print_run(t, read_values, out); });
+}
+
+const tdbg::cli::command_registrar register_ls{
+    tdbg::cli::command{"ls", "summarise a run: steps, modes, workers, collections, tensors", ls_help, &run_ls}};
+
+} // namespace

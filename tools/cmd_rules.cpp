@@ -1,0 +1,389 @@
+// `tdbg rules DIR --rule NAME [--param key=value ...]`: evaluates rules over a
+// run (built-in SageMaker rules, or any rule registered in the program), for a
+// person (text), a program (--json, the "smdebug-rules/1" schema) or a CI
+// system (--junit FILE, exit status 0 no issues / 1 issues found / 2 error).
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "commands.hpp"
+#include "open_run.hpp"
+#include "python_json.hpp"
+#include "tdbg/rules/config.hpp"
+#include "tdbg/rules/evaluation.hpp"
+#include "tdbg/rules/junit.hpp"
+#include "tdbg/rules/registry.hpp"
+
+namespace {
+
+constexpr const char* rules_help =
+    "usage: tdbg rules DIR --rule NAME [--param KEY=VALUE ...] [--rule NAME ...] [options]\n"
+    "       tdbg rules DIR --config RULES.json [options]\n"
+    "       tdbg rules --list\n\n"
+    "Evaluates rules over the run in DIR, step by step, as smdebug's invoke_rule\n"
+    "does: a step that was not saved, or where a tensor the rule needs has no\n"
+    "value, is skipped; the rule's condition is checked at every other step.\n\n"
+    "rules:\n"
+    "  --rule NAME         a rule to run: a built-in rule by its SageMaker name\n"
+    "                      (VanishingGradient, LossNotDecreasing, ...; see --list)\n"
+    "                      or a rule the program registered; repeatable\n"
+    "  --param KEY=VALUE   a parameter of the --rule before it, a string as\n"
+    "                      SageMaker passes it (--param threshold=1e-5)\n"
+    "  --config FILE       rules from a SageMaker DebugRuleConfigurations JSON file\n"
+    "                      ([{\"RuleConfigurationName\": ..., \"RuleParameters\":\n"
+    "                      {\"rule_to_invoke\": ..., ...}}])\n"
+    "  --other DIR         another run, for rules that compare runs (SimilarAcrossRuns)\n"
+    "  --list              list the registered rules and exit\n\n"
+    "steps:\n"
+    "  --start-step N      the first global step (default: the run's first step)\n"
+    "  --end-step N        stop before this global step (default: the run's end)\n"
+    "  --follow            evaluate a live run as it is written, until it ends\n"
+    "                      (waits up to 60 s for a run that has not started;\n"
+    "                      without it, the steps written so far are evaluated)\n"
+    "  --poll SECONDS      how often --follow looks for new steps (default 1)\n\n"
+    "actions and output:\n"
+    "  --stop-training     when a rule's condition is met, write the stop marker\n"
+    "                      tdbg_stop_training.json into the run (a tdbg hook's\n"
+    "                      should_stop() then returns true)\n"
+    "  --json              print the results as JSON (\"smdebug-rules/1\")\n"
+    "  --junit FILE        also write the results as JUnit XML (one testcase per rule)\n"
+    "  --threads N         threads per rule (default: all cores)\n"
+    "  --verbose           log each trigger and skipped step on stderr\n\n"
+    "exit status: 0 no issues found, 1 issues found, 2 error (a rule could not be\n"
+    "evaluated, or bad arguments). A progress bar goes to stderr when it is a terminal.\n";
+
+struct rule_request {
+    std::string name;
+    std::map<std::string, std::string> params;
+    std::string configuration_name;
+};
+
+struct rules_options {
+    std::string run;
+    std::vector<rule_request> rules;
+    std::vector<std::string> others;
+    std::optional<std::int64_t> start_step;
+    std::optional<std::int64_t> end_step;
+    bool follow = false;
+    double poll_seconds = 1.0;
+    bool stop_training = false;
+    bool json = false;
+    std::optional<std::string> junit;
+    std::size_t threads = 0;
+    bool verbose = false;
+    bool list = false;
+};
+
+std::int64_t parse_step(const std::string& flag, const std::string& text) {
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || text.empty() || v < 0) {
+        throw tdbg::cli::usage_error(flag + " expects a step number >= 0, got '" + text + "'");
+    }
+    return v;
+}
+
+rules_options parse_rules_args(const std::vector<std::string>& args) {
+    rules_options o;
+    std::vector<std::string> positional;
+    auto value_of = [&](std::size_t& i) -> const std::string& {
+        if (i + 1 >= args.size()) {
+            throw tdbg::cli::usage_error(args[i] + " needs a value");
+        }
+        return args[++i];
+    };
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--rule") {
+            o.rules.push_back(rule_request{value_of(i), {}, {}});
+        } else if (a == "--param") {
+            const std::string& kv = value_of(i);
+            const auto eq = kv.find('=');
+            if (o.rules.empty()) {
+                throw tdbg::cli::usage_error("--param " + kv + " comes before any --rule");
+            }
+            if (eq == std::string::npos || eq == 0) {
+                throw tdbg::cli::usage_error("--param expects KEY=VALUE, got '" + kv + "'");
+            }
+            o.rules.back().params[kv.substr(0, eq)] = kv.substr(eq + 1);
+        } else if (a == "--config") {
+            for (auto& c : tdbg::rules::load_rule_configurations(value_of(i))) {
+                o.rules.push_back(rule_request{c.rule_to_invoke, std::move(c.parameters), c.configuration_name});
+            }
+        } else if (a == "--other") {
+            o.others.push_back(value_of(i));
+        } else if (a == "--start-step") {
+            o.start_step = parse_step(a, value_of(i));
+        } else if (a == "--end-step") {
+            o.end_step = parse_step(a, value_of(i));
+        } else if (a == "--follow") {
+            o.follow = true;
+        } else if (a == "--poll") {
+            const std::string& text = value_of(i);
+            try {
+                o.poll_seconds = std::stod(text);
+            } catch (const std::exception&) {
+                o.poll_seconds = -1;
+            }
+            if (!(o.poll_seconds > 0 && o.poll_seconds <= 3600)) {
+                throw tdbg::cli::usage_error("--poll expects seconds in (0, 3600], got '" + text + "'");
+            }
+        } else if (a == "--stop-training") {
+            o.stop_training = true;
+        } else if (a == "--json") {
+            o.json = true;
+        } else if (a == "--junit") {
+            o.junit = value_of(i);
+        } else if (a == "--threads") {
+            o.threads = static_cast<std::size_t>(parse_step(a, value_of(i)));
+        } else if (a == "--verbose") {
+            o.verbose = true;
+        } else if (a == "--list") {
+            o.list = true;
+        } else if (a.size() > 1 && a[0] == '-') {
+            throw tdbg::cli::usage_error("unknown option '" + a + "'");
+        } else {
+            positional.push_back(a);
+        }
+    }
+    if (o.list) {
+        return o;
+    }
+    o.run = tdbg::cli::single_run_argument(positional);
+    if (o.rules.empty()) {
+        throw tdbg::cli::usage_error("no rule to run: give --rule NAME or --config FILE");
+    }
+    if (o.start_step && o.end_step && *o.end_step <= *o.start_step) {
+        throw tdbg::cli::usage_error("--end-step must be greater than --start-step");
+    }
+    return o;
+}
+
+// One status line on stderr, redrawn at most every 100 ms, for a terminal only.
+class progress_line {
+public:
+    progress_line(bool enabled, std::size_t rules) : enabled_(enabled), states_(rules) {}
+    progress_line(const progress_line&) = delete;
+    progress_line& operator=(const progress_line&) = delete;
+    ~progress_line() { finish(); }
+
+    void start(std::size_t index, std::string name, std::optional<std::int64_t> first, std::optional<std::int64_t> end) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        states_[index] = state{std::move(name), first, end, std::nullopt, true};
+        draw(true);
+    }
+    void step(std::size_t index, std::int64_t step) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        states_[index].step = step;
+        if (!states_[index].first) {
+            states_[index].first = step;
+        }
+        draw(false);
+    }
+    void done(std::size_t index) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        states_[index].running = false;
+        draw(true);
+    }
+    void finish() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (enabled_ && drawn_) {
+            std::fprintf(stderr, "\r\033[K");
+            std::fflush(stderr);
+            drawn_ = false;
+        }
+    }
+
+private:
+    struct state {
+        std::string name;
+        std::optional<std::int64_t> first;
+        std::optional<std::int64_t> end;
+        std::optional<std::int64_t> step;
+        bool running = false;
+    };
+
+    void draw(bool force) {
+        if (!enabled_) {
+            return;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (!force && now - last_ < std::chrono::milliseconds(100)) {
+            return;
+        }
+        last_ = now;
+        std::string line;
+        for (const state& s : states_) {
+            if (!s.running) {
+                continue;
+            }
+            if (!line.empty()) {
+                line += " | ";
+            }
+            line += s.name;
+            if (s.end && s.first && s.step) {
+                const double total = static_cast<double>(*s.end - *s.first);
+                const double done = static_cast<double>(*s.step - *s.first + 1);
+                const double fraction = total > 0 ? std::clamp(done / total, 0.0, 1.0) : 1.0;
+                const int width = 24;
+                const int filled = static_cast<int>(fraction * width);
+                line += " [" + std::string(static_cast<std::size_t>(filled), '#') +
+                        std::string(static_cast<std::size_t>(width - filled), ' ') + "] " +
+                        std::to_string(static_cast<int>(fraction * 100)) + "% step " + std::to_string(*s.step);
+            } else if (s.step) {
+                line += " step " + std::to_string(*s.step);
+            } else {
+                line += " waiting for steps";
+            }
+        }
+        std::fprintf(stderr, "\r\033[K%s", line.c_str());
+        std::fflush(stderr);
+        drawn_ = true;
+    }
+
+    bool enabled_;
+    std::vector<state> states_;
+    std::mutex mutex_;
+    std::chrono::steady_clock::time_point last_{};
+    bool drawn_ = false;
+};
+
+int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    const rules_options o = parse_rules_args(args);
+    if (o.list) {
+        for (const auto& name : tdbg::rules::registry::names()) {
+            out << name << "\n";
+        }
+        return tdbg::cli::exit_ok;
+    }
+    tdbg::trial_options trial_options;
+    trial_options.poll_interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.poll_seconds * 1000));
+    if (o.follow) {
+        trial_options.collection_wait = std::chrono::seconds(60); // a run that is about to start
+    }
+    const tdbg::rules::rule_logger logger =
+        tdbg::rules::rule_logger::to_stderr(o.verbose ? tdbg::rules::log_level::debug : tdbg::rules::log_level::error);
+
+    // Every rule gets its own trial: invoke_rule switches refreshing off while a
+    // step is evaluated, and rules followed in parallel must not share that switch.
+    auto open = [&]() { return tdbg::cli::open_run(o.run, trial_options); };
+    auto first_trial = open();
+    const std::string trial_name = first_trial.name();
+
+    std::vector<tdbg::rules::any_rule> rules;
+    for (std::size_t i = 0; i < o.rules.size(); ++i) {
+        std::vector<tdbg::trial<tdbg::local_storage>> others;
+        if (tdbg::rules::registry::compares_runs(o.rules[i].name)) {
+            for (const auto& path : o.others) {
+                others.push_back(tdbg::cli::open_run(path, trial_options));
+            }
+        }
+        auto trial = i == 0 ? first_trial : open();
+        auto r = tdbg::rules::registry::create(o.rules[i].name, trial, tdbg::rules::rule_params(o.rules[i].params),
+                                               std::move(others), logger);
+        if (!o.rules[i].configuration_name.empty()) {
+            r.set_configuration_name(o.rules[i].configuration_name);
+        }
+        if (o.stop_training) {
+            r.actions().add(tdbg::rules::stop_training_action(trial.storage()));
+        }
+        rules.push_back(std::move(r));
+    }
+
+    tdbg::rules::invoke_options base_options;
+    base_options.start_step = o.start_step;
+    base_options.end_step = o.end_step;
+    base_options.threads = o.threads;
+    base_options.poll_interval = trial_options.poll_interval;
+    if (!o.follow) {
+        // A snapshot: the steps written so far; a live run's unfinished steps are skipped.
+        base_options.step_timeout = std::chrono::milliseconds(0);
+        base_options.skip_late_steps = true;
+        if (!base_options.end_step && !first_trial.loaded_all_steps()) {
+            const auto steps = first_trial.steps(tdbg::mode::global, true);
+            base_options.end_step = steps.empty() ? 0 : steps.back() + 1;
+        }
+    }
+
+    progress_line progress(::isatty(STDERR_FILENO) == 1, rules.size());
+    std::vector<tdbg::rules::evaluation_result> results(rules.size());
+    const auto started = std::chrono::steady_clock::now();
+    auto evaluate = [&](std::size_t i) {
+        tdbg::rules::invoke_options options = base_options;
+        options.on_step = [&progress, i](std::int64_t step, tdbg::rules::step_outcome) { progress.step(i, step); };
+        progress.start(i, rules[i].configuration_name().empty() ? rules[i].name() : rules[i].configuration_name(),
+                       options.start_step, options.end_step);
+        results[i] = rules[i].evaluate(options);
+        progress.done(i);
+    };
+    if (o.follow && rules.size() > 1) {
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < rules.size(); ++i) {
+            threads.emplace_back(evaluate, i);
+        }
+        for (auto& t : threads) {
+            t.join();
+        }
+    } else {
+        for (std::size_t i = 0; i < rules.size(); ++i) {
+            evaluate(i);
+        }
+    }
+    progress.finish();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+    tdbg::rules::invoke_record invoked;
+    invoked.start_step = o.start_step;
+    invoked.end_step = base_options.end_step;
+    if (o.json) {
+        out << tdbg::cli::python_json_dumps(tdbg::rules::rules_document(results, trial_name, invoked));
+    } else {
+        out << "run " << o.run << " (trial " << trial_name << ")\n";
+        for (const auto& r : results) {
+            out << tdbg::rules::to_text(r);
+        }
+    }
+    out.flush();
+    if (o.junit) {
+        std::ofstream junit(*o.junit, std::ios::binary | std::ios::trunc);
+        junit << tdbg::rules::to_junit_xml(results, "tdbg rules: " + trial_name, seconds);
+        if (!junit) {
+            err << "tdbg rules: error: cannot write " << *o.junit << "\n";
+            return tdbg::cli::exit_bad_input;
+        }
+    }
+    bool issues = false;
+    bool errors = false;
+    for (const auto& r : results) {
+        issues = issues || r.status() == tdbg::rules::evaluation_status::issues_found;
+        errors = errors || r.status() == tdbg::rules::evaluation_status::error;
+    }
+    if (errors) {
+        return tdbg::cli::exit_bad_input;
+    }
+    return issues ? 1 : tdbg::cli::exit_ok;
+}
+
+const tdbg::cli::command_registrar register_rules{
+    tdbg::cli::command{"rules", "evaluate rules (VanishingGradient, ...) over a run; a CI gate", rules_help, &run_rules}};
+
+} // namespace

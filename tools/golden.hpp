@@ -1,0 +1,305 @@
+#pragma once
+// The reading of a whole run in the "smdebug-golden/1" schema: the layout of
+// the golden files that record what Python smdebug's reader returns, so that
+// tdbg's reading and Python's can be compared key by key.
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sha256.hpp"
+#include "tdbg/core/dtype.hpp"
+#include "tdbg/core/half.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/core/reduction.hpp"
+#include "tdbg/core/tensor_value.hpp"
+#include "tdbg/reduce/compute.hpp"
+#include "tdbg/trial/trial.hpp"
+
+namespace tdbg::cli {
+
+/// The schema's name and version.
+inline constexpr const char* golden_format = "smdebug-golden/1";
+/// Values with at most this many elements are written out in full.
+inline constexpr std::size_t golden_max_listed_elements = 16;
+
+namespace detail {
+
+/// A double as the schema writes it: a number, or "nan", "inf", "-inf".
+inline nlohmann::json golden_double(double v) {
+    if (std::isnan(v)) {
+        return "nan";
+    }
+    if (std::isinf(v)) {
+        return v > 0 ? "inf" : "-inf";
+    }
+    return v;
+}
+
+/// Element `i` of `value` as numpy's tolist() would give it, in JSON.
+inline nlohmann::json golden_element(const tensor_value& value, std::size_t i) {
+    if (value.type() == dtype::string) {
+        return value.strings()[i];
+    }
+    return visit_dtype(value.type(), [&](auto tag) -> nlohmann::json {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_same_v<T, std::string>) {
+            return nullptr; // handled above
+        } else if constexpr (std::is_same_v<T, bool>) {
+            return value.bytes()[i] != 0;
+        } else if constexpr (std::is_same_v<T, tdbg::float16> || std::is_same_v<T, tdbg::bfloat16>) {
+            return golden_double(static_cast<double>(value.data_as<T>()[i].value()));
+        } else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+            const T c = value.data_as<T>()[i];
+            return nlohmann::json::array({golden_double(static_cast<double>(c.real())), golden_double(static_cast<double>(c.imag()))});
+        } else if constexpr (std::is_floating_point_v<T>) {
+            return golden_double(static_cast<double>(value.data_as<T>()[i]));
+        } else {
+            return value.data_as<T>()[i];
+        }
+    });
+}
+
+/// The nested list of `value` (C order), a scalar for a 0-d value.
+inline nlohmann::json golden_nested(const tensor_value& value, std::size_t dim, std::size_t& next) {
+    if (dim == value.shape().size()) {
+        return golden_element(value, next++);
+    }
+    nlohmann::json list = nlohmann::json::array();
+    for (std::size_t k = 0; k < value.shape()[dim]; ++k) {
+        list.push_back(golden_nested(value, dim + 1, next));
+    }
+    return list;
+}
+
+inline nlohmann::json golden_values(const tensor_value& value) {
+    std::size_t next = 0;
+    return golden_nested(value, 0, next);
+}
+
+inline nlohmann::json golden_shape(const tensor_value::shape_type& shape) {
+    nlohmann::json list = nlohmann::json::array();
+    for (std::size_t d : shape) {
+        list.push_back(d);
+    }
+    return list;
+}
+
+/// The hash of the element bytes (strings: their UTF-8 bytes, each followed by NUL).
+inline std::string golden_sha256(const tensor_value& value) {
+    if (value.type() != dtype::string) {
+        return sha256_hex(value.bytes());
+    }
+    std::string joined;
+    for (const std::string& s : value.strings()) {
+        joined += s;
+        joined.push_back('\0');
+    }
+    return sha256_hex(joined);
+}
+
+/// One reduction result: {dtype, shape, source, value}; value is the element when there is one.
+inline nlohmann::json golden_reduction(const tensor_value& value, const char* source) {
+    nlohmann::json out;
+    out["dtype"] = std::string(dtype_name(value.type()));
+    out["shape"] = golden_shape(value.shape());
+    out["source"] = source;
+    out["value"] = value.size() == 1 ? golden_element(value, 0) : golden_values(value);
+    return out;
+}
+
+inline nlohmann::json golden_save_config_mode(const std::optional<save_config_mode>& m) {
+    if (!m) {
+        return nullptr;
+    }
+    nlohmann::json out;
+    out["end_step"] = m->end_step ? nlohmann::json(*m->end_step) : nlohmann::json(nullptr);
+    out["save_interval"] = m->save_interval;
+    out["save_steps"] = m->save_steps;
+    out["start_step"] = m->start_step;
+    return out;
+}
+
+inline std::string golden_reductions_string(const std::vector<reduction>& reductions) {
+    std::string out;
+    for (const reduction r : reductions) {
+        out += (out.empty() ? "" : ",") + reduction_config_name(r);
+    }
+    return out;
+}
+
+/// Every (kind, abs) pair, as the schema names them.
+inline std::vector<reduction> golden_all_reductions() {
+    std::vector<reduction> out;
+    for (bool abs : {false, true}) {
+        for (reduction_kind k : all_reduction_kinds) {
+            out.push_back(reduction{k, abs});
+        }
+    }
+    return out;
+}
+
+template <class Storage>
+nlohmann::json golden_entry(const tdbg::tensor<Storage>& t, const tensor_step_info& info) {
+    nlohmann::json e;
+    e["step"] = info.step;
+    e["mode"] = std::string(mode_name(info.step_mode));
+    e["mode_step"] = info.mode_step;
+    e["worker"] = info.worker;
+    std::vector<std::string> stored;
+    for (const reduction r : info.stored_reductions) {
+        stored.push_back(reduction_name(r));
+    }
+    e["stored_reductions"] = stored;
+
+    std::optional<tensor_value> value;
+    if (info.has_value) {
+        value = t.value(info.step, mode::global, info.worker);
+        e["dtype"] = std::string(dtype_name(value->type()));
+        e["size"] = value->size();
+        e["nbytes"] = value->nbytes();
+        e["sha256"] = golden_sha256(*value);
+        if (value->size() <= golden_max_listed_elements) {
+            e["value"] = golden_values(*value);
+        }
+    } else {
+        e["dtype"] = nullptr;
+        e["value_unavailable"] = true;
+    }
+    if (info.stored_shape) {
+        e["shape"] = golden_shape(*info.stored_shape);
+        e["shape_source"] = "index";
+    } else if (value) {
+        e["shape"] = golden_shape(value->shape());
+        e["shape_source"] = "value";
+    } else {
+        e["shape"] = nullptr;
+        e["shape_source"] = nullptr;
+    }
+
+    // Stored reductions as saved; every other one computed from the value in one go.
+    const auto saved = t.reduction_values(info.step, mode::global, info.worker);
+    std::vector<reduction> to_compute;
+    nlohmann::json reductions = nlohmann::json::object();
+    for (const reduction r : golden_all_reductions()) {
+        if (auto it = saved.find(r); it != saved.end()) {
+            reductions[reduction_name(r)] = golden_reduction(it->second, "stored");
+        } else if (value && value->type() != dtype::string) {
+            to_compute.push_back(r);
+        } else {
+            reductions[reduction_name(r)] = {{"unavailable", value ? "dtype_mismatch" : "TensorUnavailableForStep"}};
+        }
+    }
+    if (!to_compute.empty()) {
+        try {
+            const std::vector<tensor_value> computed = compute_reductions(*value, to_compute);
+            for (std::size_t i = 0; i < to_compute.size(); ++i) {
+                reductions[reduction_name(to_compute[i])] = golden_reduction(computed[i], "computed");
+            }
+        } catch (const tdbg::error&) {
+            // One at a time, so that each one that cannot be computed says why.
+            for (const reduction r : to_compute) {
+                try {
+                    reductions[reduction_name(r)] = golden_reduction(compute_reduction(*value, r), "computed");
+                } catch (const tdbg::error& e) {
+                    reductions[reduction_name(r)] = {{"unavailable", std::string(e.what())}};
+                }
+            }
+        }
+    }
+    e["reductions"] = std::move(reductions);
+    return e;
+}
+
+} // namespace detail
+
+/// The whole run as the golden schema describes it. `producer` names the program.
+template <class Storage>
+nlohmann::json golden_document(const trial<Storage>& t, const std::string& producer) {
+    using nlohmann::json;
+    json doc;
+    doc["format"] = golden_format;
+    doc["producer"] = producer;
+    doc["trial_name"] = t.name();
+    doc["num_workers"] = t.num_workers();
+    doc["workers"] = t.workers();
+
+    json modes = json::array();
+    std::vector<std::string> mode_names;
+    for (const mode m : t.modes()) {
+        mode_names.emplace_back(mode_name(m));
+    }
+    std::sort(mode_names.begin(), mode_names.end());
+    doc["modes"] = mode_names;
+
+    json steps = json::object();
+    for (const mode m : all_modes) {
+        steps[std::string(mode_name(m))] = t.steps(m);
+    }
+    doc["steps"] = std::move(steps);
+
+    json step_modes = json::object();
+    for (const std::int64_t step : t.steps()) {
+        step_modes[std::to_string(step)] = {{"mode", std::string(mode_name(*t.mode(step)))}, {"mode_step", *t.mode_step(step)}};
+    }
+    doc["global_step_to_mode"] = std::move(step_modes);
+
+    doc["tensor_names"] = t.tensor_names();
+    json by_mode = json::object();
+    for (const mode m : t.modes()) {
+        by_mode[std::string(mode_name(m))] = t.tensor_names(std::nullopt, m);
+    }
+    doc["tensor_names_by_mode"] = std::move(by_mode);
+
+    json collections = json::object();
+    for (const auto& [name, c] : t.collections()) {
+        json item;
+        item["include_regex"] = c.include_regex;
+        item["reduction_config"] = {{"reductions", detail::golden_reductions_string(c.reduction_config.reductions)},
+                                    {"save_raw_tensor", c.reduction_config.save_raw_tensor},
+                                    {"save_shape", c.reduction_config.save_shape}};
+        json save = json::object();
+        for (const mode m : all_modes) {
+            save[std::string(mode_name(m))] = detail::golden_save_config_mode(c.save_config.get(m));
+        }
+        item["save_config"] = std::move(save);
+        item["save_histogram"] = c.save_histogram;
+        std::vector<std::string> listed = c.tensor_names;
+        std::sort(listed.begin(), listed.end());
+        listed.erase(std::unique(listed.begin(), listed.end()), listed.end());
+        item["tensor_names_in_file"] = listed;
+        item["trial_tensor_names"] = t.tensor_names(std::nullopt, mode::global, std::nullopt, name);
+        collections[name] = std::move(item);
+    }
+    doc["collections"] = std::move(collections);
+
+    json tensors = json::object();
+    for (const std::string& name : t.tensor_names()) {
+        const auto tensor = t.tensor(name);
+        json item;
+        json tensor_steps = json::object();
+        for (const mode m : all_modes) {
+            tensor_steps[std::string(mode_name(m))] = tensor.steps(m);
+        }
+        item["steps"] = std::move(tensor_steps);
+        json entries = json::array();
+        for (const tensor_step_info& info : tensor.entries()) {
+            entries.push_back(detail::golden_entry(tensor, info));
+        }
+        item["entries"] = std::move(entries);
+        tensors[name] = std::move(item);
+    }
+    doc["tensors"] = std::move(tensors);
+    return doc;
+}
+
+} // namespace tdbg::cli
