@@ -325,13 +325,21 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     }
 
     progress_line progress(::isatty(STDERR_FILENO) == 1, rules.size());
+    // The bar's end: end_step, else the last step of a run that has ended (a live run shows step numbers).
+    std::optional<std::int64_t> shown_end = base_options.end_step;
+    if (!shown_end && first_trial.loaded_all_steps()) {
+        const auto steps = first_trial.steps(tdbg::mode::global, true);
+        if (!steps.empty()) {
+            shown_end = steps.back() + 1;
+        }
+    }
     std::vector<tdbg::rules::evaluation_result> results(rules.size());
     const auto started = std::chrono::steady_clock::now();
     auto evaluate = [&](std::size_t i) {
         tdbg::rules::invoke_options options = base_options;
         options.on_step = [&progress, i](std::int64_t step, tdbg::rules::step_outcome) { progress.step(i, step); };
         progress.start(i, rules[i].configuration_name().empty() ? rules[i].name() : rules[i].configuration_name(),
-                       options.start_step, options.end_step);
+                       options.start_step, shown_end);
         results[i] = rules[i].evaluate(options);
         progress.done(i);
     };

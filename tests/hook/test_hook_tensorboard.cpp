@@ -34,7 +34,7 @@ struct tb_contents {
 // Reads every TensorBoard file of `dir`, checking its name, its first event and every true CRC.
 tb_contents read_tensorboard(const std::filesystem::path& dir) {
     tb_contents out;
-    const std::regex name(R"(events\.out\.tfevents\.\d{10}\..+\.\d+\.\d{12})");
+    const std::regex name(R"(events\.out\.tfevents\.\d{10}\..+\.\d+\.worker_0\.\d{12})");
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
         if (!e.is_regular_file()) {
             continue;

@@ -242,7 +242,7 @@ private:
 
 } // namespace
 
-TEST_CASE("declared tensors are fetched before invoke_at_step; a missing required one skips the step") {
+TEST_CASE("declared tensors are fetched before invoke_at_step, and a missing required one skips the step") {
     tdbg::test::temp_dir dir("invoke_declared");
     tdbg::test::rule_run run(dir.path());
     run.collections({{"all", ".*"}});
@@ -301,7 +301,7 @@ TEST_CASE("invoke_rule waits for the steps of a live run, or gives up after step
     }
 }
 
-TEST_CASE("an unknown parameter is an error; other exceptions end the evaluation (Error status via evaluate)") {
+TEST_CASE("an unknown parameter is an error, and other exceptions end the evaluation (Error status via evaluate)") {
     tdbg::test::temp_dir dir("invoke_errors");
     tdbg::test::rule_run run(dir.path());
     run.collections({{"losses", "^loss$"}});

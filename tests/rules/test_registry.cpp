@@ -130,7 +130,7 @@ TEST_CASE("the registry rejects unknown rules and parameters with messages that 
     CHECK_THROWS_AS(tdbg::rules::registry::create("SimilarAcrossRuns", trial), tdbg::config_error); // needs other_trial
 }
 
-TEST_CASE("DebugRuleConfigurations JSON: the array, a whole request, or one entry; other SageMaker keys tolerated") {
+TEST_CASE("DebugRuleConfigurations JSON: the array, a whole request, or one entry, other SageMaker keys tolerated") {
     const std::string config = R"([
       {"RuleConfigurationName": "VGRule", "InstanceType": "ml.t3.medium", "VolumeSizeInGB": 30,
        "RuleEvaluatorImage": "864354269164.dkr.ecr.us-east-1.amazonaws.com/sagemaker-debugger-rule-evaluator:latest",

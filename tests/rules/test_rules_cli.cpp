@@ -181,7 +181,7 @@ TEST_CASE("tdbg rules --junit writes one testcase per rule, failures listing the
     CHECK(xml.find("message=\"VanishingGradient triggered at steps 10, 12\"") != std::string::npos);
 }
 
-TEST_CASE("tdbg rules --follow evaluates a run while it is written; --stop-training writes the marker") {
+TEST_CASE("tdbg rules --follow evaluates a run while it is written, and --stop-training writes the marker") {
     tdbg::test::temp_dir dir("rules_cli_follow");
     tdbg::test::rule_run run(dir.path());
     run.collections({{"gradients", "^gradient/"}});

@@ -113,3 +113,30 @@ TEST_CASE("index parser: a run whose index the fast path declines is read throug
     CHECK(t.tensor_names() == std::vector<std::string>{"caf\xc3\xa9/w\"q"});
     CHECK(t.tensor("caf\xc3\xa9/w\"q").value(0).data_as<float>()[1] == 4.0F);
 }
+
+TEST_CASE("index parser: damaged files are declined or read as the full parser reads them, never misread") {
+    tdbg::format::index_file index;
+    index.mode = tdbg::mode::eval;
+    index.mode_step = 12;
+    index.event_file_name = "events/000000000012/000000000012_worker_0.tfevents";
+    index.tensor_payload = {{"a/b", 0, 100}, {"smdebug/reductions/abs_mean/a/b", 100, 90}};
+    index.shape_payload = {{"c", "c", {2, 3}}};
+    const std::string good = tdbg::format::to_json(index);
+    std::size_t accepted = 0;
+    for (std::size_t i = 0; i < good.size(); ++i) {
+        for (const char c : {'"', '\\', '{', '}', '[', ']', ',', ':', '9', '-', ' ', '\0', '\xff', 'x'}) {
+            std::string damaged = good;
+            damaged[i] = c;
+            tdbg::detail::index_view fast;
+            if (!tdbg::detail::parse_index_fast(damaged, fast)) {
+                continue;
+            }
+            ++accepted;
+            INFO("byte " << i << " set to " << static_cast<int>(c) << ": " << damaged);
+            tdbg::format::index_file full;
+            REQUIRE_NOTHROW(full = tdbg::format::parse_index_file(damaged, "damaged.json"));
+            check_same(fast, full);
+        }
+    }
+    CHECK(accepted > 0); // e.g. digits changed, names changed
+}

@@ -96,3 +96,34 @@ TEST_CASE("tensor decoder: a run with string tensors is read through the full de
     CHECK(tdbg::test::element(t.tensor("b").value(0), 2) == 1.0);
     CHECK_THROWS_AS(t.tensor("names").reduction_value(0, "max"), tdbg::dtype_mismatch);
 }
+
+TEST_CASE("tensor decoder: damaged payloads are declined or decoded as the full decoder decodes them") {
+    tdbg::format::tensor_event ev;
+    ev.step = 70000;
+    ev.wall_time = 1.5;
+    ev.tag = "w/x";
+    ev.value = tdbg::tensor_value(std::vector<double>{1.0, -2.0, 3.5, 4.0}, {2, 2});
+    ev.mode = tdbg::mode::eval;
+    ev.mode_step = 7;
+    const std::string good = tdbg::format::encode_tensor_event(ev);
+    std::size_t accepted = 0;
+    for (std::size_t i = 0; i < good.size(); ++i) {
+        for (const unsigned char c : {0x00U, 0x01U, 0x08U, 0x0aU, 0x12U, 0x22U, 0x7fU, 0x80U, 0xffU}) {
+            std::string damaged = good;
+            damaged[i] = static_cast<char>(c);
+            const auto fast = tdbg::detail::decode_tensor_fast(damaged, nullptr);
+            if (!fast) {
+                continue;
+            }
+            ++accepted;
+            INFO("byte " << i << " set to " << static_cast<int>(c));
+            tdbg::format::tensor_event full;
+            REQUIRE_NOTHROW(full = tdbg::format::decode_tensor_event(damaged, nullptr, "damaged", 0));
+            CHECK(fast->tag == full.tag);
+            CHECK(fast->value.type() == full.value.type());
+            CHECK(fast->value.shape() == full.value.shape());
+            CHECK(fast->value.bytes() == full.value.bytes());
+        }
+    }
+    CHECK(accepted > 0);
+}

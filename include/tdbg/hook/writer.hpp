@@ -633,14 +633,15 @@ private:
     }
 
     // TensorBoard's own naming, one file per mode and step as smdebug writes
-    // them: <MODE>/events.out.tfevents.<unix time>.<host>.<pid>.<step>.
+    // them: <MODE>/events.out.tfevents.<unix time>.<host>.<pid>.<worker>.<step>
+    // (the worker keeps two hooks of one process apart).
     std::string tensorboard_key(tdbg::mode m, std::int64_t step) const {
         std::string seconds = std::to_string(static_cast<long long>(std::time(nullptr)));
         if (seconds.size() < 10) {
             seconds.insert(0, 10 - seconds.size(), '0');
         }
         return std::string(mode_name(m)) + "/events.out.tfevents." + seconds + "." + host_ + "." +
-               std::to_string(::getpid()) + "." + format::step_string(step);
+               std::to_string(::getpid()) + "." + options_.worker + "." + format::step_string(step);
     }
 
     void send(job j) {

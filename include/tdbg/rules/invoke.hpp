@@ -224,7 +224,7 @@ void run_rule(rule<Derived, Storage>& r, const invoke_options& options, evaluati
 
     constexpr bool parallel = parallel_steps_v<Derived>;
     const std::size_t threads = thread_count(options.threads);
-    const std::size_t batch_limit = parallel ? std::min<std::size_t>(64, threads * 8) : 1;
+    const std::size_t batch_limit = parallel && threads > 1 ? 64 : 1;
     const auto past_end = [&](std::int64_t s) { return options.end_step && s >= *options.end_step; };
 
     auto record = [&](std::int64_t s, step_outcome outcome) {

@@ -101,6 +101,61 @@ private:
     const char* end_;
 };
 
+/// True for a decimal the full decoder accepts in plugin data: an optional
+/// sign and 1 to 18 digits.
+inline bool plugin_decimal(std::string_view text, std::int64_t& value) noexcept {
+    bool negative = false;
+    if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
+        negative = text.front() == '-';
+        text.remove_prefix(1);
+    }
+    if (text.empty() || text.size() > 18) {
+        return false;
+    }
+    value = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9') {
+            return false;
+        }
+        value = value * 10 + (c - '0');
+    }
+    value = negative ? -value : value;
+    return true;
+}
+
+/// True when SummaryMetadata holds only well-formed plugin data, with a
+/// numeric mode step and a mode number 1..4 where those are present.
+inline bool metadata_is_valid(std::string_view metadata) noexcept {
+    wire_reader m(metadata);
+    std::uint32_t field = 0;
+    std::uint32_t wire = 0;
+    while (!m.done()) {
+        std::string_view plugin;
+        if (!m.key(field, wire) || field != 1 || wire != 2 || !m.bytes(plugin)) {
+            return false;
+        }
+        wire_reader p(plugin);
+        std::string_view name;
+        std::string_view content;
+        while (!p.done()) {
+            if (!p.key(field, wire) || wire != 2 || (field != 1 && field != 2)) {
+                return false;
+            }
+            if (!p.bytes(field == 1 ? name : content)) {
+                return false;
+            }
+        }
+        std::int64_t n = 0;
+        if (name == "mode_step" && !plugin_decimal(content, n)) {
+            return false;
+        }
+        if (name == "mode" && (!plugin_decimal(content, n) || n < 1 || n > 4)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /// Decodes `payload` (an Event) when it is the common case; the value views
 /// the payload when its bytes are aligned (`keep_alive` owns them).
 inline std::optional<fast_tensor> decode_tensor_fast(std::string_view payload, const std::shared_ptr<const void>& keep_alive) {
@@ -162,8 +217,13 @@ inline std::optional<fast_tensor> decode_tensor_fast(std::string_view payload, c
                     return std::nullopt;
                 }
                 has_tensor = true;
-            } else if (field == 7 || field == 9) { // node_name, metadata (mode and mode step: the index has them)
+            } else if (field == 7) { // node_name
                 if (!v.skip(wire)) {
+                    return std::nullopt;
+                }
+            } else if (field == 9) { // metadata: the index has mode and mode step; only checked here
+                std::string_view metadata;
+                if (!v.bytes(metadata) || !metadata_is_valid(metadata)) {
                     return std::nullopt;
                 }
             } else {
@@ -215,7 +275,7 @@ inline std::optional<fast_tensor> decode_tensor_fast(std::string_view payload, c
                             if (!dim.varint(size)) {
                                 return std::nullopt;
                             }
-                        } else if (!dim.skip(wire)) {
+                        } else if (field != 2 || wire != 2 || !dim.skip(wire)) { // the dim's name
                             return std::nullopt;
                         }
                     }
