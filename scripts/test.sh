@@ -64,23 +64,26 @@ for variant in "${variants[@]}"; do
         result[$variant]="FAILED to configure"
     else
         tdbg_say "$variant: build (-j$TDBG_JOBS)"
-        if ! tdbg_build "$dir"; then
+        built=true
+        tdbg_build "$dir" || built=false
+        # Even after a build error: the tests of everything that did build still say something.
+        tdbg_say "$variant: ctest"
+        log=$dir/ctest.log
+        tested=true
+        ctest --test-dir "$dir" --output-on-failure --no-tests=error --parallel "$TDBG_JOBS" --timeout 900 \
+            "${ctest_args[@]}" 2>&1 | tee "$log" || tested=false
+        if ! $built; then
             result[$variant]="FAILED to build"
+        elif ! $tested; then
+            result[$variant]="FAILED tests"
         else
-            tdbg_say "$variant: ctest"
-            log=$dir/ctest.log
-            if ctest --test-dir "$dir" --output-on-failure --no-tests=error --parallel "$TDBG_JOBS" --timeout 900 \
-                "${ctest_args[@]}" 2>&1 | tee "$log"; then
-                result[$variant]="passed"
-            else
-                result[$variant]="FAILED tests"
-            fi
-            summary=$(grep -E '^[0-9]+% tests passed' "$log" | tail -1 || true)
-            skipped=$(grep -c '(Skipped)' "$log" || true)
-            result[$variant]+=": ${summary:-no ctest summary}, $skipped skipped"
-            if [[ ${result[$variant]} == FAILED* && -s $dir/Testing/Temporary/LastTestsFailed.log ]]; then
-                result[$variant]+=$'\n      failed: '$(cut -d: -f2- "$dir/Testing/Temporary/LastTestsFailed.log" | paste -sd ';' -)
-            fi
+            result[$variant]="passed"
+        fi
+        summary=$(grep -E '^[0-9]+% tests passed' "$log" | tail -1 || true)
+        skipped=$(grep -c '(Skipped)' "$log" || true)
+        result[$variant]+=": ${summary:-no ctest summary}, $skipped skipped"
+        if ! $tested && [[ -s $dir/Testing/Temporary/LastTestsFailed.log ]]; then
+            result[$variant]+=$'\n      failed: '$(cut -d: -f2- "$dir/Testing/Temporary/LastTestsFailed.log" | paste -sd ';' -)
         fi
     fi
     timing[$variant]=$(tdbg_duration $((SECONDS - start)))

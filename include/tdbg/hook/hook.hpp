@@ -23,8 +23,16 @@
 /// mode has its own step counter, which starts at -1 and advances only in its
 /// mode (smdebug's _increment_step and set_mode). A step's files are published
 /// when the next step begins, at end_step(), set_mode() or close().
-/// A hook is driven by one thread; the writing happens on its own thread
-/// (hook/writer.hpp).
+///
+/// Files (smdebug's layout): per saved step and worker an event file
+/// (events/<step>/<step>_<worker>.tfevents) and then its index file; the
+/// collections file (collections/000000000/<worker>_collections.json) after the
+/// first step that wrote something, as smdebug's PyTorch hook does, and again
+/// at close() when collections learned tensor names since; training_job_end.ts
+/// at close() (not under SageMaker, as smdebug). TensorBoard files, when asked
+/// for, go to <tensorboard_dir>/<MODE>/events.out.tfevents.<time>.<host>.<pid>.<worker>.<step>.
+/// A hook is driven by one thread; encoding and writing happen on the writer's
+/// threads (hook/writer.hpp).
 
 #include <algorithm>
 #include <array>
@@ -406,6 +414,10 @@ public:
     [[nodiscard]] bool is_writing() const noexcept { return writer_ != nullptr; }
     /// Tensors dropped because the writer's queue was full (full_queue_policy::drop).
     [[nodiscard]] std::uint64_t dropped_tensors() const { return writer_ ? writer_->dropped() : 0; }
+    /// CPU seconds of the writer's data and publisher threads, known after close().
+    [[nodiscard]] std::pair<double, double> writer_cpu_seconds() const noexcept {
+        return writer_ ? writer_->thread_cpu_seconds() : std::pair<double, double>{0.0, 0.0};
+    }
     /// Bytes of tensor data queued for the writer thread and not yet written.
     [[nodiscard]] std::size_t queued_bytes() const { return writer_ ? writer_->queued_bytes() : 0; }
     /// The storage the run is written to.

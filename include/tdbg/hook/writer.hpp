@@ -252,6 +252,10 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         return blocked_;
     }
+    /// CPU seconds the data thread and the publisher thread used, once they have stopped (after close()).
+    [[nodiscard]] std::pair<double, double> thread_cpu_seconds() const noexcept {
+        return {data_cpu_.load(), publisher_cpu_.load()};
+    }
     /// Bytes of tensor data waiting in the queue.
     [[nodiscard]] std::size_t queued_bytes() const {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -336,6 +340,12 @@ private:
         return host;
     }
 
+    static double thread_cpu_now() noexcept {
+        timespec ts{};
+        ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+    }
+
     void lower_priority() const {
 #if defined(__linux__)
         if (options_.nice > 0) {
@@ -410,6 +420,7 @@ private:
         } catch (...) {
             data_failed(std::current_exception());
         }
+        data_cpu_.store(thread_cpu_now());
     }
 
     void data_failed(std::exception_ptr e) {
@@ -676,6 +687,7 @@ private:
             }
             pub_progress_.notify_all();
         }
+        publisher_cpu_.store(thread_cpu_now());
     }
 
     void run_job(prepare_job& p) {
@@ -754,6 +766,8 @@ private:
     bool closing_ = false;
     std::exception_ptr error_;
     std::atomic<bool> failed_{false};
+    std::atomic<double> data_cpu_{0};
+    std::atomic<double> publisher_cpu_{0};
 
     // Data thread (and training thread's hints) <-> publisher thread.
     std::mutex pub_mutex_;
