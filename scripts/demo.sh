@@ -8,7 +8,7 @@
 #   --out DIR    where the run is written (default <repo>/demo-run; replaced if it holds a run)
 #   --steps N    training steps (default 200)
 # Environment: TDBG_BUILD_DIR (build trees; default <repo>/build), TDBG_JOBS (default 2),
-#   TDBG_DEMO_RULES (the rules to run; default "VanishingGradient").
+#   TDBG_DEMO_RULES (the rules to run; default "VanishingGradient ExplodingTensor LossNotDecreasing").
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -66,7 +66,7 @@ if [[ -n $cli ]]; then
 
     if "$cli" rules --help >/dev/null 2>&1; then
         rule_args=()
-        for rule in ${TDBG_DEMO_RULES:-VanishingGradient}; do
+        for rule in ${TDBG_DEMO_RULES:-VanishingGradient ExplodingTensor LossNotDecreasing}; do
             rule_args+=(--rule "$rule")
         done
         tdbg_say "analyse: tdbg rules $out ${rule_args[*]}"
@@ -81,6 +81,18 @@ if [[ -n $cli ]]; then
         fi
     else
         echo "note: this tdbg has no 'rules' command yet; skipped the analysis"
+    fi
+
+    # A rule of one's own (examples/custom_rule.hpp), compiled into a build of the command
+    # line (examples/custom_cli) and run by name like the built-in ones.
+    if [[ -x $build/examples/tdbg_custom ]]; then
+        tdbg_say "custom rule: tdbg_custom rules $out --rule CustomGradientRule --param threshold=20.0"
+        status=0
+        "$build/examples/tdbg_custom" rules "$out" --rule CustomGradientRule --param threshold=20.0 || status=$?
+        if ((status > 1)); then
+            echo "error: the custom rule failed with status $status" >&2
+            exit "$status"
+        fi
     fi
 else
     echo "note: the tdbg command line (tools/) is not built yet; skipped 'tdbg ls' and 'tdbg rules'"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds tdbg's whole suite (tests, header check, consumer projects, examples, benchmarks,
-# tools) as C++17 and as C++20 with -Werror, runs ctest on both, and prints a summary.
+# Builds tdbg's whole suite (tests, consumer projects, examples, benchmarks, tools) as C++17
+# and as C++20 with -Werror, runs ctest on both, and prints a summary. The check that every
+# public header compiles on its own runs in the C++17 build.
 # Installs missing Debian packages first (as root; otherwise prints the apt-get command).
 #
 # Usage: scripts/test.sh [--sanitize] [-- <ctest arguments>...]
@@ -46,7 +47,7 @@ else
     variants=(cxx17 cxx20)
     declare -A variant_args=(
         [cxx17]="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_STANDARD=17 -DTDBG_BUILD_BENCHMARKS=ON"
-        [cxx20]="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_STANDARD=20 -DTDBG_BUILD_BENCHMARKS=ON"
+        [cxx20]="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_STANDARD=20 -DTDBG_BUILD_BENCHMARKS=ON -DTDBG_HEADER_CHECK=OFF"
     )
     sanitizer_args=()
 fi

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sha256.hpp"
+#include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/half.hpp"
 #include "tdbg/core/mode.hpp"
@@ -97,14 +97,14 @@ inline nlohmann::json golden_shape(const tensor_value::shape_type& shape) {
 /// The hash of the element bytes (strings: their UTF-8 bytes, each followed by NUL).
 inline std::string golden_sha256(const tensor_value& value) {
     if (value.type() != dtype::string) {
-        return sha256_hex(value.bytes());
+        return tdbg::detail::sha256_hex(value.bytes());
     }
     std::string joined;
     for (const std::string& s : value.strings()) {
         joined += s;
         joined.push_back('\0');
     }
-    return sha256_hex(joined);
+    return tdbg::detail::sha256_hex(joined);
 }
 
 /// One reduction result: {dtype, shape, source, value}; value is the element when there is one.

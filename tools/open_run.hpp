@@ -2,10 +2,13 @@
 // Opening the run directory a subcommand was given, with messages that say
 // what is wrong with the path before the trial is asked.
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "commands.hpp"
@@ -18,11 +21,19 @@ namespace tdbg::cli {
 
 /// Opens the local run at `path`; throws tdbg::error with a clear message
 /// for a missing path, a file, or a directory that holds no run.
+/// With options.collection_wait (`--follow`), a directory that does not exist yet
+/// is waited for as long as a run's first files are.
 inline trial<local_storage> open_local_run(const std::string& path, trial_options options = {}) {
     std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
+    auto status = std::filesystem::status(path, ec);
+    const auto deadline = std::chrono::steady_clock::now() + options.collection_wait;
+    while ((ec || !std::filesystem::exists(status)) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(options.poll_interval, std::chrono::milliseconds(500)));
+        status = std::filesystem::status(path, ec);
+    }
     if (ec || !std::filesystem::exists(status)) {
-        throw tdbg::error(path + ": no such directory");
+        throw tdbg::error(path + ": no such directory" +
+                          (options.collection_wait.count() > 0 ? " (waited for it to appear)" : std::string()));
     }
     if (!std::filesystem::is_directory(status)) {
         throw tdbg::error(path + ": not a directory (give the run's directory, the one holding index/ and events/)");

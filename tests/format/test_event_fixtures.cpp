@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sha256.hpp"
 #include "support.hpp"
+#include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/tfrecord.hpp"
@@ -28,12 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-}
+using tdbg::test::read_file;
 
 // The golden's numbers: a JSON number, or "nan" / "inf" / "-inf".
 double golden_number(const nlohmann::json& j) {
@@ -69,14 +64,6 @@ std::string golden_dtype_name(dtype d) { return d == dtype::int8 ? "uint8" : std
 using entry_key = std::tuple<std::string, std::int64_t, std::string>; // tensor, step, worker
 
 } // namespace
-
-TEST_CASE("the test's SHA-256 matches the FIPS 180-4 examples") {
-    CHECK(test::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    CHECK(test::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    CHECK(test::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
-          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-    CHECK(test::sha256_hex(std::string(1000, 'a')).substr(0, 16) == "41edece42d63e8d9");
-}
 
 TEST_CASE("every fixture event record decodes to smdebug's values and re-encodes to the same bytes") {
     const auto fixtures = test::fixtures_dir();
@@ -171,7 +158,7 @@ TEST_CASE("every fixture event record decodes to smdebug's values and re-encodes
                 CHECK(e.at("shape").get<std::vector<std::size_t>>() == ev.value.shape());
                 CHECK(e.at("size") == ev.value.size());
                 CHECK(e.at("nbytes") == ev.value.nbytes());
-                CHECK(e.at("sha256") == test::sha256_hex(ev.value.bytes()));
+                CHECK(e.at("sha256") == tdbg::detail::sha256_hex(ev.value.bytes()));
                 seen_values.insert(k);
             }
         }

@@ -9,6 +9,7 @@
 #include "run_reader.hpp"
 #include "support.hpp"
 #include "tdbg/hook/hook.hpp"
+#include "tdbg/trial/trial.hpp"
 
 using namespace tdbg;
 using tdbg::test::read_indexes;
@@ -142,6 +143,31 @@ TEST_CASE("exclude regexes, explicit collections and add_collection") {
     CHECK(file["collections"]["activations"]["tensor_names"] == nlohmann::json::array({"layer1/relu_output_0"}));
     CHECK(file["collections"]["mine"]["tensor_names"] == nlohmann::json::array({"custom/thing"}));
     CHECK_FALSE(file["collections"]["default"].contains("exclude_regex"));
+}
+
+TEST_CASE("exclude regexes hold for the trial too: a tensor saved by another collection is not listed") {
+    temp_dir dir("hook_exclude_trial");
+    hook_options o;
+    o.out_dir = (dir.path() / "run").string();
+    o.save_config = save_config(save_config_mode{1, {}, 0, std::nullopt});
+    collection acts("activations");
+    acts.include("relu").exclude("^layer2/");
+    collection all_layer2("layer2");
+    all_layer2.include("^layer2/");
+    o.collections = {acts, all_layer2};
+    {
+        hook<> h(o);
+        h.begin_step();
+        const xt::xarray<double> v{1.0, 2.0};
+        h.save_tensor("layer1/relu_output_0", v);
+        h.save_tensor("layer2/relu_output_0", v); // saved, as a member of "layer2" only
+    }
+    const auto t = tdbg::create_trial((dir.path() / "run").string());
+    CHECK(t.tensor_names() == std::vector<std::string>{"layer1/relu_output_0", "layer2/relu_output_0"});
+    CHECK(t.tensor_names(std::nullopt, tdbg::mode::global, std::nullopt, std::string("activations")) ==
+          std::vector<std::string>{"layer1/relu_output_0"});
+    CHECK(t.tensor_names(std::nullopt, tdbg::mode::global, std::nullopt, std::string("layer2")) ==
+          std::vector<std::string>{"layer2/relu_output_0"});
 }
 
 TEST_CASE("a hook built from a SageMaker JSON configuration") {

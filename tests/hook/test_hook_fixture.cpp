@@ -280,6 +280,8 @@ TEST_CASE("the core_modes_workers schedule saves what smdebug saved") {
                 CHECK(ev.value.type() == t.type);
                 CHECK(ev.value.shape() == t.shape);
                 CHECK(ev.step == key.first);
+                // The bytes written are those of the value the trainer saved.
+                CHECK(ev.value.bytes() == make_value(t.type, t.shape, t.values.at(key)).bytes());
                 ++compared;
             }
             for (const auto& [red, stored] : e["reductions"].items()) {

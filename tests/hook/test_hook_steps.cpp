@@ -65,7 +65,7 @@ TEST_CASE("hook keeps global and mode steps as smdebug does") {
     CHECK(std::filesystem::exists(dir.path() / "run" / "training_job_end.ts"));
 }
 
-TEST_CASE("hook applies save configs per mode; gradients are not saved in EVAL") {
+TEST_CASE("hook applies save configs per mode; gradients are not saved in EVAL or PREDICT") {
     temp_dir dir("hook_save_config");
     hook_options o;
     o.out_dir = (dir.path() / "run").string();
@@ -94,6 +94,11 @@ TEST_CASE("hook applies save configs per mode; gradients are not saved in EVAL")
         h.save_tensor("CrossEntropyLoss_output_0", tensor_value::scalar(2.0F));
         h.save_tensor("gradient/fc.weight", g);
     }
+    h.set_mode(mode::predict);
+    h.begin_step();
+    CHECK_FALSE(h.should_save_tensor("gradient/fc.weight"));
+    h.save_tensor("CrossEntropyLoss_output_0", tensor_value::scalar(3.0F));
+    h.save_tensor("gradient/fc.weight", g);
     h.close();
 
     const auto indexes = read_indexes(dir.path() / "run");
@@ -103,7 +108,7 @@ TEST_CASE("hook applies save configs per mode; gradients are not saved in EVAL")
             steps_of[name].push_back(key.first);
         }
     }
-    CHECK(steps_of["CrossEntropyLoss_output_0"] == std::vector<std::int64_t>{0, 2, 4, 5, 6, 7});
+    CHECK(steps_of["CrossEntropyLoss_output_0"] == std::vector<std::int64_t>{0, 2, 4, 5, 6, 7, 8});
     CHECK(steps_of["gradient/fc.weight"] == std::vector<std::int64_t>{0, 2, 4});
     // save_steps win whatever the range; the range bounds the interval (2 % 1000 != 0).
     CHECK(steps_of["sparse/x"] == std::vector<std::int64_t>{1, 3});

@@ -34,6 +34,10 @@ TEST_CASE("worker detection follows the launchers' variables in order") {
     const auto slurm = detect_worker(fake_env{{{"SLURM_PROCID", "2"}, {"SLURM_NPROCS", "3"}}});
     CHECK(slurm.name == "worker_2");
     CHECK(slurm.size == 3);
+    const auto slurm_tasks = detect_worker(fake_env{{{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "4"}}});
+    CHECK(slurm_tasks.name == "worker_1");
+    CHECK(slurm_tasks.size == 4);
+    CHECK(slurm_tasks.source == "SLURM_PROCID");
 }
 
 TEST_CASE("worker detection rejects inconsistent environments") {

@@ -35,7 +35,8 @@ TEST_CASE("a result's status, its JSON entry and the smdebug-rules/1 document") 
     const auto j = tdbg::rules::to_json(r);
     CHECK(j.at("rule") == "VanishingGradient");
     CHECK(j.at("configuration_name") == "VGRule");
-    CHECK(j.at("params") == nlohmann::json{{"threshold", "1e-5"}});
+    // params: the given keys with the values the rule read (typed, as smdebug writes them).
+    CHECK(j.at("params") == nlohmann::json{{"threshold", 1e-5}});
     CHECK(j.at("triggered_steps") == nlohmann::json{7, 8, 9, 12});
     CHECK(j.at("skipped_steps") == nlohmann::json{{"StepUnavailable", {2, 3}}});
     CHECK(j.at("status") == "IssuesFound");

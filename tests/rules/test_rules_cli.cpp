@@ -155,6 +155,7 @@ TEST_CASE("tdbg rules --config --json reproduces every entry of the fixtures' ru
             CHECK(steps_of(got.at("triggered_steps")) == steps_of(want.at("triggered_steps")));
             CHECK(steps_of(got.at("not_triggered_steps")) == steps_of(want.at("not_triggered_steps")));
             CHECK(got.at("skipped_steps") == want.at("skipped_steps"));
+            CHECK(got.at("params") == want.at("params"));
             CHECK(got.at("resolved_params") == want.at("resolved_params"));
             CHECK(got.at("status") == (want.at("triggered_steps").empty() ? "NoIssuesFound" : "IssuesFound"));
             any_issue = any_issue || !want.at("triggered_steps").empty();
@@ -214,4 +215,29 @@ TEST_CASE("tdbg rules --follow evaluates a run while it is written, and --stop-t
     const auto marker = nlohmann::json::parse(slurp(dir.path() / std::string(tdbg::format::stop_marker_key)));
     CHECK(marker.at("rule") == "VanishingGradient");
     CHECK(marker.at("step") == 6);
+}
+
+TEST_CASE("tdbg rules --follow waits for a run directory that does not exist yet") {
+    tdbg::test::temp_dir dir("rules_cli_follow_later");
+    const auto later = dir.path() / "not_yet";
+    std::thread trainer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        tdbg::test::rule_run run(later);
+        run.collections({{"gradients", "^gradient/"}});
+        for (std::int64_t s = 0; s < 3; ++s) {
+            run.step(s, {{"gradient/w", tdbg::test::f32({1.0F, -1.0F}), {}}});
+        }
+        run.end();
+    });
+    const auto followed =
+        tdbg_rules({later.string(), "--rule", "VanishingGradient", "--follow", "--poll", "0.02", "--json"});
+    trainer.join();
+    CHECK(followed.status == 0);
+    const auto result = nlohmann::json::parse(followed.out).at("results")[0];
+    CHECK(steps_of(result.at("not_triggered_steps")) == std::vector<std::int64_t>{0, 1, 2});
+
+    // Without --follow a missing directory is an error at once.
+    const auto missing = tdbg_rules({(dir.path() / "never").string(), "--rule", "VanishingGradient"});
+    CHECK(missing.status == 2);
+    CHECK_THAT(missing.err, Catch::Contains("no such directory"));
 }

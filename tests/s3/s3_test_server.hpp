@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,6 +95,28 @@ public:
         const std::string bucket = "tdbg-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
         s3_storage("s3://" + bucket, options()).create_bucket();
         return "s3://" + bucket + "/" + prefix;
+    }
+
+    /// options() with short waits and many attempts: a client that rides out an outage()
+    /// and resumes soon after the server is back.
+    [[nodiscard]] s3_options patient_options() const {
+        s3_options o = options();
+        o.retry.max_delay = std::chrono::milliseconds(500);
+        o.retry.max_attempts = 200;
+        o.retry.max_elapsed = std::chrono::milliseconds(90'000);
+        return o;
+    }
+
+    /// Waits until `ready()` (a writer got far enough, or gave up), then SIGKILLs the
+    /// server, keeps it down for `down` and starts it again.
+    template <class Ready>
+    void outage(Ready&& ready, std::chrono::milliseconds down = std::chrono::milliseconds(1500)) {
+        while (!ready()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        kill();
+        std::this_thread::sleep_for(down);
+        restart();
     }
 
     /// SIGKILLs the server, as a crash would.

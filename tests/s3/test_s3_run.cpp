@@ -2,6 +2,7 @@
 // trial<s3_storage>, both after the fact and while it is being written.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -119,6 +120,51 @@ TEST_CASE("s3 trial follows a run while the hook is still writing it") {
     }
     CHECK(t.loaded_all_steps());
     CHECK(t.steps().size() == static_cast<std::size_t>(steps));
+    for (int step = 0; step < steps; ++step) {
+        const bool same = (t.tensor("layer1/weight").value(step).as<float>() == weights(step));
+        CHECK(same);
+    }
+}
+
+TEST_CASE("s3 run: the server killed and restarted while the hook writes; every step reads back") {
+    auto& server = s3_test_server::instance();
+    TDBG_REQUIRE_S3_SERVER(server);
+    const std::string url = server.new_run("jobs/killed");
+    const s3_storage s3(url, server.patient_options());
+    const int steps = 30;
+    std::atomic<int> begun{0};
+    std::string failure;
+    std::thread training([&] {
+        try {
+            hook<s3_storage> h(s3, every_step(url));
+            for (int step = 0; step < steps; ++step) {
+                h.begin_step();
+                ++begun;
+                h.save_tensor("layer1/weight", weights(step));
+                h.end_step();
+                h.flush(); // each step on the server before the next: the kill lands mid-run
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+            h.close();
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+    });
+    int at_kill = 0;
+    server.outage([&] {
+        at_kill = begun.load();
+        return at_kill >= 8 || !failure.empty();
+    });
+    training.join();
+    REQUIRE(server.available());
+    INFO(failure);
+    REQUIRE(failure.empty());
+    CHECK(at_kill < steps); // the kill really happened mid-run
+    CHECK(s3.stats().retries > 0); // the hook's copy of the storage shares its client and counters
+
+    const auto t = open_trial(s3_storage(url, server.options()), "killed");
+    CHECK(t.loaded_all_steps());
+    REQUIRE(t.steps().size() == static_cast<std::size_t>(steps));
     for (int step = 0; step < steps; ++step) {
         const bool same = (t.tensor("layer1/weight").value(step).as<float>() == weights(step));
         CHECK(same);

@@ -266,12 +266,7 @@ TEST_CASE("s3 with a wrong secret fails at once with an error naming the key id,
 TEST_CASE("s3 writes survive the server being killed and restarted in the middle") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
-    auto o = server.options();
-    // short waits, many attempts: the writes resume soon after the server is back
-    o.retry.max_delay = std::chrono::milliseconds(500);
-    o.retry.max_attempts = 200;
-    o.retry.max_elapsed = std::chrono::milliseconds(90'000);
-    const tdbg::s3_storage s(server.new_run(), o);
+    const tdbg::s3_storage s(server.new_run(), server.patient_options());
     const int n = 120;
     std::atomic<int> written{0};
     std::string failure;
@@ -285,13 +280,11 @@ TEST_CASE("s3 writes survive the server being killed and restarted in the middle
             failure = e.what();
         }
     });
-    while (written < 30 && failure.empty()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    server.kill();
-    const int at_kill = written.load();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    server.restart();
+    int at_kill = 0;
+    server.outage([&] {
+        at_kill = written.load();
+        return at_kill >= 30 || !failure.empty();
+    });
     writer.join();
     REQUIRE(server.available());
     INFO(failure);

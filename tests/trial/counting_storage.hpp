@@ -2,6 +2,7 @@
 // A local storage that counts what a trial asks of it (and a proof that any
 // type with the storage concept's members can back a trial).
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -20,6 +21,10 @@ struct counters {
     std::atomic<int> index_reads{0};
     std::atomic<int> lists{0};
     std::atomic<int> range_reads{0};
+    /// Listings leave out keys containing `hidden` while `hide_listings` > 0 (one per
+    /// listing), as a directory listing racing a rename can. Set before the trial opens.
+    std::string hidden;
+    std::atomic<int> hide_listings{0};
 };
 
 /// A local storage that counts index reads, range reads and listings.
@@ -41,7 +46,14 @@ public:
     }
     [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after) const {
         ++counters_->lists;
-        return inner_.list(prefix, start_after);
+        auto keys = inner_.list(prefix, start_after);
+        if (!counters_->hidden.empty() && prefix.rfind("index", 0) == 0 && counters_->hide_listings.load() > 0) {
+            --counters_->hide_listings;
+            keys.erase(std::remove_if(keys.begin(), keys.end(),
+                                      [&](const std::string& k) { return k.find(counters_->hidden) != std::string::npos; }),
+                       keys.end());
+        }
+        return keys;
     }
     [[nodiscard]] bool exists(const std::string& key) const { return inner_.exists(key); }
     [[nodiscard]] std::string describe() const { return "counting:" + inner_.describe(); }

@@ -18,12 +18,7 @@
 
 namespace {
 
-std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-}
+using tdbg::test::read_file;
 
 void check_same(const tdbg::detail::index_view& fast, const tdbg::format::index_file& full) {
     CHECK(fast.index_mode == full.mode);

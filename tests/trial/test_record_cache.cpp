@@ -90,3 +90,39 @@ TEST_CASE("record cache: files evicted and read whole twice are then read by ran
     CHECK(c->range_reads - before <= 6); // by range (a file still kept may serve one)
     CHECK(before <= 6 + 2 * 6 + 6);
 }
+
+TEST_CASE("record cache: an index entry past the end of its event file is a format error, not an allocation") {
+    tdbg::test::temp_dir dir("cache_corrupt_length");
+    write_run(dir.path(), 1, 2, 8);
+    // Give the second tensor a length no file could hold (100 TB).
+    std::filesystem::path index;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path() / "index")) {
+        if (e.path().extension() == ".json") {
+            index = e.path();
+        }
+    }
+    REQUIRE(!index.empty());
+    auto json = nlohmann::json::parse(tdbg::test::read_file(index));
+    auto& entry = json.at("tensor_payload").at(1);
+    const std::string victim = entry.at("tensorname").get<std::string>();
+    entry["length"] = 100'000'000'000'000ULL;
+    tdbg::test::write_file(index, json.dump());
+
+    const auto t = tdbg::create_trial(dir.path().string());
+    try {
+        (void)t.tensor(victim).value(0);
+        FAIL("a 100 TB record was read");
+    } catch (const tdbg::format_error& e) {
+        const std::string what = e.what();
+        CHECK_THAT(what, Catch::Contains(".tfevents") && Catch::Contains("the event file has"));
+    }
+    // The other tensor of the same file still reads.
+    const std::string other = json.at("tensor_payload").at(0).at("tensorname").get<std::string>();
+    CHECK(t.tensor(other).value(0).size() == 8);
+
+    // The storage's own range read refuses too, naming the file.
+    const tdbg::local_storage storage(dir.path());
+    const std::string event_key = json.at("meta").at("event_file_name").get<std::string>();
+    CHECK_THROWS_WITH(storage.read_range(event_key, 0, 100'000'000'000'000ULL),
+                      Catch::Contains(event_key) && Catch::Contains("the file ends at byte"));
+}

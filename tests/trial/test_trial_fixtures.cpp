@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "golden.hpp"
-#include "sha256.hpp"
 #include "support.hpp"
+#include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/trial/trial.hpp"
 
 using tdbg::mode;
@@ -101,13 +101,6 @@ double expected_reduction(const tdbg::tensor_value& value, const std::string& na
 mode mode_named(const std::string& name) { return tdbg::parse_mode(name); }
 
 } // namespace
-
-TEST_CASE("sha256 helper: FIPS 180-4 test vectors") {
-    CHECK(tdbg::test::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    CHECK(tdbg::test::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    CHECK(tdbg::test::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
-          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-}
 
 TEST_CASE("trial on fixtures: steps per mode, modes, workers, num_workers") {
     if (!tdbg::test::fixtures_dir()) {
@@ -277,7 +270,7 @@ TEST_CASE("trial on fixtures: every value matches the golden sha256, dtype, shap
                 }
                 const tdbg::tensor_value v = tensor.value(step, mode::global, worker);
                 ++values;
-                CHECK(tdbg::test::sha256_hex(v.bytes()) == e["sha256"].get<std::string>());
+                CHECK(tdbg::detail::sha256_hex(v.bytes()) == e["sha256"].get<std::string>());
                 CHECK(v.size() == e["size"].get<std::size_t>());
                 CHECK(v.nbytes() == e["nbytes"].get<std::size_t>());
                 CHECK(v.shape() == shape_of(e["shape"]));

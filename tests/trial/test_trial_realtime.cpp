@@ -349,3 +349,32 @@ TEST_CASE("stored reductions and index shapes written here read back") {
     CHECK_FALSE(infos[0].stored_shape.has_value());
     CHECK(infos[0].stored_reductions == std::vector<tdbg::reduction>{mean});
 }
+
+TEST_CASE("live run: an index file a listing missed (renamed during it) is found by the next, never declared passed") {
+    tdbg::test::temp_dir dir("live_missed_listing");
+    run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    for (std::int64_t s = 0; s < 4; ++s) {
+        w.step(s, "worker_0", mode::train, s, step_tensors(s));
+    }
+    auto c = std::make_shared<counters>();
+    c->hidden = "000000000002_worker_0";
+    c->hide_listings = 1; // the first listing misses step 2, as readdir can while it is renamed into place
+    const auto t = tdbg::open_trial(counting_storage(dir.path(), c), "missed", {}, fast_options());
+    {
+        const auto frozen = t.no_refresh();
+        CHECK(t.steps() == steps_t{0, 1, 3});
+        // Steps 0..3 are all there, but only a later listing can tell step 2 was skipped.
+        CHECK(t.has_passed_step(2) == step_state::not_yet_available);
+    }
+    // The next refresh lists again from before step 2 and finds it.
+    CHECK(t.has_passed_step(2) == step_state::available);
+    CHECK(t.steps() == steps_t{0, 1, 2, 3});
+    CHECK(first_element(t.tensor("w").value(2)) == 200.0F);
+
+    // A step truly skipped is declared passed once a later listing confirms it.
+    w.step(5, "worker_0", mode::train, 4, step_tensors(5));
+    CHECK(t.has_passed_step(4) == step_state::not_yet_available); // the listing that found step 5
+    CHECK(t.has_passed_step(4) == step_state::unavailable);        // the one after it
+    CHECK(t.steps() == steps_t{0, 1, 2, 3, 5});
+}

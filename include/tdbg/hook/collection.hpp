@@ -201,7 +201,7 @@ public:
         return *this;
     }
     /// Sets the reduction config together with a compiled kernel that computes
-    /// exactly `config.all()` (see hook/reduction_set.hpp for the usual way in).
+    /// exactly `config.all()` (set_reduction_set below is the usual way in).
     collection& set_reduction_config(::tdbg::reduction_config config, reduction_kernel kernel) {
         set_reduction_config(std::move(config));
         kernel_ = std::move(kernel);

@@ -272,10 +272,12 @@ public:
         rethrow_writer_error();
         write_scalars();
         if (writer_) {
-            writer_->push(write_items::step_end{step_});
+            // The collections file goes first: a run whose first index file is
+            // published can then always be opened, even if the trainer dies.
             if (step_wrote_ && !exported_once_) {
                 export_collections();
             }
+            writer_->push(write_items::step_end{step_});
         }
     }
 

@@ -138,7 +138,14 @@ struct evaluation_result {
     nlohmann::json j = nlohmann::json::object();
     j["rule"] = r.rule;
     j["configuration_name"] = r.display_name();
-    j["params"] = r.params;
+    // The parameters given, with the value the rule read from each (typed, as in
+    // smdebug's documents: "threshold": 0.001, not "0.001"); the string as given
+    // when the rule did not read it (an error before it got there).
+    j["params"] = nlohmann::json::object();
+    for (const auto& [key, text] : r.params) {
+        const auto it = r.resolved_params.find(key);
+        j["params"][key] = it != r.resolved_params.end() ? *it : nlohmann::json(text);
+    }
     j["resolved_params"] = r.resolved_params;
     j["triggered_steps"] = r.triggered_steps;
     j["not_triggered_steps"] = r.not_triggered_steps;

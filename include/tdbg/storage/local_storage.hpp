@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tdbg/core/error.hpp"
@@ -180,6 +181,20 @@ public:
     [[nodiscard]] std::string read_range(const std::string& key, std::uint64_t offset, std::uint64_t length) const {
         const auto path = path_of(key);
         const int fd = open_for_read(path);
+        // Bound the request by the file before allocating: a corrupt index must not
+        // make a reader allocate what the file cannot hold.
+        struct stat st {};
+        if (::fstat(fd, &st) != 0) {
+            const int saved = errno;
+            ::close(fd);
+            throw storage_error("cannot stat " + path.string() + ": " + std::strerror(saved));
+        }
+        const auto size = static_cast<std::uint64_t>(st.st_size);
+        if (offset > size || length > size - offset) {
+            ::close(fd);
+            throw storage_error(path.string() + ": wanted bytes " + std::to_string(offset) + ".." +
+                                std::to_string(offset + length) + " but the file ends at byte " + std::to_string(size));
+        }
         std::string out(length, '\0');
         std::uint64_t done = 0;
         while (done < length) {

@@ -26,7 +26,7 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/storage/detail/s3_http.hpp"
 #include "tdbg/storage/detail/s3_retry.hpp"
-#include "tdbg/storage/detail/s3_sha256.hpp"
+#include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/storage/detail/s3_uri.hpp"
 #include "tdbg/storage/detail/s3_xml.hpp"
 #include "tdbg/storage/storage.hpp"

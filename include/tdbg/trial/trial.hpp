@@ -292,7 +292,9 @@ private:
     }
 
     // smdebug's _tensors_in_collection: the collection's tensor names and every
-    // saved tensor one of its include regexes matches.
+    // saved tensor one of its include regexes matches; tdbg's exclude regexes
+    // (absent from smdebug's files) then leave out what they match, except
+    // names listed explicitly, as the hook's collection::contains decides.
     [[nodiscard]] std::vector<std::string> in_collection(const std::vector<std::string>& names,
                                                          const std::string& collection_name) const {
         const auto& all = core_->collections();
@@ -307,9 +309,14 @@ private:
         for (const std::string& pattern : c.include_regex) {
             include.push_back(compile(pattern, "include_regex of a collection"));
         }
+        std::vector<std::regex> exclude;
+        exclude.reserve(c.exclude_regex.size());
+        for (const std::string& pattern : c.exclude_regex) {
+            exclude.push_back(compile(pattern, "exclude_regex of a collection"));
+        }
         std::vector<std::string> out;
         for (const std::string& n : names) {
-            if (listed.count(n) != 0 || search_any(include, n)) {
+            if (listed.count(n) != 0 || (search_any(include, n) && !search_any(exclude, n))) {
                 out.push_back(n);
             }
         }

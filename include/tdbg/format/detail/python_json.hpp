@@ -125,11 +125,18 @@ using ordered_json = nlohmann::ordered_json;
 
 /// Parses `text`; a syntax error becomes a format_error naming `file` and the byte offset.
 inline ordered_json parse_json_text(std::string_view text, std::string_view file, const char* what) {
+    // nlohmann's parser stops at a NUL byte as at the end of the text; JSON holds none, so refuse it here.
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+        throw format_error(std::string(what) + " is not valid JSON: a NUL byte", std::string(file), nul);
+    }
     try {
         return ordered_json::parse(text.begin(), text.end());
     } catch (const nlohmann::json::parse_error& e) {
         throw format_error(std::string(what) + " is not valid JSON: " + e.what(), std::string(file),
                            e.byte == 0 ? 0 : e.byte - 1);
+    } catch (const nlohmann::json::exception& e) {
+        // Such as a number too large for a double (out_of_range.406), which carries no offset.
+        throw format_error(std::string(what) + " is not valid JSON: " + e.what(), std::string(file), 0);
     }
 }
 

@@ -7,6 +7,9 @@
 /// k the block's first element: k is a sample of the block, so the shifted
 /// sums stay small for offset data (1e8 + noise) and the block's mean and M2
 /// (M2 = S2 - S1²/n) keep their digits. Blocks then merge with Chan's formula.
+/// For float input x - k is exact in double, so Σx = n·k + Σ(x - k) loses
+/// nothing; double input rounds there, so its Σx and Σ|x| (sum, mean, l1) are
+/// also accumulated unshifted.
 ///
 /// Products: float input multiplies in double lanes and rescales by 2^±512 every
 /// 3 products, so no lane over- or underflows before the true product does.
@@ -54,6 +57,7 @@ TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
     constexpr bool moments = (Needs & (need_sum | need_m2)) != 0;
     constexpr bool abs_moments = (Needs & (need_abs_sum | need_abs_m2)) != 0;
     constexpr bool any_abs = abs_moments || (Needs & need_abs_min) != 0;
+    constexpr bool raw_sums = !is_float; // unshifted Σx and Σ|x| (see the file comment)
     constexpr std::size_t group = is_float ? 3 : 1; // products between renormalisations (float input)
     constexpr std::size_t step = lane_count * group;
     constexpr double inf = std::numeric_limits<double>::infinity();
@@ -68,6 +72,8 @@ TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
     vec as1 = s1;
     vec as2 = s1;
     vec q = s1;
+    vec r1 = s1;
+    vec ar1 = s1;
     vec mn = L::splat(inf);
     vec mx = L::splat(-inf);
     vec amn = mn;
@@ -80,6 +86,9 @@ TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
         for (std::size_t g = 0; g < group; ++g) {
             const vec x = L::load(p + i + g * lane_count);
             if constexpr (moments) {
+                if constexpr (raw_sums) {
+                    r1 = L::add(r1, x);
+                }
                 const vec d = L::sub(x, vk);
                 s1 = L::add(s1, d);
                 if constexpr ((Needs & need_m2) != 0) {
@@ -89,6 +98,9 @@ TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
             if constexpr (any_abs) {
                 const vec a = L::abs(x);
                 if constexpr (abs_moments) {
+                    if constexpr (raw_sums) {
+                        ar1 = L::add(ar1, a);
+                    }
                     const vec d = L::sub(a, vka);
                     as1 = L::add(as1, d);
                     if constexpr ((Needs & need_abs_m2) != 0) {
@@ -125,6 +137,8 @@ TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
     double v_as1[lane_count];
     double v_as2[lane_count];
     double v_q[lane_count];
+    double v_r1[lane_count];
+    double v_ar1[lane_count];
     double v_mn[lane_count];
     double v_mx[lane_count];
     double v_amn[lane_count];
@@ -136,6 +150,8 @@ TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
     L::store(v_as1, as1);
     L::store(v_as2, as2);
     L::store(v_q, q);
+    L::store(v_r1, r1);
+    L::store(v_ar1, ar1);
     L::store(v_mn, mn);
     L::store(v_mx, mx);
     L::store(v_amn, amn);
@@ -148,6 +164,8 @@ TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
     double t_as1 = 0;
     double t_as2 = 0;
     double t_q = 0;
+    double t_r1 = 0;
+    double t_ar1 = 0;
     double t_mn = inf;
     double t_mx = -inf;
     double t_amn = inf;
@@ -157,10 +175,12 @@ TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
     for (; i < n; ++i) {
         const auto x = static_cast<double>(p[i]);
         const double d = x - k;
+        t_r1 += x;
         t_s1 += d;
         t_s2 += d * d;
         const double a = scalar_lanes::fabs_bits(x);
         const double ad = a - ka;
+        t_ar1 += a;
         t_as1 += ad;
         t_as2 += ad * ad;
         t_q += x * x;
@@ -180,7 +200,7 @@ TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
     st.count = n;
     if constexpr (moments) {
         const double sum1 = lane_sum(v_s1) + t_s1;
-        st.sum = count * k + sum1;
+        st.sum = raw_sums ? lane_sum(v_r1) + t_r1 : count * k + sum1;
         st.mean = k + sum1 / count;
         if constexpr ((Needs & need_m2) != 0) {
             const double m2 = (lane_sum(v_s2) + t_s2) - sum1 * sum1 / count;
@@ -189,7 +209,7 @@ TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
     }
     if constexpr (abs_moments) {
         const double sum1 = lane_sum(v_as1) + t_as1;
-        st.abs_sum = count * ka + sum1;
+        st.abs_sum = raw_sums ? lane_sum(v_ar1) + t_ar1 : count * ka + sum1;
         st.abs_mean = ka + sum1 / count;
         if constexpr ((Needs & need_abs_m2) != 0) {
             const double m2 = (lane_sum(v_as2) + t_as2) - sum1 * sum1 / count;

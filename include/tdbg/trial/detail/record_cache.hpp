@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tdbg/core/error.hpp"
@@ -84,11 +85,12 @@ struct byte_buffer {
 class fd_cache {
 public:
     struct handle {
-        explicit handle(int f) noexcept : fd(f) {}
+        handle(int f, std::uint64_t n) noexcept : fd(f), size(n) {}
         handle(const handle&) = delete;
         handle& operator=(const handle&) = delete;
         ~handle() { ::close(fd); }
         int fd;
+        std::uint64_t size; // published event files do not change
     };
 
     std::shared_ptr<handle> get(const local_storage& storage, const event_file& file, std::uint32_t id) {
@@ -112,7 +114,13 @@ public:
             }
             throw storage_error("cannot open " + path.string() + ": " + std::strerror(saved));
         }
-        auto h = std::make_shared<handle>(fd);
+        struct stat st {};
+        if (::fstat(fd, &st) != 0) {
+            const int saved = errno;
+            ::close(fd);
+            throw storage_error("cannot stat " + path.string() + ": " + std::strerror(saved));
+        }
+        auto h = std::make_shared<handle>(fd, static_cast<std::uint64_t>(st.st_size));
         std::lock_guard<std::mutex> lock(mutex_);
         open_.insert(open_.begin(), {id, h});
         if (open_.size() > capacity) {
@@ -192,6 +200,13 @@ private:
         const event_file& file = *request.file;
         if constexpr (std::is_same_v<Storage, local_storage>) {
             const auto h = fds_.get(storage, file, request.file_id);
+            // Checked before allocating: a corrupt index entry must not ask for more than the file holds.
+            if (offset > h->size || length > h->size - offset) {
+                throw format_error("the index locates bytes " + std::to_string(offset) + ".." +
+                                       std::to_string(offset + length) + " but the event file has " +
+                                       std::to_string(h->size) + " bytes",
+                                   file.key, offset);
+            }
             auto buffer = std::make_shared<byte_buffer>(static_cast<std::size_t>(length), align_at);
             std::uint64_t done = 0;
             while (done < length) {

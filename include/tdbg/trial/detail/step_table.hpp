@@ -104,6 +104,9 @@ public:
         }
     }
     [[nodiscard]] bool ended() const noexcept { return ended_; }
+    /// Steps up to `step` were complete in a listing that ended before the
+    /// latest one began: a step missing before them can no longer arrive.
+    void confirm(std::int64_t step) noexcept { confirmed_complete_step_ = std::max(confirmed_complete_step_, step); }
     /// The greatest step every worker has written (or declared complete), -1 if none.
     [[nodiscard]] std::int64_t last_complete_step() const noexcept { return last_complete_step_; }
 
@@ -196,8 +199,10 @@ public:
         if (next) {
             const auto [found, global] = *next;
             if (found > step) {
-                // A later step exists; once it is complete, `step` can no longer arrive.
-                return last_complete_step_ >= global || ended_ ? step_state::unavailable : step_state::not_yet_available;
+                // A later step exists; once it is complete and confirmed by a later
+                // listing (see confirm), `step` can no longer arrive.
+                return confirmed_complete_step_ >= global || ended_ ? step_state::unavailable
+                                                                    : step_state::not_yet_available;
             }
             return is_complete(global) ? step_state::available : step_state::not_yet_available;
         }
@@ -217,6 +222,7 @@ private:
     std::array<std::vector<std::pair<std::int64_t, std::int64_t>>, 4> mode_to_global_{};
     std::size_t num_workers_ = 1;
     std::int64_t last_complete_step_ = -1;
+    std::int64_t confirmed_complete_step_ = -1;
     bool ended_ = false;
 };
 

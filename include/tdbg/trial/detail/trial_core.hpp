@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -33,6 +34,7 @@
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/tfrecord.hpp"
+#include "tdbg/storage/local_storage.hpp"
 #include "tdbg/storage/storage.hpp"
 #include "tdbg/trial/detail/index_files.hpp"
 #include "tdbg/trial/detail/index_parser.hpp"
@@ -139,7 +141,11 @@ public:
         std::vector<pending_index> pending = list_new_index_files(listed);
         std::vector<loaded_index> parsed(pending.size());
         // Everything is parsed before anything is merged: a corrupt file leaves the state as it was.
-        parallel_blocks(pending.size(), options_.threads, 64, [&](std::size_t first, std::size_t last) {
+        // Local files are CPU-bound to parse: a thread per 64 of them. Any other storage
+        // (S3) is latency-bound: many requests in flight, a thread per 2 files, up to 16.
+        constexpr bool local = std::is_same_v<Storage, local_storage>;
+        const std::size_t threads = local || options_.threads != 0 ? options_.threads : 16;
+        parallel_blocks(pending.size(), threads, local ? 64 : 2, [&](std::size_t first, std::size_t last) {
             index_file_reader<Storage> reader(storage_);
             for (std::size_t i = first; i < last; ++i) {
                 read_index_file(reader, pending[i].key, parsed[i]);
@@ -156,7 +162,16 @@ public:
             steps_.mark_ended();
             ended_.store(true, std::memory_order_release);
         }
-        advance_token();
+        // A directory listing that runs while files are renamed into place can
+        // return a later index file and miss an earlier one (readdir does not see
+        // entries inserted behind its position). Each worker publishes its index
+        // files in step order, so a step complete in the previous listing had all
+        // its predecessors published before this listing began: only such steps
+        // are settled, both for listing past them and for declaring a missing
+        // step passed (step_table::confirm).
+        steps_.confirm(settled_step_);
+        advance_token(settled_step_);
+        settled_step_ = steps_.last_complete_step();
     }
 
     /// True once the end marker has been seen and everything before it read.
@@ -611,9 +626,8 @@ private:
         steps_.add(where.step, index.index_mode, index.mode_step, worker);
     }
 
-    // Keys at or before the last complete step will not change: list after them next time.
-    void advance_token() {
-        const std::int64_t settled = steps_.last_complete_step();
+    // Keys at or before a settled step will not change: list after them next time.
+    void advance_token(std::int64_t settled) {
         auto it = read_keys_.begin();
         while (it != read_keys_.end()) {
             auto info = format::parse_index_file_key(*it);
@@ -640,6 +654,7 @@ private:
     std::mutex refresh_mutex_; // one refresh at a time; guards token_ and read_keys_
     std::string token_;        // list index keys after this one
     std::set<std::string> read_keys_;
+    std::int64_t settled_step_ = -1; // the last complete step as of the previous refresh
     std::atomic<bool> ended_{false};
 
     mutable std::shared_mutex state_mutex_; // guards everything below

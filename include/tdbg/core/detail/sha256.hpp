@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// SHA-256 (FIPS 180-4) for the `x-amz-content-sha256` header: S3 checks the
-/// body against it, so a body corrupted on the way is refused rather than stored.
+/// SHA-256 (FIPS 180-4). The S3 adapter signs bodies with it (`x-amz-content-sha256`:
+/// S3 refuses a body corrupted on the way rather than storing it); `tdbg dump` and the
+/// tests use it for the value digests of smdebug's golden files.
 
 #include <array>
 #include <cstddef>

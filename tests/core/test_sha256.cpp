@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "tdbg/storage/detail/s3_sha256.hpp"
+#include "tdbg/core/detail/sha256.hpp"
 
 TEST_CASE("sha256 matches the FIPS 180-2 examples, in one piece or in pieces") {
     using tdbg::detail::sha256_hex;

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Builds tdbg's libFuzzer targets (tests/fuzz/fuzz_*.cpp) with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer, and runs each one for a bounded time from its seed corpus
+# (tests/fuzz/corpus/<target>/). Fails on any crash, sanitizer report, leak, timeout or
+# allocation over the limit. Installs missing Debian packages first (as root; otherwise prints
+# the apt-get command).
+#
+# Usage: scripts/fuzz.sh [--seeds] [target...]
+#   --seeds   rewrite the seed corpora from tdbg-encoded bytes (tests/fuzz/make_seeds.cpp), then stop
+#   target    fuzz only these (fuzz_event_record, fuzz_index_file, fuzz_collections_file)
+# Environment: TDBG_FUZZ_SECONDS (per target; default 20), TDBG_BUILD_DIR (default <repo>/build).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+seeds=false
+targets=()
+while (($# > 0)); do
+    case $1 in
+    --seeds) seeds=true ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "error: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+    *) targets+=("$1") ;;
+    esac
+    shift
+done
+
+# clang 14 with its runtime libraries (libFuzzer, the sanitizers): Debian 12's libclang-rt-14-dev.
+tdbg_ensure_packages "${TDBG_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev
+
+seconds=${TDBG_FUZZ_SECONDS:-20}
+out=$TDBG_BUILD_ROOT/fuzz
+mkdir -p "$out"
+cxx=$(command -v clang++ || command -v clang++-14)
+common=(-std=c++17 -g -O1 -I "$TDBG_REPO/include" -Wall -Wextra -Wpedantic -Werror)
+
+if $seeds; then
+    tdbg_say "seed corpora -> tests/fuzz/corpus"
+    "$cxx" "${common[@]}" "$TDBG_REPO/tests/fuzz/make_seeds.cpp" -o "$out/make_seeds"
+    "$out/make_seeds" "$TDBG_REPO/tests/fuzz/corpus"
+    exit 0
+fi
+
+if ((${#targets[@]} == 0)); then
+    for source in "$TDBG_REPO"/tests/fuzz/fuzz_*.cpp; do
+        targets+=("$(basename "$source" .cpp)")
+    done
+fi
+
+declare -A result timing
+failed=false
+for target in "${targets[@]}"; do
+    start=$SECONDS
+    tdbg_say "$target: build"
+    if ! "$cxx" "${common[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+        -fno-omit-frame-pointer "$TDBG_REPO/tests/fuzz/$target.cpp" -o "$out/$target"; then
+        result[$target]="FAILED to build"
+        failed=true
+        timing[$target]=$(tdbg_duration $((SECONDS - start)))
+        continue
+    fi
+    tdbg_say "$target: fuzz for ${seconds}s"
+    # A scratch copy of the corpus: what the run finds stays out of the repository.
+    work=$out/$target.corpus
+    rm -rf "$work" "$out/$target.artifacts"
+    mkdir -p "$work" "$out/$target.artifacts"
+    cp "$TDBG_REPO/tests/fuzz/corpus/$target"/* "$work"/
+    # -timeout: a hang; -malloc_limit_mb: an unbounded allocation; -rss_limit_mb: growth.
+    if UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
+        "$out/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+        -max_len=65536 -print_final_stats=1 -artifact_prefix="$out/$target.artifacts/" "$work" \
+        >"$out/$target.log" 2>&1; then
+        runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$out/$target.log" | grep -Eo '[0-9]+$' || echo "?")
+        result[$target]="passed ($runs inputs)"
+    else
+        tail -40 "$out/$target.log"
+        result[$target]="FAILED: see $out/$target.log and $out/$target.artifacts/"
+        failed=true
+    fi
+    timing[$target]=$(tdbg_duration $((SECONDS - start)))
+done
+
+tdbg_say "summary"
+for target in "${targets[@]}"; do
+    printf '  %-24s %-8s %s\n' "$target" "${timing[$target]}" "${result[$target]}"
+done
+if $failed; then
+    echo "FAILED" >&2
+    exit 1
+fi
+echo "all passed"
