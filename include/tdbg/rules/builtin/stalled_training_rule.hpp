@@ -12,7 +12,11 @@
 /// shapes were saved) evaluates to False and does not move the clock. With
 /// stop_training_on_fire the stop-training action is added (the stop marker
 /// is written; training_job_name_prefix, which names a SageMaker job, is not
-/// needed). Keeps state: evaluated sequentially.
+/// needed). Keeps state: evaluated sequentially. Limit: the rule judges the steps
+/// that arrive, so a job that hangs for good is reported only if it ever writes
+/// another step (SageMaker's rule container also watches the clock; tdbg's
+/// invoke_rule waits for the next step, with invoke_options::step_timeout as
+/// the way to stop waiting).
 
 #include <cstdint>
 #include <cstring>
