@@ -67,7 +67,7 @@ TEST_CASE("0-d, empty, bool and string tensors") {
     CHECK(str.strings().at(1) == "bc");
 }
 
-TEST_CASE("raw bytes: copied, or viewed when aligned; sizes are checked") {
+TEST_CASE("raw bytes: copied, or viewed when aligned, sizes are checked") {
     const std::string bytes("\x00\x00\x80\x3f\x00\x00\x00\x40", 8); // 1.0f, 2.0f
     auto v = tensor_value::from_bytes(dtype::float32, {2}, bytes);
     CHECK(v.as<float>()(1) == 2.0F);

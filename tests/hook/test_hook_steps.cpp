@@ -65,7 +65,7 @@ TEST_CASE("hook keeps global and mode steps as smdebug does") {
     CHECK(std::filesystem::exists(dir.path() / "run" / "training_job_end.ts"));
 }
 
-TEST_CASE("hook applies save configs per mode; gradients are not saved in EVAL or PREDICT") {
+TEST_CASE("hook applies save configs per mode, gradients are not saved in EVAL or PREDICT") {
     temp_dir dir("hook_save_config");
     hook_options o;
     o.out_dir = (dir.path() / "run").string();

@@ -81,7 +81,7 @@ TEST_CASE("writer: a full queue drops and counts tensors (drop policy)") {
     CHECK(indexes.begin()->second.tensor_payload.size() == 10 - dropped);
 }
 
-TEST_CASE("writer: an error in the writer thread surfaces on the next call, once; later steps are written") {
+TEST_CASE("writer: an error in the writer thread surfaces on the next call, once, later steps are written") {
     temp_dir dir("writer_error");
     auto control = std::make_shared<storage_control>();
     auto o = small_queue(full_queue_policy::block);

@@ -90,7 +90,7 @@ constexpr std::uint64_t step_bytes = reliability::large_size * 4 + 8 * 1024;
 
 } // namespace
 
-TEST_CASE("full disk: the error reaches the trainer on its next call; the steps before stay intact") {
+TEST_CASE("full disk: the error reaches the trainer on its next call, the steps before stay intact") {
     temp_dir root("full_disk");
     for (int i = 0; i < 12; ++i) {
         // Budgets from nothing to about six steps, landing at different points of a step's files.

@@ -194,7 +194,7 @@ TEST_CASE("retries are bounded by max_attempts and by max_elapsed") {
     }
 }
 
-TEST_CASE("a large put is a multipart upload; a completion failing inside a 200 is retried") {
+TEST_CASE("a large put is a multipart upload, a completion failing inside a 200 is retried") {
     const std::string initiate = "<InitiateMultipartUploadResult><UploadId>up/1+</UploadId></InitiateMultipartUploadResult>";
     fake_http_server server({{200, initiate, {}, false},
                              {200, "", {"ETag: \"e1\""}, false},
@@ -227,7 +227,7 @@ TEST_CASE("a large put is a multipart upload; a completion failing inside a 200 
     CHECK(parts == std::vector<std::string>{"1:\"e1\"", "2:\"e2\""});
 }
 
-TEST_CASE("a failed multipart upload is aborted; an uncommitted writer aborts its upload") {
+TEST_CASE("a failed multipart upload is aborted, an uncommitted writer aborts its upload") {
     const std::string initiate = "<InitiateMultipartUploadResult><UploadId>U</UploadId></InitiateMultipartUploadResult>";
     fake_http_server server({{200, initiate, {}, false},
                              error_reply(400, "EntityTooSmall", "too small"),

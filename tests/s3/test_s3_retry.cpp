@@ -44,7 +44,7 @@ TEST_CASE("retries stop at max_attempts and at the time budget") {
     CHECK_FALSE(tdbg::detail::may_retry(p, 1, 0ms, 0ms));
 }
 
-TEST_CASE("5xx, 429 and S3's try-again codes are retried; other 4xx are not") {
+TEST_CASE("5xx, 429 and S3's try-again codes are retried, other 4xx are not") {
     using tdbg::detail::retryable_status;
     CHECK(retryable_status(500, "InternalError"));
     CHECK(retryable_status(502, ""));
@@ -62,7 +62,7 @@ TEST_CASE("5xx, 429 and S3's try-again codes are retried; other 4xx are not") {
     CHECK_FALSE(retryable_status(206, ""));
 }
 
-TEST_CASE("connection errors and timeouts are retried; usage errors are not") {
+TEST_CASE("connection errors and timeouts are retried, usage errors are not") {
     using tdbg::detail::retryable_curl_code;
     CHECK(retryable_curl_code(CURLE_COULDNT_CONNECT));
     CHECK(retryable_curl_code(CURLE_OPERATION_TIMEDOUT));

@@ -126,7 +126,7 @@ TEST_CASE("s3 trial follows a run while the hook is still writing it") {
     }
 }
 
-TEST_CASE("s3 run: the server killed and restarted while the hook writes; every step reads back") {
+TEST_CASE("s3 run: the server killed and restarted while the hook writes, every step reads back") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     const std::string url = server.new_run("jobs/killed");

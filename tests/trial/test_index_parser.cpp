@@ -60,7 +60,7 @@ TEST_CASE("index parser: every fixture index file reads as the full parser reads
     CHECK(files == 30 + 13 + 40);
 }
 
-TEST_CASE("index parser: other layouts and whitespace are read; what it does not handle is declined") {
+TEST_CASE("index parser: other layouts and whitespace are read, what it does not handle is declined") {
     const std::string pretty = R"({
   "shape_payload": [ { "shape": [2, 3], "originalname": "a:0", "tensorname": "a" } ],
   "tensor_payload": [ { "length": 40, "tensorname": "b", "start_idx": 0 } ],

@@ -14,7 +14,7 @@ using tdbg::step_state;
 using tdbg::detail::step_table;
 using steps_t = std::vector<std::int64_t>;
 
-TEST_CASE("step_table: one worker, steps complete as they arrive; gaps are unavailable") {
+TEST_CASE("step_table: one worker, steps complete as they arrive, gaps are unavailable") {
     step_table t;
     t.set_num_workers(1);
     t.add(0, mode::train, 0, 0);

@@ -274,7 +274,8 @@ public:
         if (writer_) {
             // The collections file goes first: a run whose first index file is
             // published can then always be opened, even if the trainer dies.
-            if (step_wrote_ && !exported_once_) {
+            // Again after a writer error: the collections file may be what failed (a full disk).
+            if (step_wrote_ && (!exported_once_ || writer_->errors_seen() != errors_at_export_)) {
                 export_collections();
             }
             writer_->push(write_items::step_end{step_});
@@ -371,7 +372,7 @@ public:
         }
         closed_ = true;
         try {
-            if (writer_ && (!exported_once_ || exported_version_ != version_)) {
+            if (writer_ && (!exported_once_ || exported_version_ != version_ || writer_->errors_seen() != errors_at_export_)) {
                 export_collections();
             }
             if (!options_.dry_run && std::getenv("TRAINING_JOB_NAME") == nullptr) {
@@ -888,6 +889,7 @@ private:
         writer_->push(write_items::object{format::collections_file_key(worker_.name), format::to_json(file)});
         exported_once_ = true;
         exported_version_ = version_;
+        errors_at_export_ = writer_->errors_seen();
     }
 
     void check_stop_marker() {
@@ -921,6 +923,7 @@ private:
     std::uint64_t version_ = 0;
     std::uint64_t exported_version_ = 0;
     bool exported_once_ = false;
+    std::uint64_t errors_at_export_ = 0; // the writer's error count when the collections file was last queued
     std::unordered_map<std::string, std::vector<std::size_t>> membership_;
     std::vector<bool> step_selection_;
     bool step_selection_valid_ = false;

@@ -242,6 +242,8 @@ public:
         }
     }
 
+    /// Errors the writer threads have met so far (each counted, reported or not).
+    [[nodiscard]] std::uint64_t errors_seen() const noexcept { return errors_.load(std::memory_order_relaxed); }
     /// Tensors dropped because the queue was full (drop policy).
     [[nodiscard]] std::uint64_t dropped() const {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -361,6 +363,7 @@ private:
     }
 
     void record_error(std::exception_ptr e) {
+        errors_.fetch_add(1, std::memory_order_relaxed);
         std::lock_guard<std::mutex> lock(mutex_);
         if (!error_) {
             error_ = std::move(e);
@@ -766,6 +769,7 @@ private:
     bool closing_ = false;
     std::exception_ptr error_;
     std::atomic<bool> failed_{false};
+    std::atomic<std::uint64_t> errors_{0};
     std::atomic<double> data_cpu_{0};
     std::atomic<double> publisher_cpu_{0};
 
