@@ -7,7 +7,7 @@
 #
 # Headers with an optional dependency are checked only with it:
 #   tdbg/storage/s3*, tdbg/storage/detail/s3*  need the target tdbg::s3 (cmake/s3.cmake);
-#   tdbg/integrations/libtorch*                need libtorch (target tdbg::libtorch, or find_package(Torch));
+#   tdbg/integrations/(detail/)libtorch*       need the target tdbg::libtorch (cmake/libtorch.cmake);
 #   tdbg/integrations/catch2*                  need Catch2 (always there when tests are built).
 # AREAS (tdbg/<area>/...) restricts the check; the umbrella tdbg/tdbg.hpp is then skipped.
 function(tdbg_add_header_check target)
@@ -38,17 +38,12 @@ function(tdbg_add_header_check target)
         continue()
       endif()
       list(APPEND extra_libraries tdbg::s3)
-    elseif(name MATCHES "^tdbg/integrations/libtorch")
-      if(TARGET tdbg::libtorch)
-        list(APPEND extra_libraries tdbg::libtorch)
-      else()
-        find_package(Torch QUIET CONFIG)
-        if(NOT Torch_FOUND)
-          list(APPEND skipped ${name})
-          continue()
-        endif()
-        list(APPEND extra_libraries ${TORCH_LIBRARIES})
+    elseif(name MATCHES "^tdbg/integrations/(detail/)?libtorch")
+      if(NOT TARGET tdbg::libtorch)
+        list(APPEND skipped ${name})
+        continue()
       endif()
+      list(APPEND extra_libraries tdbg::libtorch)
     elseif(name MATCHES "^tdbg/integrations/catch2")
       list(APPEND extra_libraries Catch2::Catch2)
     endif()

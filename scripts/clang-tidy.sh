@@ -2,9 +2,13 @@
 # Runs clang-tidy (with the repository's .clang-tidy) over every public header, as C++17,
 # through the header check's one-translation-unit-per-header and compile_commands.json.
 # By default it analyses the headers no other header includes (tdbg.hpp, storage/s3.hpp,
-# integrations/catch2.hpp): every other header is reached from them, and .clang-tidy's
-# HeaderFilterRegex reports findings in all of them, so each is analysed once, not once per
-# header that includes it. Fails on any warning. Installs missing Debian packages first (as root).
+# integrations/catch2.hpp, integrations/libtorch.hpp): every other header is reached from them,
+# and .clang-tidy's HeaderFilterRegex reports findings in all of them, so each is analysed once,
+# not once per header that includes it. A header with an optional dependency is analysed when
+# the header check compiles it, with that dependency's flags: storage/s3.hpp with tdbg::s3,
+# integrations/libtorch.hpp with Torch's include paths (as system headers) when tdbg::libtorch
+# exists, and not at all without it. Fails on any warning. Installs missing Debian packages
+# first (as root).
 #
 # Usage: scripts/clang-tidy.sh [--each] [header substring]...
 #   --each   one clang-tidy run per header (each header alone, as the header check compiles it)

@@ -9,11 +9,17 @@ TDBG_BUILD_PACKAGES=(
 )
 
 # To run the whole test suite and the static analysis: Catch2, the Python side of the
-# cross-checks (protobuf, numpy), clang-tidy, and the local S3 test server with the S3 backend.
+# cross-checks (protobuf, numpy), clang-tidy, the local S3 test server with the S3 backend,
+# a headless browser with an image decoder to check the pages `tdbg report` draws,
+# libtorch for the libtorch integration (tdbg::libtorch), and Open MPI to run the
+# data-parallel example under mpirun (tests/mpi).
 TDBG_TEST_PACKAGES=(
     "${TDBG_BUILD_PACKAGES[@]}"
     catch2 python3 python3-protobuf python3-numpy protobuf-compiler clang-tidy
     python3-swift curl libcurl4-openssl-dev libpugixml-dev
+    libtorch-dev
+    openmpi-bin libopenmpi-dev
+    chromium python3-pil
 )
 
 # tdbg_ensure_packages <package>...: checks the packages with dpkg-query; installs the

@@ -23,6 +23,7 @@
 #include "commands.hpp"
 #include "open_run.hpp"
 #include "python_json.hpp"
+#include "rule_selection.hpp"
 #include "tdbg/rules/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/junit.hpp"
@@ -66,16 +67,9 @@ constexpr const char* rules_help =
     "exit status: 0 no issues found, 1 issues found, 2 error (a rule could not be\n"
     "evaluated, or bad arguments). A progress bar goes to stderr when it is a terminal.\n";
 
-struct rule_request {
-    std::string name;
-    std::map<std::string, std::string> params;
-    std::string configuration_name;
-};
-
 struct rules_options {
     std::string run;
-    std::vector<rule_request> rules;
-    std::vector<std::string> others;
+    tdbg::cli::rule_selection selection;
     std::optional<std::int64_t> start_step;
     std::optional<std::int64_t> end_step;
     bool follow = false;
@@ -113,25 +107,10 @@ rules_options parse_rules_args(const std::vector<std::string>& args) {
     };
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
-        if (a == "--rule") {
-            o.rules.push_back(rule_request{value_of(i), {}, {}});
-        } else if (a == "--param") {
-            const std::string& kv = value_of(i);
-            const auto eq = kv.find('=');
-            if (o.rules.empty()) {
-                throw tdbg::cli::usage_error("--param " + kv + " comes before any --rule");
-            }
-            if (eq == std::string::npos || eq == 0) {
-                throw tdbg::cli::usage_error("--param expects KEY=VALUE, got '" + kv + "'");
-            }
-            o.rules.back().params[kv.substr(0, eq)] = kv.substr(eq + 1);
-        } else if (a == "--config") {
-            for (auto& c : tdbg::rules::load_rule_configurations(value_of(i))) {
-                o.rules.push_back(rule_request{c.rule_to_invoke, std::move(c.parameters), c.configuration_name});
-            }
-        } else if (a == "--other") {
-            o.others.push_back(value_of(i));
-        } else if (a == "--start-step") {
+        if (o.selection.parse(args, i)) {
+            continue;
+        }
+        if (a == "--start-step") {
             o.start_step = parse_step(a, value_of(i));
         } else if (a == "--end-step") {
             o.end_step = parse_step(a, value_of(i));
@@ -169,7 +148,7 @@ rules_options parse_rules_args(const std::vector<std::string>& args) {
         return o;
     }
     o.run = tdbg::cli::single_run_argument(positional);
-    if (o.rules.empty()) {
+    if (o.selection.rules.empty()) {
         throw tdbg::cli::usage_error("no rule to run: give --rule NAME or --config FILE");
     }
     if (o.start_step && o.end_step && *o.end_step <= *o.start_step) {
@@ -290,21 +269,10 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const std::string trial_name = first_trial.name();
 
     std::vector<tdbg::rules::any_rule> rules;
-    for (std::size_t i = 0; i < o.rules.size(); ++i) {
-        std::vector<tdbg::trial<tdbg::local_storage>> others;
-        if (tdbg::rules::registry::compares_runs(o.rules[i].name)) {
-            for (const auto& path : o.others) {
-                others.push_back(tdbg::cli::open_run(path, trial_options));
-            }
-        }
-        auto trial = i == 0 ? first_trial : open();
-        auto r = tdbg::rules::registry::create(o.rules[i].name, trial, tdbg::rules::rule_params(o.rules[i].params),
-                                               std::move(others), logger);
-        if (!o.rules[i].configuration_name.empty()) {
-            r.set_configuration_name(o.rules[i].configuration_name);
-        }
+    for (std::size_t i = 0; i < o.selection.rules.size(); ++i) {
+        auto r = o.selection.build(i, i == 0 ? first_trial : open(), logger, trial_options);
         if (o.stop_training) {
-            r.actions().add(tdbg::rules::stop_training_action(trial.storage()));
+            r.actions().add(tdbg::rules::stop_training_action(r.base_trial().storage()));
         }
         rules.push_back(std::move(r));
     }

@@ -59,7 +59,7 @@ void write_run(Storage storage, const std::string& out_dir, int steps, std::chro
 
 } // namespace
 
-TEST_CASE("s3 run written by the hook reads back with the trial, with the same files as on disk") {
+TEST_CASE("s3 run written by the hook reads back with the trial, with the same files as on disk", "[server]") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     const std::string url = server.new_run("jobs/hooked");
@@ -87,7 +87,7 @@ TEST_CASE("s3 run written by the hook reads back with the trial, with the same f
           local.read("collections/000000000/worker_0_collections.json"));
 }
 
-TEST_CASE("s3 trial follows a run while the hook is still writing it") {
+TEST_CASE("s3 trial follows a run while the hook is still writing it", "[server]") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     const std::string url = server.new_run("jobs/live");
@@ -126,7 +126,7 @@ TEST_CASE("s3 trial follows a run while the hook is still writing it") {
     }
 }
 
-TEST_CASE("s3 run: the server killed and restarted while the hook writes, every step reads back") {
+TEST_CASE("s3 run: the server killed and restarted while the hook writes, every step reads back", "[server]") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     const std::string url = server.new_run("jobs/killed");

@@ -48,7 +48,7 @@ void parallel_for(int n, int threads, F f) {
 
 } // namespace
 
-TEST_CASE("s3 put, read, read_range, exists and remove round-trip") {
+TEST_CASE("s3 put, read, read_range, exists and remove round-trip", "[server]") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     const tdbg::s3_storage s(server.new_run(), server.options());
@@ -90,7 +90,7 @@ TEST_CASE("s3 put, read, read_range, exists and remove round-trip") {
     CHECK(s.stats().retries == 0);
 }
 
-TEST_CASE("s3 list: prefixes, start_after, *.tmp, run isolation and small pages") {
+TEST_CASE("s3 list: prefixes, start_after, *.tmp, run isolation and small pages", "[server]") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     const std::string url = server.new_run("jobs/run");
@@ -130,7 +130,7 @@ TEST_CASE("s3 list: prefixes, start_after, *.tmp, run isolation and small pages"
     CHECK(s.list("index/000000000/00000000004").size() == 10);
 }
 
-TEST_CASE("s3 list of more than 1000 keys follows the server's continuation tokens") {
+TEST_CASE("s3 list of more than 1000 keys follows the server's continuation tokens", "[server]") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     const tdbg::s3_storage s(server.new_run(), server.options());
@@ -151,7 +151,7 @@ TEST_CASE("s3 list of more than 1000 keys follows the server's continuation toke
     CHECK(s.stats().retries == 0);
 }
 
-TEST_CASE("s3 keys with special characters are written, read, tested and listed") {
+TEST_CASE("s3 keys with special characters are written, read, tested and listed", "[server]") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     const tdbg::s3_storage s(server.new_run("run with space+plus"), server.options());
@@ -186,7 +186,7 @@ TEST_CASE("s3 keys with special characters are written, read, tested and listed"
     CHECK_FALSE(s.exists("dir with space/a+b.txt")); // '+' is not a space in a path
 }
 
-TEST_CASE("s3 objects above the part size go up as multipart uploads of parts >= 5 MiB") {
+TEST_CASE("s3 objects above the part size go up as multipart uploads of parts >= 5 MiB", "[server]") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     auto o = server.options();
@@ -226,7 +226,7 @@ TEST_CASE("s3 objects above the part size go up as multipart uploads of parts >=
     CHECK(s.stats().retries == 0);
 }
 
-TEST_CASE("s3 with a wrong secret fails at once with an error naming the key id, not the secret") {
+TEST_CASE("s3 with a wrong secret fails at once with an error naming the key id, not the secret", "[server]") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     const std::string url = server.new_run();
@@ -263,7 +263,7 @@ TEST_CASE("s3 with a wrong secret fails at once with an error naming the key id,
     CHECK(good.read("k") == "v");
 }
 
-TEST_CASE("s3 writes survive the server being killed and restarted in the middle") {
+TEST_CASE("s3 writes survive the server being killed and restarted in the middle", "[server]") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     const tdbg::s3_storage s(server.new_run(), server.patient_options());
@@ -298,7 +298,7 @@ TEST_CASE("s3 writes survive the server being killed and restarted in the middle
     }
 }
 
-TEST_CASE("s3 serves many small parallel reads through pooled connections") {
+TEST_CASE("s3 serves many small parallel reads through pooled connections", "[server]") {
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
     const tdbg::s3_storage s(server.new_run(), server.options());

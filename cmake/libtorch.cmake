@@ -1,0 +1,39 @@
+# The optional libtorch integration: INTERFACE target tdbg::libtorch (header
+# tdbg/integrations/libtorch.hpp). Needs libtorch's CMake package (Debian: libtorch-dev, which
+# installs it below lib/<arch>/cmake/Torch, a place find_package searches by itself; elsewhere
+# point Torch_DIR or CMAKE_PREFIX_PATH at it). TDBG_LIBTORCH=OFF skips looking for it: finding
+# Torch (and the Caffe2 packages it pulls in) adds seconds to every configure.
+option(TDBG_LIBTORCH "Define tdbg::libtorch when libtorch is found" ON)
+if(TDBG_LIBTORCH AND NOT TARGET torch)
+  # GLOBAL: Torch's imported targets (torch, torch_cpu, c10, ...) must be visible wherever
+  # tdbg::libtorch is linked, also in a project that adds tdbg with add_subdirectory.
+  find_package(Torch QUIET CONFIG GLOBAL)
+elseif(TARGET torch)
+  set(Torch_FOUND TRUE) # found by the project that added tdbg, in a directory above this one
+endif()
+
+if(TDBG_LIBTORCH AND Torch_FOUND AND TARGET torch)
+  add_library(tdbg_libtorch INTERFACE)
+  add_library(tdbg::libtorch ALIAS tdbg_libtorch)
+  set_target_properties(tdbg_libtorch PROPERTIES EXPORT_NAME libtorch)
+  # `torch` is an imported target: its include directories reach our targets as -isystem, so
+  # the warnings libtorch's headers raise under -Wall -Wextra -Wpedantic stay out of -Werror builds.
+  # It brings torch_cpu, c10 and _GLIBCXX_USE_CXX11_ABI with it.
+  target_link_libraries(tdbg_libtorch INTERFACE tdbg::tdbg torch)
+  # Lets code that is built either way tell whether the integration is there.
+  target_compile_definitions(tdbg_libtorch INTERFACE TDBG_HAS_LIBTORCH=1)
+  if(TDBG_INSTALL)
+    install(TARGETS tdbg_libtorch EXPORT tdbgTargets)
+  endif()
+  # tdbgConfig.cmake finds Torch for consumers of the installed tdbg::libtorch.
+  list(APPEND TDBG_CONFIG_DEPENDENCIES "Torch CONFIG")
+  set(TDBG_HAS_LIBTORCH ON)
+  message(STATUS "tdbg: libtorch integration enabled (tdbg::libtorch: Torch ${Torch_VERSION})")
+else()
+  set(TDBG_HAS_LIBTORCH OFF)
+  if(TDBG_LIBTORCH)
+    message(STATUS "tdbg: libtorch integration disabled (tdbg::libtorch not defined); missing: Torch's CMake package (libtorch-dev)")
+  else()
+    message(STATUS "tdbg: libtorch integration disabled (TDBG_LIBTORCH=OFF)")
+  endif()
+endif()

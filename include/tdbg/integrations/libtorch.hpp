@@ -1,0 +1,460 @@
+#pragma once
+/// \file
+/// libtorch integration: `torch_hook<Storage>` saves a `torch::nn::Module`'s parameters, its
+/// gradients after backward, losses and chosen module inputs and outputs through a tdbg hook,
+/// under the names smdebug's PyTorch hook gives them, so that a C++ run reads like a PyTorch
+/// job's to every smdebug tool. Needs libtorch: link the CMake target `tdbg::libtorch`.
+///
+/// The sequence. smdebug drives its hook from module callbacks; libtorch's C++ modules have no
+/// forward hooks, so the callbacks are calls:
+///
+///     tdbg::hook<> hook(options);
+///     tdbg::torch_hook torch_hook(hook);          // refers to `hook`, which must outlive it
+///     torch_hook.register_module(*net);           // class "Net": Net_fc1.weight, Net_fc1.bias, ...
+///     hook.set_mode(tdbg::mode::train);
+///     for (...) {
+///         torch_hook.begin_step();                // hook.begin_step(), then the parameters as this
+///                                                 // step's forward uses them (smdebug's forward_pre_hook)
+///         if (hook.should_stop()) break;
+///         auto h = net->fc1(x);
+///         torch_hook.save_output(*net->fc1, h);   // "fc1_output_0", when a collection selects it
+///         auto loss = criterion(net->forward(x), y);
+///         torch_hook.record_loss(*criterion, loss);   // "CrossEntropyLoss_output_0", collection losses
+///         optimizer.zero_grad();
+///         loss.backward();
+///         torch_hook.after_backward();            // "gradient/Net_fc1.weight", ... from .grad()
+///         optimizer.step();
+///     }
+///     hook.close();
+///
+/// Names, as smdebug's PyTorch hook makes them (smdebug/pytorch/hook.py, core/hook.py):
+/// - A parameter is `<Class>_<name>`: the registered module's class name, '_', and the name
+///   named_parameters() gives it, dots kept: `Net_fc1.weight`. The weights and biases
+///   collections select them by their default regexes (`weight`, `bias` in the name); a
+///   parameter whose name holds neither is saved only through another collection, as in smdebug.
+/// - Its gradient is `gradient/<Class>_<name>` (collection gradients; never saved in EVAL or
+///   PREDICT mode).
+/// - A module's outputs are `<module name>_output_<i>` and its inputs `<module name>_input_<i>`,
+///   where the module name is the path named_modules() gives (`fc1`, `layers.0.conv`) and, for
+///   the registered module itself, its class name (`Net_output_0`). `i` counts the tensors
+///   offered under that prefix in the current step, saved or not: the elements of a tuple
+///   output, a module called twice in a step (smdebug's written_tensor_name_for_step, which
+///   restarts at every step).
+/// - A loss is saved as the output of a module named after the loss class:
+///   `CrossEntropyLoss_output_0`, which the losses collection's regex `[Ll]oss_(?!input).*output`
+///   selects (smdebug's register_loss saves a loss module's outputs under its class name; its
+///   `record_tensor_value(name, t)` for functional losses saves `<name>_output_0`).
+///   record_loss also puts the name in the losses collection explicitly, so that a loss whose
+///   name the regex misses (`mse_output_0`) is still a loss; losses are always saved.
+/// - A class name is `Module::name()` (the demangled C++ type, or the name given to the Module
+///   constructor) without namespaces, template arguments and the `Impl` suffix of libtorch's
+///   TORCH_MODULE convention: `torch::nn::CrossEntropyLossImpl` becomes `CrossEntropyLoss`, as
+///   Python's class is called. register_module takes an explicit class name too.
+///
+/// Where it differs from smdebug's PyTorch hook:
+/// - Gradients: smdebug saves each gradient from a tensor hook as backward computes it; after_backward()
+///   saves the parameters' .grad() as it stands. The two agree when each step runs one backward
+///   after zero_grad(); with gradient accumulation smdebug writes the gradient of every backward
+///   call, after_backward() the accumulated sum, once per call.
+/// - Inputs and outputs are saved where the training code says so (save_output, save_input),
+///   not from every submodule's forward hook; a loss module's inputs likewise (save_inputs).
+///
+/// Values: a dense, contiguous CPU tensor is viewed without a copy (its memory is borrowed for
+/// the call and copied only when the tensor is saved at this step); a non-contiguous tensor is
+/// made contiguous and a tensor on another device (CUDA) is copied to the CPU first, and
+/// neither happens at a step that does not save the tensor (unless the call names collections
+/// to add it to, as record_loss does). torch's dtypes map to tdbg's (float,
+/// double, half, bfloat16, the integer types, bool, complex); quantized and complex-half tensors
+/// are refused with an error that says to convert them.
+///
+/// libtorch's logging (glog) defines a `CHECK(condition)` macro, which replaces Catch2's `CHECK`
+/// when libtorch comes second: in a Catch2 test, include libtorch first, `#undef CHECK`, then Catch2.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include "tdbg/core/dtype.hpp"
+#include "tdbg/core/error.hpp"
+#include "tdbg/core/tensor_value.hpp"
+#include "tdbg/hook/hook.hpp"
+#include "tdbg/storage/local_storage.hpp"
+
+namespace tdbg {
+
+/// tdbg's dtype for a torch scalar type; nullopt for those tdbg has no dtype for (quantized, complex half).
+[[nodiscard]] inline std::optional<dtype> dtype_from_torch(c10::ScalarType type) noexcept {
+    switch (type) {
+    case c10::ScalarType::Float: return dtype::float32;
+    case c10::ScalarType::Double: return dtype::float64;
+    case c10::ScalarType::Half: return dtype::float16;
+    case c10::ScalarType::BFloat16: return dtype::bfloat16;
+    case c10::ScalarType::Char: return dtype::int8;
+    case c10::ScalarType::Short: return dtype::int16;
+    case c10::ScalarType::Int: return dtype::int32;
+    case c10::ScalarType::Long: return dtype::int64;
+    case c10::ScalarType::Byte: return dtype::uint8;
+    case c10::ScalarType::Bool: return dtype::boolean;
+    case c10::ScalarType::ComplexFloat: return dtype::complex64;
+    case c10::ScalarType::ComplexDouble: return dtype::complex128;
+    default: return std::nullopt;
+    }
+}
+
+/// torch's scalar type for a tdbg dtype; nullopt for those torch has none for (uint16, uint32, uint64, string).
+[[nodiscard]] inline std::optional<c10::ScalarType> torch_scalar_type(dtype type) noexcept {
+    switch (type) {
+    case dtype::float32: return c10::ScalarType::Float;
+    case dtype::float64: return c10::ScalarType::Double;
+    case dtype::float16: return c10::ScalarType::Half;
+    case dtype::bfloat16: return c10::ScalarType::BFloat16;
+    case dtype::int8: return c10::ScalarType::Char;
+    case dtype::int16: return c10::ScalarType::Short;
+    case dtype::int32: return c10::ScalarType::Int;
+    case dtype::int64: return c10::ScalarType::Long;
+    case dtype::uint8: return c10::ScalarType::Byte;
+    case dtype::boolean: return c10::ScalarType::Bool;
+    case dtype::complex64: return c10::ScalarType::ComplexFloat;
+    case dtype::complex128: return c10::ScalarType::ComplexDouble;
+    case dtype::uint16: case dtype::uint32: case dtype::uint64: case dtype::string: return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+namespace detail {
+
+/// The Python class name for a demangled C++ type name: namespaces, template arguments and
+/// a trailing `Impl` (libtorch's TORCH_MODULE convention) removed.
+[[nodiscard]] inline std::string python_class_name(std::string_view type_name) {
+    // Drop everything inside <...> and (...): template arguments, "(anonymous namespace)".
+    std::string flat;
+    int depth = 0;
+    for (const char c : type_name) {
+        if (c == '<' || c == '(') {
+            ++depth;
+        } else if ((c == '>' || c == ')') && depth > 0) {
+            --depth;
+        } else if (depth == 0 && c != ' ') {
+            flat.push_back(c);
+        }
+    }
+    const auto colons = flat.rfind("::");
+    std::string name = colons == std::string::npos ? flat : flat.substr(colons + 2);
+    constexpr std::string_view impl = "Impl";
+    if (name.size() > impl.size() && name.compare(name.size() - impl.size(), impl.size(), impl) == 0) {
+        name.resize(name.size() - impl.size());
+    }
+    return name.empty() ? std::string(type_name) : name;
+}
+
+} // namespace detail
+
+/// The Python class name of a libtorch module: "Net", "Linear", "CrossEntropyLoss".
+[[nodiscard]] inline std::string torch_class_name(const torch::nn::Module& module) {
+    return detail::python_class_name(module.name());
+}
+
+/// A torch tensor seen as a tdbg tensor_value: borrowed, without a copy, from a dense contiguous
+/// CPU tensor, which the view keeps alive; any other tensor is converted to one first.
+class torch_tensor_view {
+public:
+    /// Views `tensor`; throws tdbg::error for an undefined tensor or a dtype tdbg does not have.
+    explicit torch_tensor_view(const torch::Tensor& tensor) : cpu_(dense_cpu(tensor)) {
+        const dtype type = *dtype_from_torch(cpu_.scalar_type()); // dense_cpu checked it
+        tensor_value::shape_type shape;
+        shape.reserve(static_cast<std::size_t>(cpu_.dim()));
+        for (const std::int64_t size : cpu_.sizes()) {
+            shape.push_back(static_cast<std::size_t>(size));
+        }
+        const void* data = cpu_.data_ptr();
+        value_ = visit_dtype(type, [&](auto tag) -> tensor_value {
+            using T = typename decltype(tag)::type;
+            if constexpr (std::is_same_v<T, std::string>) {
+                throw error("torch_tensor_view: torch has no string tensors");
+            } else {
+                return tensor_value::borrow<T>(static_cast<const T*>(data), std::move(shape));
+            }
+        });
+    }
+
+    /// The value; it borrows the memory of tensor(), so it is valid while this view lives.
+    [[nodiscard]] const tensor_value& value() const noexcept { return value_; }
+    /// The dense contiguous CPU tensor viewed: the one given, or its converted copy.
+    [[nodiscard]] const torch::Tensor& tensor() const noexcept { return cpu_; }
+
+private:
+    static torch::Tensor dense_cpu(const torch::Tensor& tensor) {
+        if (!tensor.defined()) {
+            throw error("torch_tensor_view: an undefined tensor (a gradient before backward?)");
+        }
+        if (!dtype_from_torch(tensor.scalar_type())) {
+            throw error(std::string("torch_tensor_view: tdbg has no dtype for torch's ") +
+                        c10::toString(tensor.scalar_type()) +
+                        " (convert it first, e.g. tensor.dequantize() or tensor.to(torch::kFloat))");
+        }
+        // The conversions below are no part of training: keep autograd out of them.
+        const torch::NoGradGuard no_grad;
+        torch::Tensor out = tensor;
+        if (out.layout() != c10::kStrided) {
+            out = out.to_dense(); // sparse and mkldnn tensors
+        }
+        if (!out.device().is_cpu()) {
+            out = out.cpu();
+        }
+        // Lazy conjugate and negative views: materialise what the tensor means, not its storage.
+        out = out.resolve_conj().resolve_neg();
+        return out.contiguous();
+    }
+
+    torch::Tensor cpu_;
+    tensor_value value_;
+};
+
+/// A copy of `value` as a CPU torch tensor; throws tdbg::error for a dtype torch does not have
+/// (uint16, uint32, uint64, string).
+[[nodiscard]] inline torch::Tensor to_torch(const tensor_value& value) {
+    const auto type = torch_scalar_type(value.type());
+    if (!type) {
+        throw error(std::string("to_torch: torch has no dtype for tdbg's ") + std::string(dtype_name(value.type())));
+    }
+    std::vector<std::int64_t> sizes;
+    sizes.reserve(value.dimension());
+    for (const std::size_t size : value.shape()) {
+        sizes.push_back(static_cast<std::int64_t>(size));
+    }
+    torch::Tensor out = torch::empty(sizes, torch::TensorOptions().dtype(*type));
+    if (value.nbytes() != 0) {
+        std::memcpy(out.data_ptr(), value.bytes().data(), value.nbytes());
+    }
+    return out;
+}
+
+/// Saves a libtorch model's parameters, gradients, losses and chosen inputs and outputs through
+/// a tdbg hook, under smdebug's PyTorch names (see the file comment for the sequence of calls).
+/// It refers to the hook, which must outlive it; like the hook, it is driven by one thread.
+template <class Storage = local_storage>
+class torch_hook {
+public:
+    /// The hook type it drives.
+    using hook_type = ::tdbg::hook<Storage>;
+
+    /// Saves through `target`.
+    explicit torch_hook(hook_type& target) noexcept : hook_(&target) {}
+
+    /// The hook it saves through.
+    [[nodiscard]] hook_type& base() const noexcept { return *hook_; }
+
+    // ---- registration ------------------------------------------------------
+
+    /// Registers `module`, named `class_name` (default: torch_class_name(module)): its parameters
+    /// are saved by begin_step() and save_parameters(), their gradients by after_backward(), and its
+    /// submodules get their named_modules() paths for save_output() and save_input(). A parameter
+    /// shared by two submodules is saved once, under its first name (as Python's named_parameters).
+    /// Throws config_error when the module, one of its submodules or a parameter name is registered
+    /// already; nothing is registered then.
+    void register_module(const torch::nn::Module& module, std::string class_name = {}) {
+        if (class_name.empty()) {
+            class_name = torch_class_name(module);
+        }
+        std::vector<std::pair<const torch::nn::Module*, std::string>> modules{{&module, class_name}};
+        for (const auto& item : module.named_modules(/*name_prefix=*/std::string(), /*include_self=*/false)) {
+            modules.emplace_back(item.value().get(), item.key());
+        }
+        std::unordered_set<const torch::nn::Module*> fresh_modules;
+        for (const auto& [pointer, name] : modules) {
+            if (module_names_.count(pointer) != 0) {
+                throw config_error("torch_hook: module '" + name + "' (" + pointer->name() +
+                                   ") is registered already; register each model once");
+            }
+            fresh_modules.insert(pointer);
+        }
+        std::unordered_set<const void*> seen = seen_parameters_;
+        std::vector<parameter> fresh;
+        for (const auto& item : module.named_parameters(/*recurse=*/true)) {
+            if (!seen.insert(item.value().unsafeGetTensorImpl()).second) {
+                continue;
+            }
+            std::string name = class_name + "_" + item.key();
+            const auto clash = [&](const parameter& p) { return p.name == name; };
+            if (std::any_of(parameters_.begin(), parameters_.end(), clash) ||
+                std::any_of(fresh.begin(), fresh.end(), clash)) {
+                throw config_error("torch_hook: a parameter named '" + name +
+                                   "' is registered already; give the second model another class name");
+            }
+            fresh.push_back(parameter{std::move(name), item.value()});
+        }
+        // Nothing has thrown: commit. A module reached twice keeps its first path, as named_modules.
+        for (auto& [pointer, name] : modules) {
+            module_names_.emplace(pointer, std::move(name));
+        }
+        seen_parameters_ = std::move(seen);
+        std::move(fresh.begin(), fresh.end(), std::back_inserter(parameters_));
+    }
+
+    /// The name of registered `module` in tensor names: its class name for a registered model,
+    /// its named_modules() path for a submodule. Throws config_error for a module not registered.
+    [[nodiscard]] const std::string& module_name(const torch::nn::Module& module) const {
+        const auto it = module_names_.find(&module);
+        if (it == module_names_.end()) {
+            throw config_error("torch_hook: module " + module.name() +
+                               " is not registered (register_module() the model that holds it)");
+        }
+        return it->second;
+    }
+
+    /// The tensor names of the registered parameters, in registration order: "Net_fc1.weight", ...
+    [[nodiscard]] std::vector<std::string> parameter_names() const {
+        std::vector<std::string> names;
+        names.reserve(parameters_.size());
+        for (const parameter& p : parameters_) {
+            names.push_back(p.name);
+        }
+        return names;
+    }
+
+    // ---- steps -----------------------------------------------------------------
+
+    /// Starts the next step (hook::begin_step) and saves the registered parameters as they are
+    /// now, before the forward pass, as smdebug's forward_pre_hook does.
+    void begin_step() {
+        hook_->begin_step();
+        save_parameters();
+    }
+
+    /// Saves every registered parameter as `<Class>_<name>` where a collection selects it at this step.
+    void save_parameters() {
+        for (const parameter& p : parameters_) {
+            save_tensor(p.name, p.tensor);
+        }
+    }
+
+    /// Saves the gradient of every registered parameter that has one as `gradient/<Class>_<name>`;
+    /// call it after backward() and before the optimizer's step.
+    void after_backward() {
+        for (const parameter& p : parameters_) {
+            const torch::Tensor& gradient = p.tensor.grad();
+            if (gradient.defined()) {
+                save_tensor(std::string(gradient_prefix) + p.name, gradient);
+            }
+        }
+    }
+
+    // ---- tensors ---------------------------------------------------------------
+
+    /// Saves the loss computed by `loss_module` as `<Class>_output_<i>` (CrossEntropyLoss_output_0),
+    /// in the losses collection. Returns the tensor name.
+    std::string record_loss(const torch::nn::Module& loss_module, const torch::Tensor& loss) {
+        return record_loss(torch_class_name(loss_module), loss);
+    }
+    /// Saves a loss computed by a function as `<name>_output_<i>`, in the losses collection;
+    /// `name` is usually the loss's class name in Python ("CrossEntropyLoss"). Returns the tensor name.
+    std::string record_loss(std::string_view name, const torch::Tensor& loss) {
+        return save_indexed(name, output_suffix, loss, {collection_names::losses});
+    }
+
+    /// smdebug's record_tensor_value: saves `value` as `<name>_output_<i>`. Returns the tensor name.
+    std::string record_tensor_value(std::string_view name, const torch::Tensor& value,
+                                    std::initializer_list<std::string_view> collections = {}) {
+        return save_indexed(name, output_suffix, value, collections);
+    }
+
+    /// Saves an output of registered `module` as `<module name>_output_<i>`. Returns the tensor name.
+    std::string save_output(const torch::nn::Module& module, const torch::Tensor& output,
+                            std::initializer_list<std::string_view> collections = {}) {
+        return save_indexed(module_name(module), output_suffix, output, collections);
+    }
+    /// Saves the elements of a tuple output as `<module name>_output_<i>`, `_output_<i+1>`, ...
+    std::vector<std::string> save_outputs(const torch::nn::Module& module, const std::vector<torch::Tensor>& outputs,
+                                          std::initializer_list<std::string_view> collections = {}) {
+        return save_each(module_name(module), output_suffix, outputs, collections);
+    }
+    /// Saves an input of registered `module` as `<module name>_input_<i>`. Returns the tensor name.
+    std::string save_input(const torch::nn::Module& module, const torch::Tensor& input,
+                           std::initializer_list<std::string_view> collections = {}) {
+        return save_indexed(module_name(module), input_suffix, input, collections);
+    }
+    /// Saves several inputs as `<name>_input_<i>`, ...; `name` as a module name, e.g. a loss
+    /// class's ("CrossEntropyLoss" for its logits and labels, as smdebug's register_loss does).
+    std::vector<std::string> save_inputs(std::string_view name, const std::vector<torch::Tensor>& inputs,
+                                         std::initializer_list<std::string_view> collections = {}) {
+        return save_each(name, input_suffix, inputs, collections);
+    }
+
+    /// Saves `tensor` under `name` as it stands, when one of its collections (those whose regexes
+    /// match, plus `collections`) saves at this step; see hook::save_tensor.
+    void save_tensor(std::string_view name, const torch::Tensor& tensor,
+                     std::initializer_list<std::string_view> collections = {}) {
+        if (!tensor.defined()) {
+            throw error("torch_hook: cannot save '" + std::string(name) + "': the tensor is undefined");
+        }
+        if (collections.size() == 0 && !hook_->should_save_tensor(name)) {
+            // Not saved at this step: no conversion (a CUDA tensor is not copied). The hook still
+            // sees the call, with an empty value it will not write, and checks it (an open step, a valid name).
+            hook_->save_tensor(name, tensor_value());
+            return;
+        }
+        const torch_tensor_view view(tensor);
+        hook_->save_tensor(name, view.value(), collections);
+    }
+
+private:
+    struct parameter {
+        std::string name;
+        torch::Tensor tensor; // shares the parameter: its data and .grad() as they are when read
+    };
+
+    static constexpr std::string_view gradient_prefix = "gradient/";
+    static constexpr std::string_view output_suffix = "_output_";
+    static constexpr std::string_view input_suffix = "_input_";
+
+    // smdebug's written_tensor_name_for_step: the next index per "<name>_output_" in this step.
+    std::size_t next_index(const std::string& prefix) {
+        if (hook_->global_step() != counted_step_) {
+            counted_step_ = hook_->global_step();
+            next_indices_.clear();
+        }
+        return next_indices_[prefix]++;
+    }
+
+    std::string save_indexed(std::string_view name, std::string_view suffix, const torch::Tensor& tensor,
+                             std::initializer_list<std::string_view> collections) {
+        std::string prefix = std::string(name) + std::string(suffix);
+        std::string tensor_name = prefix + std::to_string(next_index(prefix));
+        save_tensor(tensor_name, tensor, collections);
+        return tensor_name;
+    }
+
+    std::vector<std::string> save_each(std::string_view name, std::string_view suffix,
+                                       const std::vector<torch::Tensor>& tensors,
+                                       std::initializer_list<std::string_view> collections) {
+        std::vector<std::string> names;
+        names.reserve(tensors.size());
+        for (const torch::Tensor& tensor : tensors) {
+            names.push_back(save_indexed(name, suffix, tensor, collections));
+        }
+        return names;
+    }
+
+    hook_type* hook_; // a pointer, not a reference: keeps torch_hook movable
+    std::vector<parameter> parameters_;
+    std::unordered_set<const void*> seen_parameters_; // TensorImpl pointers, to save a shared parameter once
+    std::unordered_map<const torch::nn::Module*, std::string> module_names_;
+    std::unordered_map<std::string, std::size_t> next_indices_;
+    std::int64_t counted_step_ = -1;
+};
+
+} // namespace tdbg

@@ -1,0 +1,429 @@
+// `tdbg report`: the page for a run written here with the hook — a section and
+// plots per tensor, rule triggers on the step axis, names escaped, nothing
+// fetched from the network — its options and errors, and the page as a real
+// browser draws it (headless Chromium, screenshot decoded with Python's PIL).
+
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+#include <xtensor/xbuilder.hpp>
+
+#include "report_html.hpp"
+#include "support.hpp"
+#include "tdbg/hook/hook.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using tdbg::test::read_file;
+using tdbg::test::temp_dir;
+
+struct cli_result {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string quoted(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) {
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
+// Runs a shell command, capturing stdout, stderr and the exit status.
+cli_result run_command(const std::string& command) {
+    static int counter = 0;
+    const auto err_file = fs::path(TDBG_TEST_TMP) /
+                          ("report_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".txt");
+    fs::create_directories(err_file.parent_path());
+    cli_result r;
+    FILE* pipe = ::popen((command + " 2>" + quoted(err_file.string()) + " </dev/null").c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[1 << 16];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
+        r.out.append(buffer, n);
+    }
+    const int status = ::pclose(pipe);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    r.err = fs::exists(err_file) ? read_file(err_file) : std::string();
+    fs::remove(err_file);
+    return r;
+}
+
+cli_result tdbg_report(const std::vector<std::string>& args) {
+    std::string command = quoted(TDBG_CLI_PATH) + " report";
+    for (const auto& a : args) {
+        command += " " + quoted(a);
+    }
+    return run_command(command);
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) {
+        ++n;
+    }
+    return n;
+}
+
+// The HTML of the section of tensor `name` (its name as escaped in the page).
+std::string section_of(const std::string& html, const std::string& escaped_name) {
+    const auto start = html.find("<section class=\"card tensor\" id=\"tensor-");
+    for (auto at = start; at != std::string::npos;) {
+        const auto end = html.find("</section>", at);
+        const std::string section = html.substr(at, end - at);
+        if (section.find("data-tensor=\"" + escaped_name + "\"") != std::string::npos) {
+            return section;
+        }
+        at = html.find("<section class=\"card tensor\"", end);
+    }
+    FAIL("no section for tensor " << escaped_name);
+    return {};
+}
+
+const std::string hostile_name = "evil<script>alert(\"x\")</script>&'";
+const std::string hostile_escaped = "evil&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;";
+
+// 30 TRAIN steps then 6 EVAL steps, every one saved:
+//   layer/weight   64 values whose spread grows with the step; NaN in two of them at steps 12 and 13
+//   grad/weight    only its mean, std and l2 norm (a collection without the raw tensor)
+//   loss           a scalar
+//   hostile_name   a scalar whose name is HTML
+void write_run(const fs::path& dir) {
+    tdbg::hook_options o;
+    o.out_dir = dir.string();
+    o.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt});
+    o.include_regex = {"^layer/", "^loss$", "script"};
+    tdbg::collection grads("grads");
+    grads.include("^grad/");
+    grads.set_reduction_config(tdbg::reduction_config::parse("mean,std,l2_norm"));
+    o.collections.push_back(grads);
+    tdbg::hook<> h(o);
+    h.set_mode(tdbg::mode::train);
+    for (int step = 0; step < 36; ++step) {
+        if (step == 30) {
+            h.set_mode(tdbg::mode::eval);
+        }
+        h.begin_step();
+        const float spread = 0.2F + 0.03F * static_cast<float>(step);
+        xt::xarray<float> w = (xt::arange<float>(64.0F) - 31.5F) / 32.0F * spread;
+        if (step == 12 || step == 13) {
+            w(5) = std::nanf("");
+            w(40) = std::nanf("");
+        }
+        h.save_tensor("layer/weight", w);
+        h.save_tensor("grad/weight", xt::xarray<float>(w * 0.01F + 0.001F * static_cast<float>(step)));
+        h.save_tensor("loss", xt::xarray<float>(2.0F * std::exp(-0.1F * static_cast<float>(step)) + 0.1F));
+        h.save_tensor(hostile_name, xt::xarray<float>(static_cast<float>(step % 7)));
+    }
+    h.close();
+}
+
+} // namespace
+
+TEST_CASE("tdbg report draws each tensor's reductions and distribution, and where a rule triggered") {
+    temp_dir dir("report_run");
+    const fs::path run = dir.path() / "run";
+    write_run(run);
+    const fs::path page = dir.path() / "report.html";
+    const auto r =
+        tdbg_report({run.string(), "-o", page.string(), "--rule", "ExplodingTensor", "--param", "only_nan=True"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out == "wrote " + page.string() + ": 4 of 4 tensors, 1 rule (1 found issues)\n");
+    const std::string html = read_file(page);
+    CHECK_FALSE(fs::exists(page.string() + ".partial"));
+
+    // A section per tensor, in name order, each listed in the index.
+    CHECK(count(html, "<section class=\"card tensor\"") == 4);
+    for (const std::string& name :
+         {std::string("grad/weight"), std::string("layer/weight"), std::string("loss"), hostile_escaped}) {
+        CHECK(count(html, "data-tensor=\"" + name + "\"") == 1);
+        CHECK(html.find(">" + name + "<") != std::string::npos);
+    }
+    // Values saved: mean, std and l2 computed, and the distribution over steps.
+    const std::string weight = section_of(html, "layer/weight");
+    CHECK(count(weight, "class=\"plot line-plot\"") == 3);
+    CHECK(count(weight, "class=\"plot heatmap\"") == 1);
+    for (const char* reduction : {"<b>mean</b>", "<b>std</b>", "<b>l2</b>", "<b>distribution of values</b>"}) {
+        CHECK(weight.find(reduction) != std::string::npos);
+    }
+    CHECK(weight.find("float32 [64]") != std::string::npos);
+    CHECK(weight.find("36 steps (TRAIN, EVAL)") != std::string::npos);
+    CHECK(weight.find("<span class=\"flag\">NaN/inf</span>") != std::string::npos);
+    // The steps 12 and 13 have a NaN: crosses on the top edge of mean, std and l2, a NaN/inf row on the heatmap.
+    CHECK(count(weight, "class=\"nonfinite\"") == 3 * 2);
+    CHECK(weight.find("step 12 (TRAIN 12): 62 values") != std::string::npos);
+    CHECK(weight.find("; 2 NaN/inf</title>") != std::string::npos);
+    // The last EVAL step: 64 values spread by 0.2 + 0.03 * 35 = 1.25 over [-1.25 * 31.5/32, ...].
+    CHECK(weight.find("step 35 (EVAL 5): 64 values, min -1.23, mean 0, max 1.23") != std::string::npos);
+
+    // Reductions only: the stored ones are plotted, no distribution.
+    const std::string grad = section_of(html, "grad/weight");
+    CHECK(count(grad, "class=\"plot line-plot\"") == 3);
+    CHECK(count(grad, "class=\"plot heatmap\"") == 0);
+    CHECK(grad.find("saved: mean, std, l2_norm") != std::string::npos);
+    CHECK(grad.find("only reductions were saved") != std::string::npos);
+
+    // A scalar: its value, on a plot of twice the width.
+    const std::string loss = section_of(html, "loss");
+    CHECK(count(loss, "class=\"plot line-plot\"") == 1);
+    CHECK(loss.find("<b>value</b>") != std::string::npos);
+    CHECK(loss.find("viewBox=\"0 0 720 200\"") != std::string::npos);
+    CHECK(loss.find("step 0 (TRAIN 0): value = 2.1<") != std::string::npos);
+    CHECK(loss.find("step 31 (EVAL 1): value = 0.1901<") != std::string::npos);
+
+    // The rule: its status and triggered steps in the table, a band on each step axis.
+    CHECK(html.find("<span class=\"badge bad\">IssuesFound</span>") != std::string::npos);
+    CHECK(html.find("<td class=\"steps\">12, 13</td>") != std::string::npos);
+    CHECK(html.find("only_nan=True") != std::string::npos);
+    // 3 + 3 + 1 + 1 line plots (band and strip mark each), 1 heatmap strip, 1 timeline bar.
+    CHECK(count(html, "ExplodingTensor triggered at steps 12-13</title>") == 8 * 2 + 1 + 1);
+
+    // The hostile name is text, never markup; the page's only script is its own.
+    CHECK(html.find("<script>alert") == std::string::npos);
+    CHECK(count(html, "<script") == 1);
+    // Self-contained: no address to fetch anything from.
+    CHECK(html.find("http://") == std::string::npos);
+    CHECK(html.find("https://") == std::string::npos);
+    CHECK(html.find("src=") == std::string::npos);
+    CHECK(html.find("@import") == std::string::npos);
+}
+
+TEST_CASE("tdbg report chooses tensors and reductions as asked") {
+    temp_dir dir("report_options");
+    const fs::path run = dir.path() / "run";
+    write_run(run);
+
+    auto r =
+        tdbg_report({run.string(), "-o", "-", "--tensors", "^layer/", "--reductions", "max,abs_mean", "--bins", "8"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(count(r.out, "<section class=\"card tensor\"") == 1);
+    CHECK(r.out.find("<b>max</b>") != std::string::npos);
+    CHECK(r.out.find("<b>abs_mean</b>") != std::string::npos);
+    CHECK(r.out.find("<b>mean</b>") == std::string::npos);
+    CHECK(r.out.find("8 bins over [") != std::string::npos);
+    CHECK(r.out.find("1 shown of 4") != std::string::npos);
+
+    r = tdbg_report({run.string(), "-o", "-", "--max-tensors", "2", "--no-distributions"});
+    REQUIRE(r.status == 0);
+    CHECK(count(r.out, "<section class=\"card tensor\"") == 2);
+    CHECK(count(r.out, "class=\"plot heatmap\"") == 0);
+    CHECK(r.out.find("Showing the first 2 of 4 tensors") != std::string::npos);
+
+    // Rules from a SageMaker configuration file, under their configuration name.
+    const fs::path config = dir.path() / "rules.json";
+    tdbg::test::write_file(config, R"([{"RuleConfigurationName": "NoNaN",
+        "RuleParameters": {"rule_to_invoke": "ExplodingTensor", "only_nan": "True"}}])");
+    r = tdbg_report({run.string(), "-o", "-", "--config", config.string(), "--tensors", "loss"});
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("NoNaN <span class=\"hint\">(ExplodingTensor)</span>") != std::string::npos);
+    CHECK(r.out.find("NoNaN triggered at steps 12-13") != std::string::npos);
+}
+
+TEST_CASE("tdbg report writes a page for a run without steps, and fails clearly on what is not a run") {
+    temp_dir dir("report_errors");
+    {
+        tdbg::hook_options o;
+        o.out_dir = (dir.path() / "empty").string();
+        tdbg::hook<> h(o);
+        h.close(); // the collections and the end marker, no step
+    }
+    auto r = tdbg_report({(dir.path() / "empty").string(), "-o", "-"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("The run has no steps yet") != std::string::npos);
+    CHECK(count(r.out, "<section class=\"card tensor\"") == 0);
+
+    r = tdbg_report({(dir.path() / "missing").string(), "-o", (dir.path() / "x.html").string()});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("no such directory") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir.path() / "x.html"));
+
+    fs::create_directories(dir.path() / "not_a_run");
+    r = tdbg_report({(dir.path() / "not_a_run").string()});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("not a run directory") != std::string::npos);
+
+    r = tdbg_report({(dir.path() / "empty").string(), "-o", "-", "--rule", "NoSuchRule"});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("unknown rule 'NoSuchRule'") != std::string::npos);
+    CHECK(r.out.empty());
+
+    r = tdbg_report({(dir.path() / "empty").string(), "--bins", "1"});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--bins expects a whole number from 2 to 400") != std::string::npos);
+
+    r = tdbg_report({(dir.path() / "empty").string(), "--colour", "red"});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("unknown option '--colour'") != std::string::npos);
+
+    r = tdbg_report({"--help"});
+    CHECK(r.status == 0);
+    CHECK(r.out.rfind("usage: tdbg report DIR", 0) == 0);
+}
+
+namespace {
+
+// The browser: $TDBG_CHROMIUM, else chromium (or chromium-browser) on PATH.
+std::optional<fs::path> find_chromium() {
+    if (const char* env = std::getenv("TDBG_CHROMIUM"); env != nullptr && *env != '\0') {
+        return fs::path(env);
+    }
+    const char* path = std::getenv("PATH");
+    std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+    std::string d;
+    while (std::getline(dirs, d, ':')) {
+        for (const char* name : {"chromium", "chromium-browser"}) {
+            const fs::path candidate = fs::path(d.empty() ? "." : d) / name;
+            if (::access(candidate.c_str(), X_OK) == 0) {
+                return candidate;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+bool chromium_required() {
+    const char* env = std::getenv("TDBG_REQUIRE_CHROMIUM");
+    return env != nullptr && std::string(env) == "1";
+}
+
+// How many pixels of the PNG are within 10 per channel of each colour (PIL counts
+// the distinct colours in C; Python only walks that list).
+std::vector<long> count_colours(const fs::path& png, const std::vector<tdbg::cli::report::rgb>& colours) {
+    const char* script = R"py(
+import sys
+try:
+    from PIL import Image
+except ImportError:
+    print("no PIL: install python3-pil"); sys.exit(3)
+image = Image.open(sys.argv[1]).convert("RGB")
+targets = [tuple(int(h[i:i + 2], 16) for i in (1, 3, 5)) for h in sys.argv[2:]]
+counts = [0] * len(targets)
+for n, pixel in image.getcolors(image.size[0] * image.size[1]):
+    for k, t in enumerate(targets):
+        if all(abs(a - b) <= 10 for a, b in zip(pixel, t)):
+            counts[k] += n
+print(image.size[0], image.size[1], *counts)
+)py";
+    std::string command = quoted(TDBG_PYTHON3) + " -c " + quoted(script) + " " + quoted(png.string());
+    for (const auto& c : colours) {
+        command += " " + quoted(c.hex());
+    }
+    const auto r = run_command(command);
+    INFO(r.out << r.err);
+    REQUIRE(r.status == 0); // python3 with PIL (Debian: python3-pil) decodes the screenshot
+    std::istringstream in(r.out);
+    long width = 0, height = 0;
+    in >> width >> height;
+    CHECK(width == 1200);
+    CHECK(height == 3000);
+    std::vector<long> counts(colours.size(), -1);
+    for (auto& n : counts) {
+        in >> n;
+    }
+    return counts;
+}
+
+} // namespace
+
+TEST_CASE("tdbg report's page draws its plots in a real browser") {
+    const auto chromium = find_chromium();
+    if (!chromium) {
+        if (chromium_required()) {
+            FAIL("chromium not found on PATH (Debian package chromium) and TDBG_REQUIRE_CHROMIUM=1");
+        }
+        TDBG_SKIP("chromium not found on PATH (Debian package chromium; or set TDBG_CHROMIUM)");
+    }
+    temp_dir dir("report_browser");
+    const fs::path run = dir.path() / "run";
+    write_run(run);
+    const fs::path page = dir.path() / "report.html";
+    // Only the weights and the loss: the shot then holds the top of the page, both plot kinds and the rule.
+    const auto r =
+        tdbg_report({run.string(), "-o", page.string(), "--tensors", "^(layer/|loss)", "--rule", "ExplodingTensor"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+
+    // A fresh profile each time, nothing fetched; it runs as root in CI, hence --no-sandbox.
+    const fs::path profile = dir.path() / "profile";
+    fs::create_directories(profile);
+    const fs::path png = dir.path() / "report.png";
+    const std::string command =
+        "timeout 60 " + quoted(chromium->string()) +
+        " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
+        " --disable-component-update --disable-sync --user-data-dir=" +
+        quoted(profile.string()) + " --window-size=1200,3000 --screenshot=" + quoted(png.string()) + " " +
+        quoted("file://" + fs::absolute(page).string());
+    const auto shot = run_command(command);
+    INFO("chromium: " << shot.err);
+    REQUIRE(shot.status == 0);
+    REQUIRE(fs::exists(png));
+    // Kept beside the test's scratch directories for a person to look at.
+    fs::copy_file(png, fs::path(TDBG_TEST_TMP) / "report_browser.png", fs::copy_options::overwrite_existing);
+
+    namespace report = tdbg::cli::report;
+    const auto counts = count_colours(png, {report::series_palette[0],
+                                            report::series_palette[1],
+                                            report::rule_palette[0],
+                                            report::heat_color(report::heat_levels / 2),
+                                            report::heat_color(report::heat_levels),
+                                            {255, 255, 255}});
+    INFO("TRAIN line, EVAL line, rule, mid shade, top shade, white: " << counts[0] << " " << counts[1] << " "
+                                                                      << counts[2] << " " << counts[3] << " "
+                                                                      << counts[4] << " " << counts[5]);
+    // Lines: the TRAIN line crosses 3 plots and the loss plot, the dashed EVAL line is short (6 of 36 steps).
+    CHECK(counts[0] > 2000);
+    CHECK(counts[1] > 150);
+    // The rule's marks: strips over every plot, its bar on the timeline, its swatches.
+    CHECK(counts[2] > 300);
+    // The heatmap: values spread evenly over a widening range, so middle shades fill much of it.
+    CHECK(counts[3] + counts[4] > 1000);
+    // The page itself: white cards.
+    CHECK(counts[5] > 500000);
+
+    // The hover read-out: a copy of the page that moves the mouse over step 20 of
+    // the first plot (by the plot's own geometry), then the DOM as the browser left it.
+    std::string probe = read_file(page);
+    const auto body_end = probe.rfind("</body>");
+    REQUIRE(body_end != std::string::npos);
+    probe.insert(body_end, "<script>var fig = document.querySelector('figure.chart[data-hover]'), g = fig.dataset;"
+                           "var svg = fig.querySelector('svg'), box = svg.getBoundingClientRect();"
+                           "var x = +g.x0 + (20 - g.lo) / (g.hi - g.lo) * (g.x1 - g.x0);"
+                           "svg.dispatchEvent(new MouseEvent('mousemove', {clientX: box.left + x * box.width / g.w,"
+                           " clientY: box.top + box.height / 2, bubbles: true}));</script>");
+    const fs::path probe_page = dir.path() / "probe.html";
+    tdbg::test::write_file(probe_page, probe);
+    fs::remove_all(profile);
+    fs::create_directories(profile);
+    const auto dom =
+        run_command("timeout 60 " + quoted(chromium->string()) +
+                    " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+                    " --disable-background-networking --disable-component-update --disable-sync --user-data-dir=" +
+                    quoted(profile.string()) + " --dump-dom " + quoted("file://" + fs::absolute(probe_page).string()));
+    REQUIRE(dom.status == 0);
+    // layer/weight's mean there: 0, the values being symmetric around it.
+    const auto readout = dom.out.find("<div class=\"readout\" style=\"display: block;");
+    REQUIRE(readout != std::string::npos);
+    const std::string shown = dom.out.substr(readout, dom.out.find("</figure>", readout) - readout);
+    INFO(shown);
+    CHECK(shown.find(">step 20</div>") != std::string::npos);
+    CHECK(shown.find("TRAIN: 0</div>") != std::string::npos);
+}

@@ -1,0 +1,694 @@
+// `tdbg report DIR -o report.html`: one self-contained HTML page with the plots
+// a person would rather look at than read: chosen reductions of each tensor
+// over steps, the distribution of its values step by step, and where rules
+// triggered, marked on the step axis. The page is drawn by report_html.hpp;
+// this file reads the run and evaluates the rules.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "commands.hpp"
+#include "open_run.hpp"
+#include "report_html.hpp"
+#include "rule_selection.hpp"
+#include "tdbg/core/dtype.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/core/reduction.hpp"
+#include "tdbg/reduce/compute.hpp"
+#include "tdbg/rules/config.hpp"
+#include "tdbg/rules/evaluation.hpp"
+#include "tdbg/rules/registry.hpp"
+
+namespace {
+
+constexpr const char* report_help = "usage: tdbg report DIR [-o FILE] [options]\n\n"
+                                    "Writes one self-contained HTML page about the run in DIR (a directory, or\n"
+                                    "s3://bucket/prefix when built with S3): for each tensor, line plots of\n"
+                                    "reductions over steps (a line per mode and worker) and a heatmap of the\n"
+                                    "distribution of its values step by step; with rules, the steps where each\n"
+                                    "rule triggered are marked on every step axis and listed in a table. The\n"
+                                    "page needs no network: open it in any browser, attach it to a CI job.\n\n"
+                                    "output:\n"
+                                    "  -o, --output FILE   the page to write (default report.html; - for stdout)\n"
+                                    "  --title TEXT        the page's heading (default: tdbg report: <run name>)\n\n"
+                                    "tensors:\n"
+                                    "  --tensors REGEX     only tensors whose name matches (searched, as smdebug's\n"
+                                    "                      tensor_names(regex=...))\n"
+                                    "  --collection NAME   only tensors of this collection\n"
+                                    "  --max-tensors N     at most N tensors, in name order (default 20; 0: all)\n"
+                                    "  --reductions LIST   the reductions to plot, e.g. mean,std,abs_max,l2_norm\n"
+                                    "                      (default: the reductions the run saved for a tensor;\n"
+                                    "                      else mean,std,l2 computed from its values; a scalar's\n"
+                                    "                      value as it is)\n"
+                                    "  --max-points N      points per line at most, evenly sampled (default 1000)\n\n"
+                                    "distributions:\n"
+                                    "  --bins N            value bins of the heatmaps (default 40)\n"
+                                    "  --max-steps N       steps per heatmap at most, evenly sampled (default 120)\n"
+                                    "  --no-distributions  no heatmaps (they read every sampled value)\n\n"
+                                    "rules (as in tdbg rules, over the steps written so far; local runs only):\n"
+                                    "  --rule NAME         a rule to run (tdbg rules --list); repeatable\n"
+                                    "  --param KEY=VALUE   a parameter of the --rule before it\n"
+                                    "  --config FILE       rules from a SageMaker DebugRuleConfigurations JSON file\n"
+                                    "  --other DIR         another run, for rules that compare runs\n\n"
+                                    "A tensor saved only as reductions gets their plots and no heatmap; a run\n"
+                                    "without steps gets a page that says so. The exit status is 0 when the page\n"
+                                    "was written, whatever the rules found (use tdbg rules as a CI gate), and 2\n"
+                                    "on an error (bad arguments, not a run, an unknown rule).\n";
+
+struct report_options {
+    std::string run;
+    std::string output = "report.html";
+    std::optional<std::string> title;
+    std::optional<std::string> tensor_regex;
+    std::optional<std::string> collection;
+    std::size_t max_tensors = 20;
+    std::optional<std::vector<tdbg::reduction>> reductions;
+    std::size_t max_points = 1000;
+    std::size_t bins = 40;
+    std::size_t max_steps = 120;
+    bool distributions = true;
+    tdbg::cli::rule_selection selection;
+};
+
+std::size_t parse_count(const std::string& flag, const std::string& text, std::size_t min, std::size_t max) {
+    std::size_t used = 0;
+    long long v = -1;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || text.empty() || v < static_cast<long long>(min) || v > static_cast<long long>(max)) {
+        throw tdbg::cli::usage_error(flag + " expects a whole number from " + std::to_string(min) + " to " +
+                                     std::to_string(max) + ", got '" + text + "'");
+    }
+    return static_cast<std::size_t>(v);
+}
+
+report_options parse_report_args(const std::vector<std::string>& args) {
+    report_options o;
+    std::vector<std::string> positional;
+    auto value_of = [&](std::size_t& i) -> const std::string& {
+        if (i + 1 >= args.size()) {
+            throw tdbg::cli::usage_error(args[i] + " needs a value");
+        }
+        return args[++i];
+    };
+    bool only_positional = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (only_positional) {
+            positional.push_back(a);
+        } else if (a == "--") {
+            only_positional = true;
+        } else if (a == "-o" || a == "--output") {
+            o.output = value_of(i);
+            if (o.output.empty()) {
+                throw tdbg::cli::usage_error(a + " needs a file name");
+            }
+        } else if (a == "--title") {
+            o.title = value_of(i);
+        } else if (a == "--tensors") {
+            o.tensor_regex = value_of(i);
+        } else if (a == "--collection") {
+            o.collection = value_of(i);
+        } else if (a == "--max-tensors") {
+            o.max_tensors = parse_count(a, value_of(i), 0, 100000);
+        } else if (a == "--reductions") {
+            try {
+                o.reductions = tdbg::parse_reduction_list(value_of(i));
+            } catch (const tdbg::config_error& e) {
+                throw tdbg::cli::usage_error(std::string("--reductions: ") + e.what());
+            }
+            if (o.reductions->empty()) {
+                throw tdbg::cli::usage_error("--reductions needs at least one reduction");
+            }
+        } else if (a == "--max-points") {
+            o.max_points = parse_count(a, value_of(i), 2, 1000000);
+        } else if (a == "--bins") {
+            o.bins = parse_count(a, value_of(i), 2, 400);
+        } else if (a == "--max-steps") {
+            o.max_steps = parse_count(a, value_of(i), 1, 5000);
+        } else if (a == "--no-distributions") {
+            o.distributions = false;
+        } else if (o.selection.parse(args, i)) {
+            continue;
+        } else if (a.size() > 1 && a[0] == '-') {
+            throw tdbg::cli::usage_error("unknown option '" + a + "'");
+        } else {
+            positional.push_back(a);
+        }
+    }
+    o.run = tdbg::cli::single_run_argument(positional);
+    return o;
+}
+
+// ---------------------------------------------------------------- values as numbers
+
+template <class T>
+double as_double(const T& x) {
+    if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+        return static_cast<double>(std::abs(x)); // a complex value is shown by its magnitude
+    } else if constexpr (std::is_same_v<T, tdbg::float16> || std::is_same_v<T, tdbg::bfloat16>) {
+        return static_cast<double>(static_cast<float>(x));
+    } else if constexpr (std::is_same_v<T, bool>) {
+        return x ? 1.0 : 0.0;
+    } else {
+        return static_cast<double>(x);
+    }
+}
+
+// Calls f(double) for every element of a numeric tensor.
+template <class F>
+void for_each_number(const tdbg::tensor_value& v, F&& f) {
+    tdbg::visit_dtype(v.type(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (!std::is_same_v<T, std::string>) {
+            const T* p = v.data_as<T>();
+            for (std::size_t i = 0, n = v.size(); i < n; ++i) {
+                f(as_double(p[i]));
+            }
+        }
+    });
+}
+
+// The first element of a reduction's 0-d result (NaN for an empty tensor).
+double first_number(const tdbg::tensor_value& v) {
+    double out = std::numeric_limits<double>::quiet_NaN();
+    if (v.type() != tdbg::dtype::string && v.size() > 0) {
+        tdbg::visit_dtype(v.type(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            if constexpr (!std::is_same_v<T, std::string>) {
+                out = as_double(v.data_as<T>()[0]);
+            }
+        });
+    }
+    return out;
+}
+
+// Up to n of `items`, evenly spread, the first and the last always in.
+template <class T>
+std::vector<T> sample_evenly(const std::vector<T>& items, std::size_t n) {
+    if (items.size() <= n || n < 2) {
+        return items;
+    }
+    std::vector<T> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        out.push_back(items[i * (items.size() - 1) / (n - 1)]);
+    }
+    return out;
+}
+
+// The order a person expects to read reductions in.
+int reduction_rank(tdbg::reduction r) {
+    static constexpr tdbg::reduction_kind order[] = {
+        tdbg::reduction_kind::mean,     tdbg::reduction_kind::std, tdbg::reduction_kind::min,
+        tdbg::reduction_kind::max,      tdbg::reduction_kind::l2,  tdbg::reduction_kind::l1,
+        tdbg::reduction_kind::variance, tdbg::reduction_kind::sum, tdbg::reduction_kind::prod};
+    const auto at = std::find(std::begin(order), std::end(order), r.kind) - std::begin(order);
+    return static_cast<int>(at) + (r.abs ? 100 : 0);
+}
+
+// Values read for one tensor, kept (up to a budget) because the line plots and
+// both passes over a heatmap's steps want the same values.
+template <class Tensor>
+class value_cache {
+public:
+    explicit value_cache(const Tensor& tensor) : tensor_(tensor) {}
+
+    tdbg::tensor_value get(std::int64_t step, const std::string& worker) {
+        const auto key = std::make_pair(step, worker);
+        const auto it = kept_.find(key);
+        if (it != kept_.end()) {
+            return it->second;
+        }
+        tdbg::tensor_value v = tensor_.value(step, tdbg::mode::global, worker);
+        if (bytes_ + v.nbytes() <= budget) {
+            bytes_ += v.nbytes();
+            kept_.emplace(key, v);
+        }
+        return v;
+    }
+
+private:
+    static constexpr std::size_t budget = std::size_t{64} << 20U;
+    const Tensor& tensor_;
+    std::map<std::pair<std::int64_t, std::string>, tdbg::tensor_value> kept_;
+    std::size_t bytes_ = 0;
+};
+
+std::string shape_text(const tdbg::tensor_value::shape_type& shape) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        out += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
+    }
+    return out + "]";
+}
+
+// ---------------------------------------------------------------- one tensor
+
+template <class Trial>
+tdbg::cli::report::tensor_section collect_tensor(const Trial& t, const std::string& name, const report_options& o) {
+    namespace report = tdbg::cli::report;
+    report::tensor_section section;
+    section.name = name;
+    const auto tensor = t.tensor(name);
+    const auto infos = tensor.entries(tdbg::mode::global, true);
+    value_cache<std::decay_t<decltype(tensor)>> cache(tensor);
+
+    std::set<std::int64_t> steps;
+    std::set<tdbg::mode> modes;
+    std::set<std::string> workers;
+    std::vector<tdbg::reduction> stored;
+    bool any_value = false;
+    for (const auto& info : infos) {
+        steps.insert(info.step);
+        modes.insert(info.step_mode);
+        workers.insert(info.worker);
+        any_value = any_value || info.has_value;
+        for (const auto r : info.stored_reductions) {
+            if (std::find(stored.begin(), stored.end(), r) == stored.end()) {
+                stored.push_back(r);
+            }
+        }
+    }
+    std::sort(stored.begin(), stored.end(),
+              [](tdbg::reduction a, tdbg::reduction b) { return reduction_rank(a) < reduction_rank(b); });
+
+    // What the value looks like: at the last step that has one.
+    std::optional<tdbg::tensor_value> sample;
+    for (auto it = infos.rbegin(); it != infos.rend() && !sample; ++it) {
+        if (it->has_value) {
+            try {
+                sample = cache.get(it->step, it->worker);
+            } catch (const tdbg::error& e) {
+                section.notes.push_back("step " + std::to_string(it->step) + ": " + e.what());
+                break;
+            }
+        }
+    }
+    std::string summary;
+    if (sample) {
+        summary = std::string(tdbg::dtype_name(sample->type())) + " " + shape_text(sample->shape());
+    } else {
+        for (auto it = infos.rbegin(); it != infos.rend(); ++it) {
+            if (it->stored_shape) {
+                summary = "shape " + shape_text(*it->stored_shape);
+                break;
+            }
+        }
+    }
+    std::string mode_list;
+    for (const auto m : modes) {
+        mode_list += (mode_list.empty() ? "" : ", ") + std::string(tdbg::mode_name(m));
+    }
+    summary += (summary.empty() ? "" : " \xC2\xB7 ") + std::to_string(steps.size()) + " steps" +
+               (mode_list.empty() ? std::string() : " (" + mode_list + ")");
+    if (workers.size() > 1) {
+        summary += " \xC2\xB7 " + std::to_string(workers.size()) + " workers";
+    }
+    std::string saved = any_value ? "value" : "";
+    for (const auto r : stored) {
+        saved += (saved.empty() ? "" : ", ") + tdbg::reduction_config_name(r);
+    }
+    summary += " \xC2\xB7 saved: " + (saved.empty() ? std::string("only its shape") : saved);
+    section.summary = summary;
+
+    const bool is_string = sample && sample->type() == tdbg::dtype::string;
+    if (is_string) {
+        section.notes.emplace_back("a string tensor: nothing to plot");
+        return section;
+    }
+    const bool scalar = sample && sample->size() == 1;
+
+    // The reductions to plot: as asked; else what the run saved; else computed ones.
+    std::vector<tdbg::reduction> chosen;
+    bool value_itself = false;
+    if (o.reductions) {
+        chosen = *o.reductions;
+    } else if (!stored.empty()) {
+        chosen = stored;
+    } else if (scalar) {
+        value_itself = true; // a loss or a learning rate: its reductions are itself
+    } else if (any_value) {
+        chosen = {tdbg::reduction{tdbg::reduction_kind::mean, false}, tdbg::reduction{tdbg::reduction_kind::std, false},
+                  tdbg::reduction{tdbg::reduction_kind::l2, false}};
+    }
+    if (!any_value && stored.empty()) {
+        section.notes.emplace_back("only shapes were saved: no values or reductions to plot");
+    }
+
+    // Line plots: each (mode, worker) is one series; steps sampled evenly.
+    std::vector<std::int64_t> step_list(steps.begin(), steps.end());
+    const auto plotted = sample_evenly(step_list, o.max_points);
+    const std::set<std::int64_t> plotted_steps(plotted.begin(), plotted.end());
+    std::vector<std::map<std::pair<std::string, std::string>, report::series>> lines(value_itself ? 1 : chosen.size());
+    std::size_t read_errors = 0;
+    auto add_point = [&](std::size_t plot, const tdbg::tensor_step_info& info, double v) {
+        const std::string mode(tdbg::mode_name(info.step_mode));
+        auto& s = lines[plot][{mode, info.worker}];
+        s.mode = mode;
+        s.worker = info.worker;
+        s.points.push_back(report::point{info.step, info.mode_step, v});
+        section.has_non_finite = section.has_non_finite || !std::isfinite(v);
+    };
+    for (const auto& info : infos) {
+        if (plotted_steps.count(info.step) == 0) {
+            continue;
+        }
+        try {
+            if (value_itself) {
+                if (info.has_value) {
+                    add_point(0, info, first_number(cache.get(info.step, info.worker)));
+                }
+                continue;
+            }
+            // Stored reductions are read; the others are computed from the value in one pass.
+            std::map<tdbg::reduction, tdbg::tensor_value> found;
+            if (!info.stored_reductions.empty()) {
+                found = tensor.reduction_values(info.step, tdbg::mode::global, info.worker);
+            }
+            std::vector<tdbg::reduction> missing;
+            for (const auto r : chosen) {
+                if (found.count(r) == 0) {
+                    missing.push_back(r);
+                }
+            }
+            if (!missing.empty() && info.has_value) {
+                const auto computed = tdbg::compute_reductions(cache.get(info.step, info.worker), missing);
+                for (std::size_t i = 0; i < missing.size(); ++i) {
+                    found.emplace(missing[i], computed[i]);
+                }
+            }
+            for (std::size_t i = 0; i < chosen.size(); ++i) {
+                const auto it = found.find(chosen[i]);
+                if (it != found.end()) {
+                    add_point(i, info, first_number(it->second));
+                }
+            }
+        } catch (const tdbg::error& e) {
+            if (read_errors++ < 3) {
+                section.notes.push_back("step " + std::to_string(info.step) + " (" + info.worker + "): " + e.what());
+            }
+        }
+    }
+    if (read_errors > 3) {
+        section.notes.push_back(std::to_string(read_errors - 3) + " more steps could not be read");
+    }
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::string label = value_itself ? "value" : tdbg::reduction_name(chosen[i]);
+        report::reduction_plot plot;
+        plot.reduction = label;
+        for (auto& item : lines[i]) {
+            plot.lines.push_back(std::move(item.second));
+        }
+        if (plot.lines.empty()) {
+            section.notes.push_back(label + ": neither saved nor computable (no value saved)");
+            continue;
+        }
+        section.plots.push_back(std::move(plot));
+    }
+    if (plotted.size() < step_list.size()) {
+        section.notes.push_back("lines show " + std::to_string(plotted.size()) + " of " +
+                                std::to_string(step_list.size()) + " steps (--max-points)");
+    }
+
+    // Heatmaps of the value distribution, one per worker (a few at most).
+    if (!o.distributions || !any_value || scalar) {
+        if (!any_value && !stored.empty()) {
+            section.notes.emplace_back("only reductions were saved: no distribution of values to draw");
+        }
+        return section;
+    }
+    constexpr std::size_t max_workers = 4;
+    std::size_t worker_count = 0;
+    for (const auto& worker : workers) {
+        if (worker_count++ == max_workers) {
+            section.notes.push_back("distributions drawn for the first " + std::to_string(max_workers) + " of " +
+                                    std::to_string(workers.size()) + " workers");
+            break;
+        }
+        std::vector<const tdbg::tensor_step_info*> with_value;
+        for (const auto& info : infos) {
+            if (info.worker == worker && info.has_value) {
+                with_value.push_back(&info);
+            }
+        }
+        if (with_value.empty()) {
+            continue;
+        }
+        const auto columns = sample_evenly(with_value, o.max_steps);
+        // Pass one finds the range of the finite values, pass two counts them into
+        // bins; values beyond the cache's budget are read twice rather than all held.
+        double low = INFINITY, high = -INFINITY;
+        std::vector<bool> readable(columns.size(), false);
+        for (std::size_t i = 0; i < columns.size(); ++i) {
+            try {
+                for_each_number(cache.get(columns[i]->step, worker), [&](double x) {
+                    if (std::isfinite(x)) {
+                        low = std::min(low, x);
+                        high = std::max(high, x);
+                    }
+                });
+                readable[i] = true;
+            } catch (const tdbg::error&) {
+                // reported with the line plots
+            }
+        }
+        if (!(low <= high)) {
+            low = 0;
+            high = 1;
+        } else if (low == high) {
+            const double pad = low == 0 ? 0.5 : std::fabs(low) * 0.05;
+            low -= pad;
+            high += pad;
+        }
+        report::distribution d;
+        d.worker = worker;
+        d.low = low;
+        d.high = high;
+        d.bins = o.bins;
+        d.steps_with_values = with_value.size();
+        const double per_bin = (high - low) / static_cast<double>(o.bins);
+        for (std::size_t i = 0; i < columns.size(); ++i) {
+            if (!readable[i]) {
+                continue;
+            }
+            const tdbg::tensor_value value = cache.get(columns[i]->step, worker);
+            report::histogram_column c;
+            c.step = columns[i]->step;
+            c.mode = std::string(tdbg::mode_name(columns[i]->step_mode));
+            c.mode_step = columns[i]->mode_step;
+            c.counts.assign(o.bins, 0);
+            double sum = 0;
+            c.min = INFINITY;
+            c.max = -INFINITY;
+            for_each_number(value, [&](double x) {
+                if (!std::isfinite(x)) {
+                    ++c.non_finite;
+                    return;
+                }
+                const auto bin =
+                    static_cast<std::size_t>(std::clamp((x - low) / per_bin, 0.0, static_cast<double>(o.bins - 1)));
+                ++c.counts[bin];
+                ++c.finite;
+                sum += x;
+                c.min = std::min(c.min, x);
+                c.max = std::max(c.max, x);
+            });
+            c.mean = c.finite > 0 ? sum / static_cast<double>(c.finite) : 0;
+            section.has_non_finite = section.has_non_finite || c.non_finite > 0;
+            d.columns.push_back(std::move(c));
+        }
+        section.distributions.push_back(std::move(d));
+    }
+    return section;
+}
+
+// ---------------------------------------------------------------- the run
+
+template <class Trial>
+tdbg::cli::report::document collect_run(const Trial& t, const report_options& o) {
+    namespace report = tdbg::cli::report;
+    report::document doc;
+    doc.run_name = t.name();
+    doc.run_path = t.path();
+    doc.title = o.title ? *o.title : "tdbg report: " + t.name();
+    const auto all_steps = t.steps(tdbg::mode::global, true);
+    if (t.loaded_all_steps()) {
+        doc.state = "finished (training_job_end.ts present)";
+    } else {
+        doc.state = "live or interrupted (no end marker yet)";
+        if (!all_steps.empty()) {
+            doc.state += "; last complete step " + std::to_string(t.last_complete_step());
+        }
+    }
+    doc.workers = t.workers();
+    // Every step by its mode; steps saved without a mode are GLOBAL ones.
+    std::map<tdbg::mode, std::vector<std::int64_t>> by_mode;
+    for (const auto s : all_steps) {
+        by_mode[t.mode_of(s).value_or(tdbg::mode::global)].push_back(s);
+    }
+    for (const tdbg::mode m : {tdbg::mode::train, tdbg::mode::eval, tdbg::mode::predict, tdbg::mode::global}) {
+        if (by_mode.count(m) != 0) {
+            doc.modes.push_back(report::mode_steps{std::string(tdbg::mode_name(m)), by_mode[m]});
+        }
+    }
+    for (const auto& item : t.collections()) {
+        doc.collections.push_back(item.first);
+    }
+    if (all_steps.empty()) {
+        doc.notes.emplace_back("The run has no steps yet: nothing to plot.");
+    }
+
+    const auto all_names = t.tensor_names();
+    doc.tensors_in_run = all_names.size();
+    std::vector<std::string> names = all_names;
+    std::string selection;
+    if (o.collection) {
+        names = t.tensor_names(std::nullopt, tdbg::mode::global, std::nullopt, *o.collection);
+        selection = "collection " + *o.collection;
+    }
+    if (o.tensor_regex) {
+        const auto matching = t.tensor_names(std::nullopt, tdbg::mode::global, *o.tensor_regex);
+        const std::set<std::string> keep(matching.begin(), matching.end());
+        names.erase(
+            std::remove_if(names.begin(), names.end(), [&](const std::string& n) { return keep.count(n) == 0; }),
+            names.end());
+        selection += (selection.empty() ? "" : ", ") + std::string("matching ") + *o.tensor_regex;
+    }
+    if ((o.collection || o.tensor_regex) && names.empty() && !all_names.empty()) {
+        doc.notes.emplace_back("No tensor matches the selection.");
+    }
+    if (o.max_tensors > 0 && names.size() > o.max_tensors) {
+        doc.notes.push_back("Showing the first " + std::to_string(o.max_tensors) + " of " +
+                            std::to_string(names.size()) +
+                            " tensors; choose with --tensors REGEX, --collection NAME or --max-tensors N.");
+        names.resize(o.max_tensors);
+        selection += (selection.empty() ? "" : ", ") + std::string("first ") + std::to_string(o.max_tensors);
+    }
+    doc.selection = selection;
+    for (const auto& name : names) {
+        doc.tensors.push_back(collect_tensor(t, name, o));
+    }
+    return doc;
+}
+
+// The rules, built as `tdbg rules DIR` builds them (each with a trial of its
+// own), before any tensor is read: an unknown rule or parameter fails at once.
+std::vector<tdbg::rules::any_rule> build_rules(const report_options& o) {
+    std::vector<tdbg::rules::any_rule> rules;
+    const auto logger = tdbg::rules::rule_logger::to_stderr(tdbg::rules::log_level::error);
+    for (std::size_t i = 0; i < o.selection.rules.size(); ++i) {
+        rules.push_back(o.selection.build(i, tdbg::cli::open_run(o.run), logger));
+    }
+    return rules;
+}
+
+// Evaluates the rules as `tdbg rules DIR` does without --follow: over the steps
+// written so far (a live run's unfinished steps are skipped, not waited for).
+std::vector<tdbg::rules::evaluation_result> evaluate_rules(std::vector<tdbg::rules::any_rule>& rules,
+                                                           std::ostream& err) {
+    std::vector<tdbg::rules::evaluation_result> results;
+    for (auto& r : rules) {
+        tdbg::rules::invoke_options options;
+        options.step_timeout = std::chrono::milliseconds(0);
+        options.skip_late_steps = true;
+        const auto& trial = r.base_trial();
+        if (!trial.loaded_all_steps()) {
+            const auto steps = trial.steps(tdbg::mode::global, true);
+            options.end_step = steps.empty() ? 0 : steps.back() + 1;
+        }
+        results.push_back(r.evaluate(options));
+        if (!results.back().error.empty()) {
+            err << "tdbg report: warning: rule " << results.back().display_name()
+                << " could not be evaluated: " << results.back().error << "\n";
+        }
+    }
+    return results;
+}
+
+std::string generated_line() {
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    char when[32] = "";
+    if (::gmtime_r(&now, &utc) != nullptr) {
+        std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &utc);
+    }
+    return std::string("written by tdbg report ") + TDBG_VERSION +
+           (when[0] != '\0' ? std::string(" on ") + when : std::string());
+}
+
+// Writes next to the target and renames, so a browser never shows half a page.
+void write_page(const std::string& path, const std::string& html, std::ostream& out) {
+    if (path == "-") {
+        out << html;
+        return;
+    }
+    const std::filesystem::path target(path);
+    const std::filesystem::path partial = target.string() + ".partial";
+    {
+        std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+        file << html;
+        if (!file) {
+            throw tdbg::error("cannot write " + partial.string());
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(partial, target, ec);
+    if (ec) {
+        std::filesystem::remove(partial, ec);
+        throw tdbg::error("cannot write " + target.string() + ": " + ec.message());
+    }
+}
+
+int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    const report_options o = parse_report_args(args);
+    const bool local = o.run.rfind("s3://", 0) != 0;
+    if (!local && !o.selection.rules.empty()) {
+        throw tdbg::error(o.run +
+                          ": rules in a report need a local run (copy it, or run tdbg rules on S3 data locally)");
+    }
+    auto rules = local ? build_rules(o) : std::vector<tdbg::rules::any_rule>();
+    tdbg::cli::report::document doc = tdbg::cli::with_run(o.run, [&](const auto& t) { return collect_run(t, o); });
+    doc.rules = evaluate_rules(rules, err);
+    doc.generated = generated_line();
+    write_page(o.output, tdbg::cli::report::render_html(doc), out);
+    if (o.output != "-") {
+        std::size_t issues = 0;
+        for (const auto& r : doc.rules) {
+            issues += r.status() == tdbg::rules::evaluation_status::issues_found ? 1 : 0;
+        }
+        out << "wrote " << o.output << ": " << doc.tensors.size() << " of " << doc.tensors_in_run << " tensors";
+        if (!doc.rules.empty()) {
+            out << ", " << doc.rules.size() << (doc.rules.size() == 1 ? " rule (" : " rules (") << issues
+                << " found issues)";
+        }
+        out << "\n";
+    }
+    return tdbg::cli::exit_ok;
+}
+
+const tdbg::cli::command_registrar register_report{
+    tdbg::cli::command{"report", "write one HTML page of plots: reductions, value distributions, rule triggers",
+                       report_help, &run_report}};
+
+} // namespace

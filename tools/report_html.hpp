@@ -1,0 +1,1215 @@
+#pragma once
+// The page `tdbg report` writes: one self-contained HTML file (inline CSS and
+// SVG, a few lines of inline script for hover read-outs; nothing is fetched
+// when it is opened) drawn from the numbers cmd_report.cpp collected from a
+// run. It knows nothing about trials, so tests can feed it made-up data.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tdbg/rules/evaluation.hpp"
+
+namespace tdbg::cli::report {
+
+// ---------------------------------------------------------------- the data
+
+/// One value of a series: at a global step (mode_step is the step of the point's mode).
+struct point {
+    std::int64_t step = 0;
+    std::int64_t mode_step = 0;
+    double value = 0; ///< may be NaN or infinite: drawn as a marker, not on the line
+};
+
+/// The values of one mode written by one worker.
+struct series {
+    std::string mode; ///< "TRAIN", "EVAL", "PREDICT", "GLOBAL"
+    std::string worker; ///< "worker_0"
+    std::vector<point> points;
+};
+
+/// One reduction ("mean", "l2", or "value" for a scalar tensor) over steps.
+struct reduction_plot {
+    std::string reduction;
+    std::vector<series> lines;
+};
+
+/// The histogram of a tensor's values at one step.
+struct histogram_column {
+    std::int64_t step = 0;
+    std::string mode;
+    std::int64_t mode_step = 0;
+    std::vector<std::size_t> counts; ///< one per bin, finite values only
+    std::size_t finite = 0;
+    std::size_t non_finite = 0; ///< NaN and infinities
+    double min = 0, max = 0, mean = 0; ///< of the finite values (meaningless when finite == 0)
+};
+
+/// How the values of a tensor spread over bins, step by step, for one worker.
+struct distribution {
+    std::string worker;
+    double low = 0, high = 1; ///< the bins split [low, high] evenly
+    std::size_t bins = 0;
+    std::vector<histogram_column> columns; ///< ascending steps
+    std::size_t steps_with_values = 0; ///< columns may be a sample of these
+};
+
+/// Everything shown for one tensor.
+struct tensor_section {
+    std::string name;
+    std::string summary; ///< "float32 [16, 8] · 13 steps (TRAIN, EVAL) · saved: value"
+    std::vector<std::string> notes; ///< what could not be drawn, and why
+    std::vector<reduction_plot> plots;
+    std::vector<distribution> distributions;
+    bool has_non_finite = false;
+};
+
+/// One mode's steps, for the overview and the step axis (every step of the run is in one).
+struct mode_steps {
+    std::string mode;
+    std::vector<std::int64_t> global_steps; ///< ascending
+};
+
+/// The whole report.
+struct document {
+    std::string title; ///< the page's heading
+    std::string run_name;
+    std::string run_path;
+    std::string state; ///< "finished" or what is known about a live run
+    std::vector<std::string> workers;
+    std::vector<mode_steps> modes;
+    std::vector<std::string> collections;
+    std::size_t tensors_in_run = 0;
+    std::string selection; ///< how the shown tensors were chosen, for the header
+    std::vector<std::string> notes;
+    std::vector<tdbg::rules::evaluation_result> rules;
+    std::vector<tensor_section> tensors;
+    std::string generated; ///< "written by tdbg report 0.1.0 on 2024-05-01 12:00 UTC"
+};
+
+// ---------------------------------------------------------------- text
+
+/// `text` made safe for HTML and SVG text and for quoted attribute values.
+/// C0 control characters (other than tab and newline) become U+FFFD: they are
+/// not allowed in XML and some browsers refuse SVG that holds them.
+inline std::string escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() + text.size() / 8);
+    for (const char c : text) {
+        switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        case '\'': out += "&#39;"; break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
+                out += "&#xFFFD;";
+            } else {
+                out += c;
+            }
+        }
+    }
+    return out;
+}
+
+namespace detail {
+
+inline std::string printf_double(const char* format, int precision, double v) {
+    char buffer[64];
+    const int n = std::snprintf(buffer, sizeof buffer, format, precision, v);
+    return std::string(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
+}
+
+// "1.5e-05" -> "1.5e-5", "2e+06" -> "2e6": shorter, and as readable.
+inline std::string compact_exponent(std::string s) {
+    const auto e = s.find('e');
+    if (e == std::string::npos) {
+        return s;
+    }
+    std::string mantissa = s.substr(0, e);
+    std::string exponent = s.substr(e + 1);
+    const bool negative = !exponent.empty() && exponent[0] == '-';
+    if (!exponent.empty() && (exponent[0] == '-' || exponent[0] == '+')) {
+        exponent.erase(0, 1);
+    }
+    while (exponent.size() > 1 && exponent[0] == '0') {
+        exponent.erase(0, 1);
+    }
+    return mantissa + "e" + (negative ? "-" : "") + exponent;
+}
+
+} // namespace detail
+
+/// A value for a person: 4 significant digits, "NaN", "inf".
+inline std::string format_value(double v) {
+    if (std::isnan(v)) {
+        return "NaN";
+    }
+    if (std::isinf(v)) {
+        return v > 0 ? "inf" : "-inf";
+    }
+    return detail::compact_exponent(detail::printf_double("%.*g", 4, v));
+}
+
+/// A tick label on an axis whose ticks are `step` apart: just the digits that tell ticks apart.
+inline std::string format_tick(double v, double step) {
+    if (std::fabs(v) < std::fabs(step) * 1e-9) {
+        return "0";
+    }
+    const double magnitude = std::max(std::fabs(v), std::fabs(step));
+    if (magnitude >= 1e6 || std::fabs(step) < 1e-4) {
+        const int digits = std::clamp(static_cast<int>(std::floor(std::log10(std::fabs(v)))) -
+                                          static_cast<int>(std::floor(std::log10(std::fabs(step)))),
+                                      0, 6);
+        return detail::compact_exponent(detail::printf_double("%.*e", digits, v));
+    }
+    int decimals = 0;
+    for (double scaled = std::fabs(step); decimals < 10; ++decimals, scaled *= 10) {
+        if (std::fabs(scaled - std::round(scaled)) < 1e-6 * std::max(1.0, scaled)) {
+            break;
+        }
+    }
+    return detail::printf_double("%.*f", decimals, v);
+}
+
+/// "0-35 every 5 (8 steps)", "0, 3, 7-9 (5 steps)".
+inline std::string describe_steps(const std::vector<std::int64_t>& steps) {
+    if (steps.empty()) {
+        return "none";
+    }
+    if (steps.size() == 1) {
+        return "step " + std::to_string(steps.front());
+    }
+    const std::int64_t stride = steps[1] - steps[0];
+    bool regular = true;
+    for (std::size_t i = 2; i < steps.size() && regular; ++i) {
+        regular = steps[i] - steps[i - 1] == stride;
+    }
+    const std::string count = " (" + std::to_string(steps.size()) + " steps)";
+    if (regular) {
+        return std::to_string(steps.front()) + "-" + std::to_string(steps.back()) +
+               (stride == 1 ? std::string() : " every " + std::to_string(stride)) + count;
+    }
+    return tdbg::rules::format_steps(steps, 8) + (steps.size() <= 8 ? count : std::string());
+}
+
+// ---------------------------------------------------------------- colours
+
+/// An opaque colour.
+struct rgb {
+    unsigned char r = 0, g = 0, b = 0;
+    [[nodiscard]] std::string hex() const {
+        char buffer[8];
+        std::snprintf(buffer, sizeof buffer, "#%02x%02x%02x", r, g, b);
+        return buffer;
+    }
+};
+
+/// The colours of the series (one per mode and worker, the same on every plot).
+/// No reds: red is for rules.
+inline constexpr std::array<rgb, 8> series_palette{{
+    {31, 99, 214}, // blue
+    {15, 157, 118}, // green
+    {224, 138, 0}, // amber
+    {139, 63, 217}, // violet
+    {14, 165, 198}, // cyan
+    {214, 51, 132}, // pink
+    {122, 143, 11}, // olive
+    {140, 90, 43}, // brown
+}};
+
+/// The colours of the rules' marks.
+inline constexpr std::array<rgb, 4> rule_palette{{
+    {214, 40, 40}, // red
+    {181, 23, 158}, // magenta
+    {247, 127, 0}, // orange
+    {71, 85, 105}, // slate
+}};
+
+/// The number of shades of the distribution heatmaps (level 0 is an empty bin, drawn as the background).
+inline constexpr std::size_t heat_levels = 16;
+
+/// The shade of `level` (1..heat_levels): light cream for a few values to deep plum for the most.
+inline rgb heat_color(std::size_t level) {
+    static constexpr std::array<rgb, 5> anchors{{
+        {252, 240, 200},
+        {246, 194, 107},
+        {232, 121, 58},
+        {182, 60, 88},
+        {75, 29, 95},
+    }};
+    const double t =
+        static_cast<double>(std::clamp<std::size_t>(level, 1, heat_levels) - 1) / static_cast<double>(heat_levels - 1);
+    const double where = t * static_cast<double>(anchors.size() - 1);
+    const std::size_t i = std::min(static_cast<std::size_t>(where), anchors.size() - 2);
+    const double f = where - static_cast<double>(i);
+    auto mix = [f](unsigned char a, unsigned char b) {
+        return static_cast<unsigned char>(std::lround(a + (b - a) * f));
+    };
+    return {mix(anchors[i].r, anchors[i + 1].r), mix(anchors[i].g, anchors[i + 1].g),
+            mix(anchors[i].b, anchors[i + 1].b)};
+}
+
+/// The dash pattern of a mode's lines ("" for solid), so modes stay apart without colour too.
+inline std::string_view mode_dash(std::string_view mode) {
+    if (mode == "EVAL") {
+        return "6 3";
+    }
+    if (mode == "PREDICT") {
+        return "2 3";
+    }
+    return "";
+}
+
+// ---------------------------------------------------------------- axes
+
+/// Round tick positions covering [lo, hi]: multiples of 1, 2 or 5 times a power of ten.
+struct ticks {
+    std::vector<double> at;
+    double step = 1;
+};
+
+inline ticks nice_ticks(double lo, double hi, int target = 5, bool integers = false) {
+    ticks out;
+    if (!(hi > lo)) {
+        out.at = {lo};
+        return out;
+    }
+    const double raw = (hi - lo) / std::max(1, target);
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    const double normal = raw / magnitude;
+    out.step = (normal < 1.5 ? 1 : normal < 3 ? 2 : normal < 7 ? 5 : 10) * magnitude;
+    if (integers) {
+        out.step = std::max(1.0, std::round(out.step));
+    }
+    if (!std::isfinite(out.step) || !(out.step > 0)) { // a range too wide for a double: one tick
+        out.step = 1;
+        out.at = {lo};
+        return out;
+    }
+    const double first = std::ceil(lo / out.step - 1e-9) * out.step;
+    for (double v = first; v <= hi + out.step * 1e-9 && out.at.size() < 50; v += out.step) {
+        out.at.push_back(std::fabs(v) < out.step * 1e-9 ? 0.0 : v);
+    }
+    return out;
+}
+
+/// A map from values to pixels, linear or logarithmic.
+struct scale {
+    double d0 = 0, d1 = 1; ///< the domain (log10 of it for a log scale)
+    double r0 = 0, r1 = 1; ///< the pixels
+    bool log = false;
+
+    [[nodiscard]] double operator()(double v) const {
+        const double x = log ? std::log10(v) : v;
+        return d1 == d0 ? (r0 + r1) / 2 : r0 + (x - d0) / (d1 - d0) * (r1 - r0);
+    }
+};
+
+/// The y scale and ticks for values in [lo, hi] (finite, lo <= hi): the domain
+/// widened to whole ticks; logarithmic when `log` (then lo > 0).
+inline std::pair<scale, std::vector<std::pair<double, std::string>>> value_axis(double lo, double hi, bool log,
+                                                                                double pixel_bottom, double pixel_top) {
+    scale s;
+    s.r0 = pixel_bottom;
+    s.r1 = pixel_top;
+    s.log = log;
+    std::vector<std::pair<double, std::string>> labels;
+    if (log) {
+        const double e0 = std::floor(std::log10(lo));
+        const double e1 = std::ceil(std::log10(hi));
+        s.d0 = e0;
+        s.d1 = std::max(e1, e0 + 1);
+        const double decades = s.d1 - s.d0;
+        const int every = static_cast<int>(std::ceil(decades / 6));
+        for (double e = s.d0; e <= s.d1 + 1e-9; e += every) {
+            const double v = std::pow(10.0, e);
+            const int ie = static_cast<int>(std::lround(e));
+            labels.emplace_back(v, ie >= -2 && ie <= 3 ? format_tick(v, std::min(1.0, v)) : "1e" + std::to_string(ie));
+            if (decades <= 2) {
+                for (double m : {2.0, 5.0}) {
+                    if (e + std::log10(m) < s.d1) {
+                        labels.emplace_back(m * v, format_tick(m * v, std::min(1.0, v)));
+                    }
+                }
+            }
+        }
+        return {s, labels};
+    }
+    const double magnitude = std::max(std::fabs(lo), std::fabs(hi));
+    if (hi == lo) {
+        const double pad = lo == 0 ? 1 : magnitude * 0.1;
+        lo -= pad;
+        hi += pad;
+    } else if (hi - lo < magnitude * 1e-3) {
+        // Rounding noise of a constant (a float32 mean wobbling in its last bits)
+        // is not a trend: show at least a span of a thousandth of the value.
+        const double middle = (lo + hi) / 2;
+        lo = middle - magnitude * 5e-4;
+        hi = middle + magnitude * 5e-4;
+    }
+    const ticks t = nice_ticks(lo, hi, 5);
+    s.d0 = std::floor(lo / t.step + 1e-9) * t.step;
+    s.d1 = std::ceil(hi / t.step - 1e-9) * t.step;
+    for (double v = s.d0; v <= s.d1 + t.step * 1e-6 && labels.size() < 50; v += t.step) {
+        labels.emplace_back(std::fabs(v) < t.step * 1e-9 ? 0.0 : v, format_tick(v, t.step));
+    }
+    return {s, labels};
+}
+
+// ---------------------------------------------------------------- rendering
+
+namespace detail {
+
+// Pixel coordinates with one decimal: enough for a screen, and half the bytes.
+inline std::string px(double v) {
+    char buffer[32];
+    const int n = std::snprintf(buffer, sizeof buffer, "%.1f", v);
+    std::string s(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
+    if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) {
+        s.resize(s.size() - 2);
+    }
+    return s == "-0" ? "0" : s;
+}
+
+inline std::string attr(std::string_view name, double v) { return " " + std::string(name) + "=\"" + px(v) + "\""; }
+
+inline const char* const minus_sign = "\xE2\x88\x92"; // U+2212, the typographic minus on tick labels
+
+inline std::string typeset_minus(const std::string& label) {
+    return !label.empty() && label[0] == '-' ? minus_sign + label.substr(1) : label;
+}
+
+// A run of triggered steps of one rule, drawn as one band from lo to hi (in steps).
+struct band {
+    std::int64_t first = 0, last = 0;
+    double lo = 0, hi = 0;
+};
+
+struct rule_marks {
+    std::string name;
+    rgb colour;
+    std::vector<band> bands;
+};
+
+// The steps of the run on one shared x axis, so that every plot lines up.
+struct step_axis {
+    double lo = 0, hi = 1; // the domain, padded by half a typical gap
+    double half_gap = 0.5; // half the usual distance between saved steps
+};
+
+inline step_axis make_step_axis(const std::vector<std::int64_t>& all_steps) {
+    step_axis a;
+    if (all_steps.empty()) {
+        return a;
+    }
+    std::vector<std::int64_t> gaps;
+    for (std::size_t i = 1; i < all_steps.size(); ++i) {
+        gaps.push_back(all_steps[i] - all_steps[i - 1]);
+    }
+    double gap = 1;
+    if (!gaps.empty()) {
+        std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+        gap = static_cast<double>(std::max<std::int64_t>(1, gaps[gaps.size() / 2]));
+    }
+    a.half_gap = gap / 2;
+    a.lo = static_cast<double>(all_steps.front()) - a.half_gap;
+    a.hi = static_cast<double>(all_steps.back()) + a.half_gap;
+    return a;
+}
+
+// Triggered steps of a rule with no step in between where it was evaluated and
+// not met make one band (steps it skipped, such as steps never saved, do not
+// split a band). A band reaches most of the way to the run's neighbouring steps.
+inline std::vector<band> bands_of(const tdbg::rules::evaluation_result& r, const std::vector<std::int64_t>& run_steps,
+                                  double half_gap) {
+    std::vector<std::pair<std::int64_t, bool>> seen;
+    for (auto s : r.triggered_steps) {
+        seen.emplace_back(s, true);
+    }
+    for (auto s : r.not_triggered_steps) {
+        seen.emplace_back(s, false);
+    }
+    std::sort(seen.begin(), seen.end());
+    std::vector<band> out;
+    bool open = false;
+    for (const auto& [step, triggered] : seen) {
+        if (triggered && open) {
+            out.back().last = step;
+        } else if (triggered) {
+            out.push_back(band{step, step, 0, 0});
+        }
+        open = triggered;
+    }
+    for (band& b : out) {
+        const auto before = std::lower_bound(run_steps.begin(), run_steps.end(), b.first);
+        const auto after = std::upper_bound(run_steps.begin(), run_steps.end(), b.last);
+        const double reach_back = before == run_steps.begin()
+                                      ? half_gap
+                                      : std::min(half_gap, static_cast<double>(b.first - *(before - 1)) / 2);
+        const double reach_on =
+            after == run_steps.end() ? half_gap : std::min(half_gap, static_cast<double>(*after - b.last) / 2);
+        b.lo = static_cast<double>(b.first) - 0.8 * reach_back;
+        b.hi = static_cast<double>(b.last) + 0.8 * reach_on;
+    }
+    return out;
+}
+
+struct context {
+    step_axis steps;
+    std::map<std::pair<std::string, std::string>, std::size_t> series_colour; // (mode, worker) -> palette index
+    bool several_workers = false;
+    std::vector<rule_marks> rules; // the rules that triggered, each with its colour
+};
+
+inline rgb colour_of(const context& ctx, const std::string& mode, const std::string& worker) {
+    const auto it = ctx.series_colour.find({mode, worker});
+    return series_palette[(it == ctx.series_colour.end() ? 0 : it->second) % series_palette.size()];
+}
+
+inline std::string series_label(const context& ctx, const std::string& mode, const std::string& worker) {
+    return ctx.several_workers ? mode + " \xC2\xB7 " + worker : mode;
+}
+
+inline std::string text(double x, double y, std::string_view anchor, std::string_view cls, const std::string& body) {
+    return "<text" + attr("x", x) + attr("y", y) + " text-anchor=\"" + std::string(anchor) + "\" class=\"" +
+           std::string(cls) + "\">" + body + "</text>";
+}
+
+// The x axis at pixel row `y` from `x0` to `x1`, with step ticks.
+inline std::string step_ticks(const scale& x, double x0, double x1, double y, bool grid_from = false,
+                              double grid_top = 0) {
+    std::string out = "<line class=\"axis\"" + attr("x1", x0) + attr("y1", y) + attr("x2", x1) + attr("y2", y) + "/>";
+    const int target = std::max(2, static_cast<int>((x1 - x0) / 70));
+    const ticks t = nice_ticks(x.d0, x.d1, target, true);
+    for (double v : t.at) {
+        const double px_x = x(v);
+        if (px_x < x0 - 0.5 || px_x > x1 + 0.5) {
+            continue;
+        }
+        if (grid_from) {
+            out += "<line class=\"grid\"" + attr("x1", px_x) + attr("y1", grid_top) + attr("x2", px_x) + attr("y2", y) +
+                   "/>";
+        }
+        out += "<line class=\"axis\"" + attr("x1", px_x) + attr("y1", y) + attr("x2", px_x) + attr("y2", y + 4) + "/>";
+        out += text(px_x, y + 15, "middle", "tick", typeset_minus(format_tick(v, t.step)));
+    }
+    return out;
+}
+
+// Translucent bands over the plot where rules triggered, and a strip of solid
+// marks above it (one row per rule) that stays visible over any plot.
+inline std::string rule_overlay(const context& ctx, const scale& x, double plot_left, double plot_right,
+                                double strip_top, double plot_top, double plot_bottom, bool bands_in_plot) {
+    std::string out;
+    for (std::size_t i = 0; i < ctx.rules.size(); ++i) {
+        const auto& r = ctx.rules[i];
+        const double row = strip_top + 6.0 * static_cast<double>(i);
+        for (const band& b : r.bands) {
+            double a = std::max(plot_left, x(b.lo));
+            double z = std::min(plot_right, x(b.hi));
+            if (z - a < 3) { // a single step on a long axis must still show
+                const double mid = (a + z) / 2;
+                a = mid - 1.5;
+                z = mid + 1.5;
+            }
+            const std::string what =
+                escape(r.name) + " triggered at " +
+                (b.first == b.last ? "step " + std::to_string(b.first)
+                                   : "steps " + std::to_string(b.first) + "-" + std::to_string(b.last));
+            if (bands_in_plot) {
+                out += "<rect class=\"rule-band\"" + attr("x", a) + attr("y", plot_top) + attr("width", z - a) +
+                       attr("height", plot_bottom - plot_top) + " fill=\"" + r.colour.hex() + "\"><title>" + what +
+                       "</title></rect>";
+            }
+            out += "<rect" + attr("x", a) + attr("y", row) + attr("width", z - a) + attr("height", 4) + " fill=\"" +
+                   r.colour.hex() + "\"><title>" + what + "</title></rect>";
+        }
+    }
+    return out;
+}
+
+inline double rule_strip_height(const context& ctx) {
+    return ctx.rules.empty() ? 0 : 6.0 * static_cast<double>(ctx.rules.size()) + 4;
+}
+
+} // namespace detail
+
+/// One small chart: a reduction of a tensor over steps, a line per mode and worker.
+inline std::string render_line_chart(const reduction_plot& plot, const detail::context& ctx, bool wide = false) {
+    using detail::attr;
+    using detail::px;
+    const double width = wide ? 720 : 360, height = 200;
+    const double left = 54, right = 12, bottom = 28;
+    const double strip = detail::rule_strip_height(ctx);
+    const double top = 10 + strip;
+
+    double lo = INFINITY, hi = -INFINITY;
+    std::size_t finite = 0, non_finite = 0;
+    for (const auto& s : plot.lines) {
+        for (const auto& p : s.points) {
+            if (std::isfinite(p.value)) {
+                lo = std::min(lo, p.value);
+                hi = std::max(hi, p.value);
+                ++finite;
+            } else {
+                ++non_finite;
+            }
+        }
+    }
+    // Magnitudes spanning three decades or more (norms, variances, a loss
+    // falling from 1e3) read better on a log scale; only positive data allow it.
+    const bool log = finite > 1 && lo > 0 && hi / lo >= 1000;
+    std::string caption = "<figcaption><b>" + escape(plot.reduction) + "</b>";
+    if (log) {
+        caption += " <span class=\"hint\">log scale</span>";
+    }
+    caption += "</figcaption>";
+
+    std::string svg = "<svg class=\"plot line-plot\" viewBox=\"0 0 " + px(width) + " " + px(height) +
+                      "\" role=\"img\" aria-label=\"" + escape(plot.reduction) + " over steps\">";
+    const double x0 = left, x1 = width - right, y0 = height - bottom, y1 = top;
+    svg += "<rect class=\"plot-area\"" + attr("x", x0) + attr("y", y1) + attr("width", x1 - x0) +
+           attr("height", y0 - y1) + "/>";
+    scale x{ctx.steps.lo, ctx.steps.hi, x0, x1, false};
+    if (finite == 0) {
+        lo = 0;
+        hi = 1;
+    }
+    const auto [y, labels] = value_axis(lo, hi, log, y0, y1);
+    for (const auto& [v, label] : labels) {
+        const double py = y(v);
+        svg += "<line class=\"grid\"" + attr("x1", x0) + attr("y1", py) + attr("x2", x1) + attr("y2", py) + "/>";
+        svg += detail::text(x0 - 5, py + 3.5, "end", "tick", detail::typeset_minus(label));
+    }
+    svg += detail::rule_overlay(ctx, x, x0, x1, 6, y1, y0, true);
+    svg += detail::step_ticks(x, x0, x1, y0);
+    svg += "<line class=\"axis\"" + attr("x1", x0) + attr("y1", y1) + attr("x2", x0) + attr("y2", y0) + "/>";
+    if (finite == 0) {
+        svg += detail::text((x0 + x1) / 2, (y0 + y1) / 2, "middle", "empty",
+                            non_finite ? "no finite values" : "no values");
+    }
+
+    // The data, clipped to the plot area (and a dot's radius around it): nothing
+    // drawn can stray over the axes whatever the values.
+    svg += "<svg" + attr("x", x0 - 4) + attr("y", y1 - 4) + attr("width", x1 - x0 + 8) + attr("height", y0 - y1 + 8) +
+           " viewBox=\"" + px(x0 - 4) + " " + px(y1 - 4) + " " + px(x1 - x0 + 8) + " " + px(y0 - y1 + 8) +
+           "\" overflow=\"hidden\">";
+    // The data for the hover read-out: "step|label|value;..." per series, in the order drawn.
+    std::string hover;
+    for (const auto& s : plot.lines) {
+        const rgb colour = detail::colour_of(ctx, s.mode, s.worker);
+        const std::string label = detail::series_label(ctx, s.mode, s.worker);
+        std::string hover_label = label; // '|' and ';' separate the read-out's fields
+        std::replace(hover_label.begin(), hover_label.end(), '|', '/');
+        std::replace(hover_label.begin(), hover_label.end(), ';', ',');
+        std::string path;
+        bool pen_down = false;
+        for (const auto& p : s.points) {
+            if (!std::isfinite(p.value)) {
+                pen_down = false;
+                continue;
+            }
+            path += (pen_down ? "L" : "M") + px(x(static_cast<double>(p.step))) + " " + px(y(p.value));
+            pen_down = true;
+        }
+        const std::string dash(mode_dash(s.mode));
+        if (!path.empty()) {
+            svg += "<path class=\"line\" d=\"" + path + "\" stroke=\"" + colour.hex() + "\"" +
+                   (dash.empty() ? std::string() : " stroke-dasharray=\"" + dash + "\"") + "><title>" + escape(label) +
+                   "</title></path>";
+        }
+        // Dots where a line alone would hide the data: few points, or a point with no neighbour.
+        const bool dots = s.points.size() <= 60;
+        for (std::size_t i = 0; i < s.points.size(); ++i) {
+            const auto& p = s.points[i];
+            const double px_x = x(static_cast<double>(p.step));
+            const std::string what = escape(label) + ", step " + std::to_string(p.step) + " (" + escape(s.mode) + " " +
+                                     std::to_string(p.mode_step) + "): " + escape(plot.reduction) + " = " +
+                                     format_value(p.value);
+            if (!std::isfinite(p.value)) {
+                // A non-finite value sits on the top edge as a cross in the series' colour.
+                svg += "<path class=\"nonfinite\" d=\"M" + px(px_x - 3.5) + " " + px(y1 + 1) +
+                       "l7 7m0 -7l-7 7\" stroke=\"" + colour.hex() + "\"><title>" + what + "</title></path>";
+                continue;
+            }
+            const bool alone = (i == 0 || !std::isfinite(s.points[i - 1].value)) &&
+                               (i + 1 == s.points.size() || !std::isfinite(s.points[i + 1].value));
+            if (dots || alone) {
+                svg += "<circle" + attr("cx", px_x) + attr("cy", y(p.value)) + attr("r", 2.6) + " fill=\"" +
+                       colour.hex() + "\"><title>" + what + "</title></circle>";
+            }
+            hover += std::to_string(p.step) + "|" + escape(hover_label) + "|" + format_value(p.value) + "|" +
+                     colour.hex() + ";";
+        }
+    }
+    svg +=
+        "</svg><line class=\"cursor\" x1=\"0\" x2=\"0\"" + attr("y1", y1) + attr("y2", y0) + " visibility=\"hidden\"/>";
+    svg += "</svg>";
+    return "<figure class=\"chart\" data-x0=\"" + px(x0) + "\" data-x1=\"" + px(x1) + "\" data-lo=\"" +
+           px(ctx.steps.lo) + "\" data-hi=\"" + px(ctx.steps.hi) + "\" data-w=\"" + px(width) + "\" data-hover=\"" +
+           hover + "\">" + caption + svg + "<div class=\"readout\"></div></figure>";
+}
+
+/// The distribution of a tensor's values over steps: steps across, value bins
+/// up, the share of the step's values in each bin as a shade.
+inline std::string render_distribution(const distribution& d, const detail::context& ctx) {
+    using detail::attr;
+    using detail::px;
+    constexpr double width = 1080;
+    const double plot_height = std::clamp(static_cast<double>(d.bins) * 5.0, 120.0, 260.0);
+    std::size_t non_finite = 0;
+    double max_share = 0;
+    for (const auto& c : d.columns) {
+        non_finite += c.non_finite;
+        for (auto n : c.counts) {
+            if (c.finite > 0) {
+                max_share = std::max(max_share, static_cast<double>(n) / static_cast<double>(c.finite));
+            }
+        }
+    }
+    const double left = 64, right = 86, bottom = 28;
+    const double strip = detail::rule_strip_height(ctx);
+    const double nf_row = non_finite > 0 ? 14 : 0;
+    const double top = 8 + strip + nf_row;
+    const double height = top + plot_height + bottom;
+    const double x0 = left, x1 = width - right, y0 = top + plot_height, y1 = top;
+
+    std::string caption = "<figcaption><b>distribution of values</b>";
+    if (ctx.several_workers) {
+        caption += " \xC2\xB7 " + escape(d.worker);
+    }
+    caption += " <span class=\"hint\">" + std::to_string(d.bins) + " bins over [" + format_value(d.low) + ", " +
+               format_value(d.high) + "]; shade: share of the step's values in the bin (square-root scale)";
+    if (d.columns.size() < d.steps_with_values) {
+        caption += "; " + std::to_string(d.columns.size()) + " of " + std::to_string(d.steps_with_values) + " steps";
+    }
+    caption += "</span></figcaption>";
+
+    std::string svg = "<svg class=\"plot heatmap\" viewBox=\"0 0 " + px(width) + " " + px(height) +
+                      "\" role=\"img\" aria-label=\"distribution of values over steps\">";
+    svg += "<rect class=\"plot-area\"" + attr("x", x0) + attr("y", y1) + attr("width", x1 - x0) +
+           attr("height", y0 - y1) + "/>";
+    const scale x{ctx.steps.lo, ctx.steps.hi, x0, x1, false};
+    const auto labels = value_axis(d.low, d.high, false, y0, y1).second;
+    // The bins cover [low, high] exactly: the axis is that interval, not widened to round ticks.
+    scale bin_y{d.low, d.high, y0, y1, false};
+    if (d.high <= d.low) {
+        bin_y.d1 = d.low + 1;
+    }
+    const double bin_height = (y0 - y1) / static_cast<double>(std::max<std::size_t>(1, d.bins));
+
+    // Each column reaches halfway to its neighbours, but no further than half the
+    // usual distance between columns: a lone step is not drawn as a long stretch.
+    std::vector<double> gaps;
+    for (std::size_t i = 1; i < d.columns.size(); ++i) {
+        gaps.push_back(static_cast<double>(d.columns[i].step - d.columns[i - 1].step));
+    }
+    double reach = ctx.steps.half_gap;
+    if (!gaps.empty()) {
+        std::vector<double> sorted = gaps;
+        std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+        reach = sorted[sorted.size() / 2] / 2;
+    }
+    std::vector<std::pair<double, double>> spans(d.columns.size());
+    for (std::size_t i = 0; i < d.columns.size(); ++i) {
+        const double s = static_cast<double>(d.columns[i].step);
+        const double before = i == 0 ? reach : std::min(reach, gaps[i - 1] / 2);
+        const double after = i + 1 == d.columns.size() ? reach : std::min(reach, gaps[i] / 2);
+        spans[i] = {std::max(x0, x(s - before)), std::min(x1, x(s + after))};
+    }
+    // One path per shade keeps the file small: thousands of cells, a few dozen elements.
+    std::vector<std::string> by_level(heat_levels + 1);
+    std::string nf_cells;
+    for (std::size_t i = 0; i < d.columns.size(); ++i) {
+        const auto& c = d.columns[i];
+        const double a = spans[i].first, w = std::max(0.6, spans[i].second - spans[i].first);
+        // Cells reach a little into the next column: abutting edges snapped to
+        // device pixels would otherwise leave hairline gaps.
+        const double cell = w + (i + 1 < d.columns.size() ? 0.6 : 0.0);
+        for (std::size_t b = 0; b < c.counts.size(); ++b) {
+            if (c.counts[b] == 0 || c.finite == 0 || max_share <= 0) {
+                continue;
+            }
+            const double share = static_cast<double>(c.counts[b]) / static_cast<double>(c.finite);
+            const auto level =
+                static_cast<std::size_t>(std::ceil(std::sqrt(share / max_share) * static_cast<double>(heat_levels)));
+            const double top_of_bin = y0 - static_cast<double>(b + 1) * bin_height;
+            by_level[std::clamp<std::size_t>(level, 1, heat_levels)] +=
+                "M" + px(a) + " " + px(top_of_bin) + "h" + px(cell) + "v" + px(bin_height) + "h" + px(-cell) + "z";
+        }
+        if (c.non_finite > 0) {
+            const double share = static_cast<double>(c.non_finite) / static_cast<double>(c.non_finite + c.finite);
+            nf_cells += "<rect" + attr("x", a) + attr("y", y1 - nf_row + 2) + attr("width", w) +
+                        attr("height", nf_row - 4) + " fill=\"" + rule_palette[0].hex() + "\" fill-opacity=\"" +
+                        px(0.35 + 0.65 * share) + "\"/>";
+        }
+    }
+    for (std::size_t level = 1; level <= heat_levels; ++level) {
+        if (!by_level[level].empty()) {
+            svg += "<path d=\"" + by_level[level] + "\" fill=\"" + heat_color(level).hex() +
+                   "\" shape-rendering=\"crispEdges\"/>";
+        }
+    }
+    if (non_finite > 0) {
+        svg += nf_cells + detail::text(x0 - 5, y1 - nf_row / 2 + 3.5, "end", "tick nf-label", "NaN/inf");
+    }
+    for (const auto& [v, label] : labels) {
+        const double py = bin_y(v);
+        if (py < y1 - 0.5 || py > y0 + 0.5) {
+            continue;
+        }
+        svg += "<line class=\"axis\"" + attr("x1", x0 - 4) + attr("y1", py) + attr("x2", x0) + attr("y2", py) + "/>";
+        svg += detail::text(x0 - 6, py + 3.5, "end", "tick", detail::typeset_minus(label));
+    }
+    svg += detail::rule_overlay(ctx, x, x0, x1, 4, y1, y0, false);
+    svg += detail::step_ticks(x, x0, x1, y0);
+    svg += "<line class=\"axis\"" + attr("x1", x0) + attr("y1", y1) + attr("x2", x0) + attr("y2", y0) + "/>";
+    if (d.columns.empty()) {
+        svg += detail::text((x0 + x1) / 2, (y0 + y1) / 2, "middle", "empty", "no values");
+    }
+    // A read-out per column (the browser shows an SVG <title> on hover).
+    for (std::size_t i = 0; i < d.columns.size(); ++i) {
+        const auto& c = d.columns[i];
+        std::string what = "step " + std::to_string(c.step) + " (" + escape(c.mode) + " " +
+                           std::to_string(c.mode_step) + "): " + std::to_string(c.finite) + " values";
+        if (c.finite > 0) {
+            what += ", min " + format_value(c.min) + ", mean " + format_value(c.mean) + ", max " + format_value(c.max);
+        }
+        if (c.non_finite > 0) {
+            what += "; " + std::to_string(c.non_finite) + " NaN/inf";
+        }
+        svg += "<rect class=\"hit\"" + attr("x", spans[i].first) + attr("y", y1 - nf_row) +
+               attr("width", std::max(0.6, spans[i].second - spans[i].first)) + attr("height", y0 - y1 + nf_row) +
+               "><title>" + what + "</title></rect>";
+    }
+    // The key: the shades from few to most, labelled with the shares they stand for.
+    const double kx = x1 + 22, kw = 12;
+    const double kh = (y0 - y1) / static_cast<double>(heat_levels);
+    for (std::size_t level = 1; level <= heat_levels; ++level) {
+        svg += "<rect" + attr("x", kx) + attr("y", y0 - static_cast<double>(level) * kh) + attr("width", kw) +
+               attr("height", kh + 0.3) + " fill=\"" + heat_color(level).hex() + "\"/>";
+    }
+    svg += "<rect class=\"key-frame\"" + attr("x", kx) + attr("y", y1) + attr("width", kw) + attr("height", y0 - y1) +
+           "/>";
+    svg += detail::text(kx + kw + 4, y1 + 8, "start", "tick", format_value(max_share * 100) + "%");
+    svg += detail::text(kx + kw + 4, y0, "start", "tick", "0%");
+    svg += "</svg>";
+    return "<figure class=\"chart wide\">" + caption + svg + "</figure>";
+}
+
+/// The overview: where each mode saved steps, and for each rule the steps where it
+/// triggered (coloured), did not (grey) or could not be evaluated (light).
+inline std::string render_timeline(const document& doc, const detail::context& ctx) {
+    using detail::attr;
+    using detail::px;
+    constexpr double width = 1080, row = 22;
+    const double left = 190, right = 20, bottom = 30, top = 6;
+    const std::size_t rows = doc.modes.size() + doc.rules.size();
+    const double height = top + row * static_cast<double>(rows) + bottom;
+    const double x0 = left, x1 = width - right, y0 = height - bottom;
+    const scale x{ctx.steps.lo, ctx.steps.hi, x0, x1, false};
+    std::string svg = "<svg class=\"plot timeline\" viewBox=\"0 0 " + px(width) + " " + px(height) +
+                      "\" role=\"img\" aria-label=\"saved steps and rule results over steps\">";
+    svg += detail::step_ticks(x, x0, x1, y0, true, top);
+    auto label = [&](double cy, const std::string& name, const std::string& cls) {
+        std::string shown = name;
+        if (shown.size() > 28) { // the full name stays in the tooltip
+            std::size_t cut = 26;
+            while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xC0U) == 0x80U) {
+                --cut; // not inside a UTF-8 sequence
+            }
+            shown = shown.substr(0, cut) + "\xE2\x80\xA6";
+        }
+        return "<text" + attr("x", x0 - 10) + attr("y", cy + 4) + " text-anchor=\"end\" class=\"" + cls + "\">" +
+               escape(shown) + "<title>" + escape(name) + "</title></text>";
+    };
+    double cy = top + row / 2;
+    for (const auto& m : doc.modes) {
+        svg += label(cy, m.mode + " steps", "row-label");
+        std::string path;
+        for (auto s : m.global_steps) {
+            path += "M" + px(x(static_cast<double>(s))) + " " + px(cy - 5) + "v10";
+        }
+        svg += "<path class=\"step-ticks\" d=\"" + path + "\"><title>" + escape(m.mode) + ": " +
+               escape(describe_steps(m.global_steps)) + "</title></path>";
+        cy += row;
+    }
+    for (std::size_t i = 0; i < doc.rules.size(); ++i) {
+        const auto& r = doc.rules[i];
+        svg += label(cy, r.display_name(), "row-label");
+        std::string evaluated, skipped;
+        for (auto s : r.not_triggered_steps) {
+            evaluated += "M" + px(x(static_cast<double>(s))) + " " + px(cy - 4) + "v8";
+        }
+        std::vector<std::int64_t> skipped_steps;
+        for (const auto& [reason, steps] : r.skipped_steps) {
+            if (reason != tdbg::rules::skip_reason::step_unavailable) { // a step the run never saved: nothing to show
+                skipped_steps.insert(skipped_steps.end(), steps.begin(), steps.end());
+            }
+        }
+        std::sort(skipped_steps.begin(), skipped_steps.end());
+        for (auto s : skipped_steps) {
+            skipped += "M" + px(x(static_cast<double>(s))) + " " + px(cy - 3) + "v6";
+        }
+        if (!evaluated.empty()) {
+            svg += "<path class=\"eval-ticks\" d=\"" + evaluated + "\"><title>" + escape(r.display_name()) +
+                   ": not triggered at " + std::to_string(r.not_triggered_steps.size()) + " steps</title></path>";
+        }
+        if (!skipped.empty()) {
+            svg += "<path class=\"skip-ticks\" d=\"" + skipped + "\"><title>" + escape(r.display_name()) +
+                   ": skipped at " + escape(tdbg::rules::format_steps(skipped_steps)) + "</title></path>";
+        }
+        const auto found = std::find_if(ctx.rules.begin(), ctx.rules.end(),
+                                        [&](const detail::rule_marks& m) { return m.name == r.display_name(); });
+        if (found != ctx.rules.end()) {
+            for (const auto& b : found->bands) {
+                double a = x(b.lo);
+                double z = x(b.hi);
+                if (z - a < 4) {
+                    const double mid = (a + z) / 2;
+                    a = mid - 2;
+                    z = mid + 2;
+                }
+                svg += "<rect" + attr("x", std::max(x0, a)) + attr("y", cy - 7) +
+                       attr("width", std::min(x1, z) - std::max(x0, a)) + attr("height", 14) + " rx=\"2\" fill=\"" +
+                       found->colour.hex() + "\"><title>" + escape(r.display_name()) + " triggered at " +
+                       (b.first == b.last ? "step " + std::to_string(b.first)
+                                          : "steps " + std::to_string(b.first) + "-" + std::to_string(b.last)) +
+                       "</title></rect>";
+            }
+        }
+        if (r.triggered_steps.empty() && r.not_triggered_steps.empty()) {
+            svg += detail::text(x0 + 6, cy + 4, "start", "empty-row",
+                                r.error.empty() ? "no step evaluated" : "could not be evaluated");
+        }
+        cy += row;
+    }
+    svg += "</svg>";
+    return "<figure class=\"chart wide\">" + svg + "</figure>";
+}
+
+namespace detail {
+
+inline std::string status_badge(tdbg::rules::evaluation_status s) {
+    const char* cls = s == tdbg::rules::evaluation_status::issues_found      ? "bad"
+                      : s == tdbg::rules::evaluation_status::no_issues_found ? "good"
+                                                                             : "error";
+    return "<span class=\"badge " + std::string(cls) + "\">" + std::string(tdbg::rules::status_name(s)) + "</span>";
+}
+
+inline std::string rules_table(const document& doc, const context& ctx) {
+    std::string out =
+        "<table class=\"rules\"><thead><tr><th></th><th>rule</th><th>status</th><th>triggered at steps</th>"
+        "<th class=\"num\">evaluated</th><th>skipped</th><th>parameters</th></tr></thead><tbody>";
+    for (const auto& r : doc.rules) {
+        const auto found = std::find_if(ctx.rules.begin(), ctx.rules.end(),
+                                        [&](const rule_marks& m) { return m.name == r.display_name(); });
+        out += "<tr><td>";
+        if (found != ctx.rules.end()) {
+            out += "<span class=\"swatch\" style=\"background:" + found->colour.hex() + "\"></span>";
+        }
+        out += "</td><td>" + escape(r.display_name());
+        if (r.display_name() != r.rule) {
+            out += " <span class=\"hint\">(" + escape(r.rule) + ")</span>";
+        }
+        out += "</td><td>" + status_badge(r.status()) + "</td><td class=\"steps\">";
+        out += r.triggered_steps.empty() ? "&ndash;" : escape(tdbg::rules::format_steps(r.triggered_steps));
+        if (!r.error.empty()) {
+            out += "<div class=\"error-text\">" + escape(r.error) + "</div>";
+        }
+        out += "</td><td class=\"num\">" + std::to_string(r.triggered_steps.size() + r.not_triggered_steps.size()) +
+               "</td><td>";
+        std::string skipped;
+        for (const auto& [reason, steps] : r.skipped_steps) {
+            skipped += (skipped.empty() ? "" : "<br>") + std::to_string(steps.size()) + " <span class=\"hint\">" +
+                       escape(reason) + "</span>";
+        }
+        out += skipped.empty() ? "0" : skipped;
+        out += "</td><td class=\"params\">";
+        std::string params;
+        for (const auto& [k, v] : r.params) {
+            params += (params.empty() ? "" : ", ") + std::string("<span class=\"param\">") + escape(k) + "=" +
+                      escape(v) + "</span>";
+        }
+        out += params.empty() ? "<span class=\"hint\">defaults</span>" : params;
+        out += "</td></tr>";
+    }
+    return out + "</tbody></table>";
+}
+
+inline std::string legend(const tensor_section& t, const context& ctx) {
+    std::set<std::pair<std::string, std::string>> keys;
+    for (const auto& p : t.plots) {
+        for (const auto& s : p.lines) {
+            keys.emplace(s.mode, s.worker);
+        }
+    }
+    std::vector<std::pair<std::string, std::string>> ordered(keys.begin(), keys.end());
+    std::sort(ordered.begin(), ordered.end(),
+              [&](const auto& a, const auto& b) { return ctx.series_colour.at(a) < ctx.series_colour.at(b); });
+    std::string out;
+    for (const auto& [mode, worker] : ordered) {
+        const std::string dash(mode_dash(mode));
+        out += "<span class=\"key\"><svg width=\"28\" height=\"10\" aria-hidden=\"true\"><line x1=\"1\" y1=\"5\" "
+               "x2=\"27\" y2=\"5\" "
+               "stroke-width=\"2.5\" stroke=\"" +
+               colour_of(ctx, mode, worker).hex() + "\"" +
+               (dash.empty() ? std::string() : " stroke-dasharray=\"" + dash + "\"") + "/></svg>" +
+               escape(series_label(ctx, mode, worker)) + "</span>";
+    }
+    for (const auto& r : ctx.rules) {
+        out += "<span class=\"key\"><span class=\"swatch\" style=\"background:" + r.colour.hex() + "\"></span>" +
+               escape(r.name) + " triggered</span>";
+    }
+    return out.empty() ? out : "<div class=\"legend\">" + out + "</div>";
+}
+
+inline const char* const stylesheet = R"css(
+:root{--ink:#1d2330;--muted:#5b6475;--line:#e3e6ec;--card:#fff;--page:#f4f5f8}
+*{box-sizing:border-box}
+body{margin:0;background:var(--page);color:var(--ink);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans","Liberation Sans",Arial,sans-serif}
+main{max-width:1160px;margin:0 auto;padding:24px 20px 48px}
+h1{font-size:22px;margin:0 0 4px}
+h2{font-size:17px;margin:0 0 2px;word-break:break-all}
+h3{font-size:15px;margin:0 0 10px}
+.sub{color:var(--muted);margin:0 0 14px}
+section.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:16px 18px;margin:0 0 16px;box-shadow:0 1px 2px rgba(20,30,50,.05)}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:3px 16px;margin:0}
+dl.facts dt{color:var(--muted)}
+dl.facts dd{margin:0;word-break:break-all}
+.hint{color:var(--muted);font-weight:normal;font-size:12px}
+.notes{margin:8px 0 0;padding-left:18px;color:var(--muted);font-size:13px}
+nav.index{columns:3 260px;column-gap:20px;font-size:13px}
+nav.index a{display:block;color:#1f4fa8;text-decoration:none;word-break:break-all;padding:1px 0}
+nav.index a:hover{text-decoration:underline}
+.flag{display:inline-block;font-size:10px;font-weight:600;color:#fff;background:#d62828;border-radius:3px;padding:0 4px;margin-left:4px;vertical-align:1px}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:10px 14px;margin-top:8px}
+.grid.single{grid-template-columns:minmax(0,720px)}
+figure.chart{margin:0;position:relative}
+figure.chart.wide{margin-top:10px}
+figure.chart figcaption{font-size:13px;margin:0 0 2px}
+svg.plot{display:block;width:100%;height:auto}
+svg.plot .plot-area{fill:#fbfbfd;stroke:none}
+svg.plot .grid{stroke:#e8eaef;stroke-width:1}
+svg.plot .axis{stroke:#8a92a3;stroke-width:1}
+svg.plot .tick{font-size:10.5px;fill:#5b6475}
+svg.plot .row-label{font-size:12px;fill:var(--ink)}
+svg.plot .empty,svg.plot .empty-row{font-size:12px;fill:#8a92a3}
+svg.plot .line{fill:none;stroke-width:2;stroke-linejoin:round;stroke-linecap:round}
+svg.plot .nonfinite{stroke-width:2;fill:none}
+svg.plot .rule-band{fill-opacity:.13}
+svg.plot .hit{fill:#000;fill-opacity:0}
+svg.plot .hit:hover{fill-opacity:.08}
+svg.plot .key-frame{fill:none;stroke:#c9ced8}
+svg.plot .step-ticks{stroke:#6b7385;stroke-width:1.5}
+svg.plot .eval-ticks{stroke:#b9bfcb;stroke-width:1.5}
+svg.plot .skip-ticks{stroke:#dde0e6;stroke-width:1.5}
+svg.plot .cursor{stroke:#9aa1b0;stroke-width:1;stroke-dasharray:3 2}
+svg.plot .nf-label{fill:#b3261e}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12.5px;color:var(--muted);margin:6px 0 2px}
+.key{display:inline-flex;align-items:center;gap:5px}
+.swatch{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-1px}
+.readout{position:absolute;pointer-events:none;background:rgba(255,255,255,.96);border:1px solid var(--line);border-radius:4px;padding:3px 6px;font-size:11.5px;line-height:1.35;box-shadow:0 2px 6px rgba(20,30,50,.12);display:none;white-space:nowrap;z-index:2}
+table.rules{border-collapse:collapse;width:100%;font-size:13px;margin-top:8px}
+table.rules th{text-align:left;color:var(--muted);font-weight:600;border-bottom:1px solid var(--line);padding:5px 8px}
+table.rules td{border-bottom:1px solid var(--line);padding:6px 8px;vertical-align:top}
+table.rules .num{text-align:right}
+table.rules td.steps,table.rules td.params{overflow-wrap:anywhere}
+table.rules .param{white-space:nowrap}
+.badge{display:inline-block;border-radius:10px;padding:1px 8px;font-size:12px;font-weight:600;white-space:nowrap}
+.badge.good{background:#e3f4ea;color:#1c6b3c}
+.badge.bad{background:#fde2e1;color:#a61b1b}
+.badge.error{background:#fff1d6;color:#8a5300}
+.error-text{color:#8a5300;font-size:12px;margin-top:3px;word-break:break-word}
+footer{color:var(--muted);font-size:12px;text-align:center;margin-top:20px}
+)css";
+
+// Hovering a line chart shows every series' value at the nearest saved step.
+inline const char* const script = R"js(
+document.querySelectorAll('figure.chart[data-hover]').forEach(function (fig) {
+  var rows = fig.getAttribute('data-hover').split(';').filter(Boolean).map(function (r) {
+    var f = r.split('|'); return {step: +f[0], label: f[1], value: f[2], colour: f[3]};
+  });
+  if (!rows.length) return;
+  var svg = fig.querySelector('svg'), cursor = fig.querySelector('.cursor'), box = fig.querySelector('.readout');
+  var x0 = +fig.dataset.x0, x1 = +fig.dataset.x1, lo = +fig.dataset.lo, hi = +fig.dataset.hi, w = +fig.dataset.w;
+  svg.addEventListener('mousemove', function (e) {
+    var rect = svg.getBoundingClientRect(), k = rect.width / w;
+    var step = lo + ((e.clientX - rect.left) / k - x0) / (x1 - x0) * (hi - lo);
+    var best = rows[0].step;
+    rows.forEach(function (r) { if (Math.abs(r.step - step) < Math.abs(best - step)) best = r.step; });
+    var at = rows.filter(function (r) { return r.step === best; });
+    var px = x0 + (best - lo) / (hi - lo) * (x1 - x0);
+    cursor.setAttribute('x1', px); cursor.setAttribute('x2', px); cursor.setAttribute('visibility', 'visible');
+    box.textContent = '';
+    var head = document.createElement('div'); head.textContent = 'step ' + best; head.style.fontWeight = '600'; box.appendChild(head);
+    at.forEach(function (r) {
+      var line = document.createElement('div'), dot = document.createElement('span');
+      dot.className = 'swatch'; dot.style.background = r.colour; dot.style.width = dot.style.height = '8px'; dot.style.marginRight = '4px';
+      line.appendChild(dot); line.appendChild(document.createTextNode(r.label + ': ' + r.value)); box.appendChild(line);
+    });
+    box.style.display = 'block';
+    var left = px * k + 12; if (left + box.offsetWidth > rect.width) left = px * k - box.offsetWidth - 12;
+    box.style.left = left + 'px'; box.style.top = (rect.top - fig.getBoundingClientRect().top + 14) + 'px';
+  });
+  svg.addEventListener('mouseleave', function () { cursor.setAttribute('visibility', 'hidden'); box.style.display = 'none'; });
+});
+)js";
+
+} // namespace detail
+
+/// The complete page.
+inline std::string render_html(const document& doc) {
+    detail::context ctx;
+    std::vector<std::int64_t> all_steps;
+    for (const auto& m : doc.modes) {
+        all_steps.insert(all_steps.end(), m.global_steps.begin(), m.global_steps.end());
+    }
+    std::sort(all_steps.begin(), all_steps.end());
+    all_steps.erase(std::unique(all_steps.begin(), all_steps.end()), all_steps.end());
+    ctx.steps = detail::make_step_axis(all_steps);
+    ctx.several_workers = doc.workers.size() > 1;
+    // One colour per (mode, worker) for the whole page, in mode then worker order.
+    static constexpr std::array<std::string_view, 4> mode_order{"TRAIN", "EVAL", "PREDICT", "GLOBAL"};
+    auto rank = [](const std::string& m) {
+        return static_cast<std::size_t>(std::find(mode_order.begin(), mode_order.end(), m) - mode_order.begin());
+    };
+    std::vector<std::pair<std::string, std::string>> keys;
+    for (const auto& t : doc.tensors) {
+        for (const auto& p : t.plots) {
+            for (const auto& s : p.lines) {
+                keys.emplace_back(s.mode, s.worker);
+            }
+        }
+    }
+    std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
+        return std::make_pair(rank(a.first), a.second) < std::make_pair(rank(b.first), b.second);
+    });
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        ctx.series_colour[keys[i]] = i;
+    }
+    for (const auto& r : doc.rules) {
+        if (!r.triggered_steps.empty()) {
+            ctx.rules.push_back(detail::rule_marks{r.display_name(),
+                                                   rule_palette[ctx.rules.size() % rule_palette.size()],
+                                                   detail::bands_of(r, all_steps, ctx.steps.half_gap)});
+        }
+    }
+
+    std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                      "<title>" +
+                      escape(doc.title) + "</title><style>" + detail::stylesheet + "</style></head><body><main>\n";
+    out += "<section class=\"card\" id=\"run\"><h1>" + escape(doc.title) + "</h1><dl class=\"facts\">";
+    auto fact = [&](const std::string& name, const std::string& value_html) {
+        out += "<dt>" + name + "</dt><dd>" + value_html + "</dd>";
+    };
+    fact("run", escape(doc.run_name));
+    fact("path", escape(doc.run_path));
+    fact("state", escape(doc.state));
+    std::string workers;
+    for (const auto& w : doc.workers) {
+        workers += (workers.empty() ? "" : ", ") + escape(w);
+    }
+    fact("workers", workers.empty() ? "none yet" : workers);
+    if (doc.modes.empty()) {
+        fact("steps", "none yet");
+    }
+    for (const auto& m : doc.modes) {
+        fact(escape(m.mode) + " steps",
+             escape(describe_steps(m.global_steps)) + " <span class=\"hint\">(global step numbers)</span>");
+    }
+    std::string collections;
+    for (const auto& c : doc.collections) {
+        collections += (collections.empty() ? "" : ", ") + escape(c);
+    }
+    if (!collections.empty()) {
+        fact("collections", collections);
+    }
+    fact("tensors",
+         std::to_string(doc.tensors.size()) + " shown of " + std::to_string(doc.tensors_in_run) +
+             (doc.selection.empty() ? std::string() : " <span class=\"hint\">(" + escape(doc.selection) + ")</span>"));
+    if (!doc.rules.empty()) {
+        std::size_t issues = 0;
+        for (const auto& r : doc.rules) {
+            issues += r.status() == tdbg::rules::evaluation_status::issues_found ? 1 : 0;
+        }
+        fact("rules", std::to_string(doc.rules.size()) + " evaluated, " + std::to_string(issues) + " found issues");
+    }
+    out += "</dl>";
+    if (!doc.notes.empty()) {
+        out += "<ul class=\"notes\">";
+        for (const auto& n : doc.notes) {
+            out += "<li>" + escape(n) + "</li>";
+        }
+        out += "</ul>";
+    }
+    out += "</section>\n";
+
+    if (!all_steps.empty()) {
+        out += "<section class=\"card\" id=\"overview\"><h3>Steps" +
+               std::string(doc.rules.empty() ? "" : " and rules") + "</h3>";
+        if (!doc.rules.empty()) {
+            out += detail::rules_table(doc, ctx);
+        }
+        out += render_timeline(doc, ctx) + "</section>\n";
+    } else if (!doc.rules.empty()) {
+        out +=
+            "<section class=\"card\" id=\"overview\"><h3>Rules</h3>" + detail::rules_table(doc, ctx) + "</section>\n";
+    }
+
+    if (doc.tensors.size() > 1) {
+        out += "<section class=\"card\"><h3>Tensors</h3><nav class=\"index\">";
+        for (std::size_t i = 0; i < doc.tensors.size(); ++i) {
+            out += "<a href=\"#tensor-" + std::to_string(i) + "\">" + escape(doc.tensors[i].name) +
+                   (doc.tensors[i].has_non_finite ? "<span class=\"flag\">NaN/inf</span>" : "") + "</a>";
+        }
+        out += "</nav></section>\n";
+    }
+
+    for (std::size_t i = 0; i < doc.tensors.size(); ++i) {
+        const auto& t = doc.tensors[i];
+        out += "<section class=\"card tensor\" id=\"tensor-" + std::to_string(i) + "\" data-tensor=\"" +
+               escape(t.name) + "\"><h2>" + escape(t.name) +
+               (t.has_non_finite ? "<span class=\"flag\">NaN/inf</span>" : "") + "</h2>";
+        out += "<p class=\"sub\">" + escape(t.summary) + "</p>";
+        out += detail::legend(t, ctx);
+        if (!t.plots.empty()) {
+            // A lone plot (a loss, a learning rate) gets twice the width.
+            const bool single = t.plots.size() == 1 && t.distributions.empty();
+            out += single ? "<div class=\"grid single\">" : "<div class=\"grid\">";
+            for (const auto& p : t.plots) {
+                out += render_line_chart(p, ctx, single);
+            }
+            out += "</div>";
+        }
+        for (const auto& d : t.distributions) {
+            out += render_distribution(d, ctx);
+        }
+        if (!t.notes.empty()) {
+            out += "<ul class=\"notes\">";
+            for (const auto& n : t.notes) {
+                out += "<li>" + escape(n) + "</li>";
+            }
+            out += "</ul>";
+        }
+        out += "</section>\n";
+    }
+    out +=
+        "<footer>" + escape(doc.generated) + "</footer></main><script>" + detail::script + "</script></body></html>\n";
+    return out;
+}
+
+} // namespace tdbg::cli::report
