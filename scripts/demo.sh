@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The tdbg demo: builds the examples and the tdbg command line (Release), trains a small
-# MLP with the hook (examples/train_mlp), lists what it saved (`tdbg ls`) and runs rules
-# over it (`tdbg rules`). Installs missing Debian packages first (as root; otherwise prints
+# MLP with the hook (examples/train_mlp), lists what it saved (`tdbg ls`), runs rules
+# over it (`tdbg rules`) and writes an HTML report of it (`tdbg report`, DIR/report.html). Installs missing Debian packages first (as root; otherwise prints
 # the apt-get command).
 #
 # Usage: scripts/demo.sh [--out DIR] [--steps N]
@@ -35,7 +35,7 @@ tdbg_ensure_packages "${TDBG_BUILD_PACKAGES[@]}"
 build=$TDBG_BUILD_ROOT/release
 tdbg_say "build the examples and the tdbg command line (Release, $build)"
 tdbg_configure "$build" -DCMAKE_BUILD_TYPE=Release -DTDBG_BUILD_TESTS=OFF -DTDBG_BUILD_BENCHMARKS=OFF \
-    -DTDBG_BUILD_EXAMPLES=ON -DTDBG_BUILD_TOOLS=ON
+    -DTDBG_BUILD_EXAMPLES=ON -DTDBG_BUILD_TOOLS=ON -DTDBG_LIBTORCH=OFF
 # The programs of the demo, where this configuration builds them. Removed first, so that
 # what is there after the build is what the sources define now (a relink at most).
 train_mlp=$build/examples/train_mlp
@@ -85,6 +85,9 @@ if [[ -n $cli ]]; then
 
     # A rule of one's own (examples/custom_rule.hpp), compiled into a build of the command
     # line (examples/custom_cli) and run by name like the built-in ones.
+    tdbg_say "report: tdbg report $out -o $out/report.html ${rule_args[*]}"
+    "$cli" report "$out" -o "$out/report.html" "${rule_args[@]}"
+
     if [[ -x $build/examples/tdbg_custom ]]; then
         tdbg_say "custom rule: tdbg_custom rules $out --rule CustomGradientRule --param threshold=20.0"
         status=0

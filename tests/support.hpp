@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <stdexcept>
@@ -58,6 +59,24 @@ inline std::string read_file(const std::filesystem::path& path) {
         throw std::runtime_error("cannot read " + path.string());
     }
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// How many times `what` occurs in `text`, without overlaps.
+inline std::size_t count_of(std::string_view text, std::string_view what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string_view::npos; at = text.find(what, at + what.size())) {
+        ++n;
+    }
+    return n;
+}
+
+/// A byte string from small integers: bytes({0x0a, 0x01}).
+inline std::string bytes(std::initializer_list<int> values) {
+    std::string out;
+    for (const int v : values) {
+        out.push_back(static_cast<char>(v));
+    }
+    return out;
 }
 
 /// Replaces the file at `path` with `bytes`.

@@ -7,22 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
 #include "tdbg/format/detail/proto.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/tfrecord.hpp"
+
+using tdbg::test::bytes;
 
 using namespace tdbg;
 using namespace tdbg::format;
 
 namespace {
-
-std::string bytes(std::initializer_list<int> values) {
-    std::string out;
-    for (int v : values) {
-        out.push_back(static_cast<char>(v));
-    }
-    return out;
-}
 
 std::string le_bytes(const void* p, std::size_t n) { return std::string(static_cast<const char*>(p), n); }
 

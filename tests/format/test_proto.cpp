@@ -4,20 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
 #include "tdbg/format/detail/proto.hpp"
+
+using tdbg::test::bytes;
 
 using namespace tdbg;
 using namespace tdbg::format::detail;
 
 namespace {
-
-std::string bytes(std::initializer_list<int> values) {
-    std::string out;
-    for (int v : values) {
-        out.push_back(static_cast<char>(v));
-    }
-    return out;
-}
 
 // Reads every field of `data` as unknown, returning the error message (or "").
 std::string skip_all(const std::string& data) {

@@ -20,13 +20,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 const json& golden_value(const json& golden, const std::string& tensor, std::int64_t step, const std::string& worker) {
     for (const auto& e : golden["tensors"][tensor]["entries"]) {
         if (e["step"] == step && e["worker"] == worker) {
@@ -56,7 +49,7 @@ TEST_CASE("bytes: records equal smdebug's for raw tensors of every dtype, a scal
         TDBG_SKIP("no smdebug fixtures");
     }
     const auto fixture = *fixtures / "core_modes_workers";
-    const json golden = json::parse(slurp(*fixtures / "core_modes_workers.golden.json"));
+    const json golden = json::parse(tdbg::test::read_file(*fixtures / "core_modes_workers.golden.json"));
     temp_dir dir("hook_bytes");
     hook_options o;
     o.out_dir = (dir.path() / "run").string();
@@ -115,7 +108,7 @@ TEST_CASE("bytes: a 0-d loss record equals the PyTorch hook's") {
     if (!fixtures) {
         TDBG_SKIP("no smdebug fixtures");
     }
-    const json golden = json::parse(slurp(*fixtures / "pytorch_mlp.golden.json"));
+    const json golden = json::parse(tdbg::test::read_file(*fixtures / "pytorch_mlp.golden.json"));
     temp_dir dir("hook_bytes_loss");
     hook_options o;
     o.out_dir = (dir.path() / "run").string();

@@ -17,13 +17,6 @@ using tdbg::test::temp_dir;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 // The pytorch_mlp fixture's hook: TRAIN every 5th step, EVAL every 2nd, the
 // PyTorch hook's collections plus relu activations reduced to statistics.
 hook_options pytorch_mlp_options(const std::filesystem::path& out) {
@@ -97,8 +90,8 @@ TEST_CASE("a PyTorch-like run saves what smdebug's PyTorch hook saved (pytorch_m
 
     // The collections file: each collection's JSON text as smdebug wrote it.
     using ojson = nlohmann::ordered_json;
-    const auto mine = ojson::parse(slurp(out / "collections/000000000/worker_0_collections.json"));
-    const auto want = ojson::parse(slurp(fixture / "collections/000000000/worker_0_collections.json"));
+    const auto mine = ojson::parse(tdbg::test::read_file(out / "collections/000000000/worker_0_collections.json"));
+    const auto want = ojson::parse(tdbg::test::read_file(fixture / "collections/000000000/worker_0_collections.json"));
     CHECK(mine.begin().key() == "collections");
     CHECK(mine["_meta"].dump() == want["_meta"].dump());
     REQUIRE(mine["collections"].size() == want["collections"].size());
@@ -138,7 +131,7 @@ TEST_CASE("exclude regexes, explicit collections and add_collection") {
     REQUIRE(indexes.size() == 1);
     CHECK(tdbg::test::names_of(indexes.begin()->second) ==
           std::vector<std::string>{"layer1/relu_output_0", "probe", "custom/thing"});
-    const auto file = nlohmann::json::parse(slurp(dir.path() / "run/collections/000000000/worker_0_collections.json"));
+    const auto file = nlohmann::json::parse(tdbg::test::read_file(dir.path() / "run/collections/000000000/worker_0_collections.json"));
     CHECK(file["collections"]["activations"]["exclude_regex"] == nlohmann::json::array({"^layer2/"}));
     CHECK(file["collections"]["activations"]["tensor_names"] == nlohmann::json::array({"layer1/relu_output_0"}));
     CHECK(file["collections"]["mine"]["tensor_names"] == nlohmann::json::array({"custom/thing"}));

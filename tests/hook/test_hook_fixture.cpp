@@ -26,13 +26,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 double golden_number(const json& v) {
     if (v.is_string()) {
         const auto& s = v.get_ref<const std::string&>();
@@ -135,9 +128,9 @@ TEST_CASE("the core_modes_workers schedule saves what smdebug saved") {
         TDBG_SKIP("no smdebug fixtures");
     }
     const auto fixture = *fixtures / "core_modes_workers";
-    const json golden = json::parse(slurp(*fixtures / "core_modes_workers.golden.json"));
+    const json golden = json::parse(tdbg::test::read_file(*fixtures / "core_modes_workers.golden.json"));
     const auto spec = format::parse_collections_file(
-        slurp(fixture / "collections/000000000/worker_0_collections.json"), "worker_0_collections.json");
+        tdbg::test::read_file(fixture / "collections/000000000/worker_0_collections.json"), "worker_0_collections.json");
     const auto theirs = read_indexes(fixture);
 
     // The hook's configuration, as the collections file records it: the hook's
@@ -301,6 +294,6 @@ TEST_CASE("the core_modes_workers schedule saves what smdebug saved") {
     CHECK(compared > 200);
     CHECK(std::filesystem::exists(out / "collections/000000000/worker_1_collections.json"));
     const auto ours_spec = format::parse_collections_file(
-        slurp(out / "collections/000000000/worker_0_collections.json"), "ours");
+        tdbg::test::read_file(out / "collections/000000000/worker_0_collections.json"), "ours");
     CHECK(ours_spec.num_workers == 2);
 }

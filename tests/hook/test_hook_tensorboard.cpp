@@ -18,13 +18,6 @@ using tdbg::test::temp_dir;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 struct tb_contents {
     std::vector<std::string> files;
     std::map<std::string, std::vector<std::pair<std::int64_t, float>>> scalars;
@@ -43,7 +36,7 @@ tb_contents read_tensorboard(const std::filesystem::path& dir) {
         INFO(e.path());
         CHECK(std::regex_match(file, name));
         out.files.push_back(e.path().parent_path().filename().string() + "/" + file);
-        const std::string data = slurp(e.path());
+        const std::string data = tdbg::test::read_file(e.path());
         std::size_t offset = 0;
         bool first = true;
         while (offset < data.size()) {

@@ -90,13 +90,6 @@ void run_workers(const std::string& out, workers_to_save which) {
     ::close(ready[1]);
 }
 
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 } // namespace
 
 TEST_CASE("workers: every process writes its own files with include_workers=all") {
@@ -113,7 +106,7 @@ TEST_CASE("workers: every process writes its own files with include_workers=all"
             const auto ev = tdbg::test::read_tensor(out, index, "MSELoss_output_0");
             CHECK(ev.value.data_as<float>()[0] == static_cast<float>(100 * rank + s));
         }
-        const auto file = nlohmann::json::parse(slurp(out / format::collections_file_key(name)));
+        const auto file = nlohmann::json::parse(tdbg::test::read_file(out / format::collections_file_key(name)));
         CHECK(file["_meta"]["num_workers"] == workers);
     }
     CHECK(std::filesystem::exists(out / "training_job_end.ts"));
@@ -128,7 +121,7 @@ TEST_CASE("workers: include_workers=one saves worker_0 only, as smdebug") {
     for (const auto& [key, index] : indexes) {
         CHECK(key.second == "worker_0");
     }
-    const auto file = nlohmann::json::parse(slurp(out / format::collections_file_key("worker_0")));
+    const auto file = nlohmann::json::parse(tdbg::test::read_file(out / format::collections_file_key("worker_0")));
     CHECK(file["_meta"]["num_workers"] == 1); // smdebug records a single worker then
     CHECK_FALSE(std::filesystem::exists(out / format::collections_file_key("worker_1")));
     CHECK(std::filesystem::exists(out / "training_job_end.ts"));

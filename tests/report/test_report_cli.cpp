@@ -73,14 +73,6 @@ cli_result tdbg_report(const std::vector<std::string>& args) {
     return run_command(command);
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) {
-        ++n;
-    }
-    return n;
-}
-
 // The HTML of the section of tensor `name` (its name as escaped in the page).
 std::string section_of(const std::string& html, const std::string& escaped_name) {
     const auto start = html.find("<section class=\"card tensor\" id=\"tensor-");
@@ -150,16 +142,16 @@ TEST_CASE("tdbg report draws each tensor's reductions and distribution, and wher
     CHECK_FALSE(fs::exists(page.string() + ".partial"));
 
     // A section per tensor, in name order, each listed in the index.
-    CHECK(count(html, "<section class=\"card tensor\"") == 4);
+    CHECK(tdbg::test::count_of(html, "<section class=\"card tensor\"") == 4);
     for (const std::string& name :
          {std::string("grad/weight"), std::string("layer/weight"), std::string("loss"), hostile_escaped}) {
-        CHECK(count(html, "data-tensor=\"" + name + "\"") == 1);
+        CHECK(tdbg::test::count_of(html, "data-tensor=\"" + name + "\"") == 1);
         CHECK(html.find(">" + name + "<") != std::string::npos);
     }
     // Values saved: mean, std and l2 computed, and the distribution over steps.
     const std::string weight = section_of(html, "layer/weight");
-    CHECK(count(weight, "class=\"plot line-plot\"") == 3);
-    CHECK(count(weight, "class=\"plot heatmap\"") == 1);
+    CHECK(tdbg::test::count_of(weight, "class=\"plot line-plot\"") == 3);
+    CHECK(tdbg::test::count_of(weight, "class=\"plot heatmap\"") == 1);
     for (const char* reduction : {"<b>mean</b>", "<b>std</b>", "<b>l2</b>", "<b>distribution of values</b>"}) {
         CHECK(weight.find(reduction) != std::string::npos);
     }
@@ -167,7 +159,7 @@ TEST_CASE("tdbg report draws each tensor's reductions and distribution, and wher
     CHECK(weight.find("36 steps (TRAIN, EVAL)") != std::string::npos);
     CHECK(weight.find("<span class=\"flag\">NaN/inf</span>") != std::string::npos);
     // The steps 12 and 13 have a NaN: crosses on the top edge of mean, std and l2, a NaN/inf row on the heatmap.
-    CHECK(count(weight, "class=\"nonfinite\"") == 3 * 2);
+    CHECK(tdbg::test::count_of(weight, "class=\"nonfinite\"") == 3 * 2);
     CHECK(weight.find("step 12 (TRAIN 12): 62 values") != std::string::npos);
     CHECK(weight.find("; 2 NaN/inf</title>") != std::string::npos);
     // The last EVAL step: 64 values spread by 0.2 + 0.03 * 35 = 1.25 over [-1.25 * 31.5/32, ...].
@@ -175,14 +167,14 @@ TEST_CASE("tdbg report draws each tensor's reductions and distribution, and wher
 
     // Reductions only: the stored ones are plotted, no distribution.
     const std::string grad = section_of(html, "grad/weight");
-    CHECK(count(grad, "class=\"plot line-plot\"") == 3);
-    CHECK(count(grad, "class=\"plot heatmap\"") == 0);
+    CHECK(tdbg::test::count_of(grad, "class=\"plot line-plot\"") == 3);
+    CHECK(tdbg::test::count_of(grad, "class=\"plot heatmap\"") == 0);
     CHECK(grad.find("saved: mean, std, l2_norm") != std::string::npos);
     CHECK(grad.find("only reductions were saved") != std::string::npos);
 
     // A scalar: its value, on a plot of twice the width.
     const std::string loss = section_of(html, "loss");
-    CHECK(count(loss, "class=\"plot line-plot\"") == 1);
+    CHECK(tdbg::test::count_of(loss, "class=\"plot line-plot\"") == 1);
     CHECK(loss.find("<b>value</b>") != std::string::npos);
     CHECK(loss.find("viewBox=\"0 0 720 200\"") != std::string::npos);
     CHECK(loss.find("step 0 (TRAIN 0): value = 2.1<") != std::string::npos);
@@ -193,11 +185,11 @@ TEST_CASE("tdbg report draws each tensor's reductions and distribution, and wher
     CHECK(html.find("<td class=\"steps\">12, 13</td>") != std::string::npos);
     CHECK(html.find("only_nan=True") != std::string::npos);
     // 3 + 3 + 1 + 1 line plots (band and strip mark each), 1 heatmap strip, 1 timeline bar.
-    CHECK(count(html, "ExplodingTensor triggered at steps 12-13</title>") == 8 * 2 + 1 + 1);
+    CHECK(tdbg::test::count_of(html, "ExplodingTensor triggered at steps 12-13</title>") == 8 * 2 + 1 + 1);
 
     // The hostile name is text, never markup; the page's only script is its own.
     CHECK(html.find("<script>alert") == std::string::npos);
-    CHECK(count(html, "<script") == 1);
+    CHECK(tdbg::test::count_of(html, "<script") == 1);
     // Self-contained: no address to fetch anything from.
     CHECK(html.find("http://") == std::string::npos);
     CHECK(html.find("https://") == std::string::npos);
@@ -214,7 +206,7 @@ TEST_CASE("tdbg report chooses tensors and reductions as asked") {
         tdbg_report({run.string(), "-o", "-", "--tensors", "^layer/", "--reductions", "max,abs_mean", "--bins", "8"});
     INFO(r.err);
     REQUIRE(r.status == 0);
-    CHECK(count(r.out, "<section class=\"card tensor\"") == 1);
+    CHECK(tdbg::test::count_of(r.out, "<section class=\"card tensor\"") == 1);
     CHECK(r.out.find("<b>max</b>") != std::string::npos);
     CHECK(r.out.find("<b>abs_mean</b>") != std::string::npos);
     CHECK(r.out.find("<b>mean</b>") == std::string::npos);
@@ -223,8 +215,8 @@ TEST_CASE("tdbg report chooses tensors and reductions as asked") {
 
     r = tdbg_report({run.string(), "-o", "-", "--max-tensors", "2", "--no-distributions"});
     REQUIRE(r.status == 0);
-    CHECK(count(r.out, "<section class=\"card tensor\"") == 2);
-    CHECK(count(r.out, "class=\"plot heatmap\"") == 0);
+    CHECK(tdbg::test::count_of(r.out, "<section class=\"card tensor\"") == 2);
+    CHECK(tdbg::test::count_of(r.out, "class=\"plot heatmap\"") == 0);
     CHECK(r.out.find("Showing the first 2 of 4 tensors") != std::string::npos);
 
     // Rules from a SageMaker configuration file, under their configuration name.
@@ -249,7 +241,7 @@ TEST_CASE("tdbg report writes a page for a run without steps, and fails clearly 
     INFO(r.err);
     REQUIRE(r.status == 0);
     CHECK(r.out.find("The run has no steps yet") != std::string::npos);
-    CHECK(count(r.out, "<section class=\"card tensor\"") == 0);
+    CHECK(tdbg::test::count_of(r.out, "<section class=\"card tensor\"") == 0);
 
     r = tdbg_report({(dir.path() / "missing").string(), "-o", (dir.path() / "x.html").string()});
     CHECK(r.status == 2);

@@ -8,19 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
 #include "report_html.hpp"
 
 namespace report = tdbg::cli::report;
 
 namespace {
-
-std::size_t count(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) {
-        ++n;
-    }
-    return n;
-}
 
 report::document two_mode_run() {
     report::document doc;
@@ -146,21 +139,21 @@ TEST_CASE("the page has a section per tensor with its plots, and rule marks on e
     doc.rules.push_back(r);
 
     const std::string html = report::render_html(doc);
-    CHECK(count(html, "<section class=\"card tensor\"") == 2);
-    CHECK(count(html, "class=\"plot line-plot\"") == 3);
-    CHECK(count(html, "class=\"plot heatmap\"") == 1);
-    CHECK(count(html, "class=\"plot timeline\"") == 1);
+    CHECK(tdbg::test::count_of(html, "<section class=\"card tensor\"") == 2);
+    CHECK(tdbg::test::count_of(html, "class=\"plot line-plot\"") == 3);
+    CHECK(tdbg::test::count_of(html, "class=\"plot heatmap\"") == 1);
+    CHECK(tdbg::test::count_of(html, "class=\"plot timeline\"") == 1);
     CHECK(html.find("data-tensor=\"w&lt;1&gt;\"") != std::string::npos);
     CHECK(html.find("w<1>") == std::string::npos);
     // The band over step 20, on the three line plots (strip and shading), the heatmap's strip and the timeline.
-    CHECK(count(html, "ExplodingTensor triggered at step 20<") == 3 * 2 + 1 + 1);
+    CHECK(tdbg::test::count_of(html, "ExplodingTensor triggered at step 20<") == 3 * 2 + 1 + 1);
     // The NaN at step 20 is a cross on each of w's plots, and the heatmap has a NaN/inf row.
-    CHECK(count(html, "class=\"nonfinite\"") == 2);
+    CHECK(tdbg::test::count_of(html, "class=\"nonfinite\"") == 2);
     CHECK(html.find(">NaN/inf</text>") != std::string::npos);
     // TRAIN is the first colour, EVAL the second and dashed: on w's two plots and in its legend.
-    CHECK(count(html, "stroke=\"" + report::series_palette[0].hex() + "\"") ==
+    CHECK(tdbg::test::count_of(html, "stroke=\"" + report::series_palette[0].hex() + "\"") ==
           3 + 2 + 2); // lines, NaN crosses, legends
-    CHECK(count(html, "stroke=\"" + report::series_palette[1].hex() + "\" stroke-dasharray=\"6 3\"") == 2 + 1);
+    CHECK(tdbg::test::count_of(html, "stroke=\"" + report::series_palette[1].hex() + "\" stroke-dasharray=\"6 3\"") == 2 + 1);
     CHECK(html.find("http://") == std::string::npos);
     CHECK(html.find("https://") == std::string::npos);
 }

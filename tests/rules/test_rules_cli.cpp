@@ -40,13 +40,6 @@ std::string quoted(const std::string& s) {
     return out + "'";
 }
 
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-}
-
 cli_result tdbg_rules(const std::vector<std::string>& args) {
     static int counter = 0;
     const auto err_file = std::filesystem::path(TDBG_TEST_TMP) /
@@ -67,7 +60,7 @@ cli_result tdbg_rules(const std::vector<std::string>& args) {
     }
     const int status = ::pclose(pipe);
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = slurp(err_file);
+    r.err = tdbg::test::read_file(err_file);
     std::filesystem::remove(err_file);
     return r;
 }
@@ -117,7 +110,7 @@ TEST_CASE("tdbg rules --config --json reproduces every entry of the fixtures' ru
     tdbg::test::temp_dir dir("rules_cli_config");
     for (const char* run : tdbg::test::fixture_runs) {
         INFO(run);
-        const auto expected = nlohmann::json::parse(slurp(*fixtures / (std::string(run) + ".rules.json")));
+        const auto expected = nlohmann::json::parse(tdbg::test::read_file(*fixtures / (std::string(run) + ".rules.json")));
         // The fixture's rules as a SageMaker DebugRuleConfigurations file (parameters as strings).
         nlohmann::json config = nlohmann::json::array();
         std::size_t i = 0;
@@ -174,7 +167,7 @@ TEST_CASE("tdbg rules --junit writes one testcase per rule, failures listing the
     const auto r = tdbg_rules({(*fixtures / "core_modes_workers").string(), "--rule", "ExplodingTensor", "--param",
                                "only_nan=True", "--rule", "VanishingGradient", "--junit", junit.string()});
     CHECK(r.status == 1);
-    const std::string xml = slurp(junit);
+    const std::string xml = tdbg::test::read_file(junit);
     CHECK(xml.find("<testsuite name=\"tdbg rules: core_modes_workers\" tests=\"2\" failures=\"2\" errors=\"0\"") !=
           std::string::npos);
     CHECK(xml.find("<testcase classname=\"tdbg.rules.ExplodingTensor\" name=\"ExplodingTensor\">") != std::string::npos);
@@ -212,7 +205,7 @@ TEST_CASE("tdbg rules --follow evaluates a run while it is written, and --stop-t
     CHECK(steps_of(result.at("triggered_steps")) == std::vector<std::int64_t>{6, 7}); // 1e-6 and 1e-7 < 5e-6
     CHECK(steps_of(result.at("not_triggered_steps")) == std::vector<std::int64_t>{0, 1, 2, 3, 4, 5});
     CHECK(result.at("end") == "no_more_data");
-    const auto marker = nlohmann::json::parse(slurp(dir.path() / std::string(tdbg::format::stop_marker_key)));
+    const auto marker = nlohmann::json::parse(tdbg::test::read_file(dir.path() / std::string(tdbg::format::stop_marker_key)));
     CHECK(marker.at("rule") == "VanishingGradient");
     CHECK(marker.at("step") == 6);
 }

@@ -17,17 +17,6 @@
 #include "tdbg/trial/detail/tensor_decoder.hpp"
 #include "tdbg/trial/trial.hpp"
 
-namespace {
-
-std::shared_ptr<const std::string> read_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return std::make_shared<const std::string>(buffer.str());
-}
-
-} // namespace
-
 TEST_CASE("tensor decoder: every fixture record decodes as the full decoder decodes it") {
     if (!tdbg::test::fixtures_dir()) {
         TDBG_SKIP("fixtures not found");
@@ -38,7 +27,7 @@ TEST_CASE("tensor decoder: every fixture record decodes as the full decoder deco
             if (!entry.is_regular_file()) {
                 continue;
             }
-            const auto data = read_file(entry.path());
+            const auto data = std::make_shared<const std::string>(tdbg::test::read_file(entry.path()));
             tdbg::format::record_reader reader(*data, entry.path().string());
             while (auto record = reader.next()) {
                 INFO(entry.path() << " at " << record->offset);
