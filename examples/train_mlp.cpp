@@ -18,9 +18,11 @@
 #include <exception>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "example_args.hpp"
 #include "mlp_model.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/reduce/reduction_set.hpp"
@@ -46,66 +48,25 @@ void usage(std::FILE* to) {
                      "  --seed S            random seed for data and weights (default 1)\n");
 }
 
-// Parses a non-negative integer, or returns -1.
-long parse_count(std::string_view text) {
-    if (text.empty() || text.size() > 12) {
-        return -1;
-    }
-    long v = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9') {
-            return -1;
-        }
-        v = v * 10 + (c - '0');
-    }
-    return v;
-}
-
-// Exits with the usage text and status 2 on any bad argument.
+// Exits with the usage text: status 0 for --help, 2 for a bad argument.
 arguments parse_arguments(int argc, char** argv) {
-    arguments a;
-    auto fail = [](const std::string& why) {
-        std::fprintf(stderr, "train_mlp: %s\n", why.c_str());
-        usage(stderr);
-        std::exit(2);
-    };
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view flag = argv[i];
-        if (flag == "--help" || flag == "-h") {
+    try {
+        const auto p = example_args::parse(
+            argc, argv, {{"--steps", 200}, {"--eval-steps", 20}, {"--save-interval", 10}, {"--seed", 1}});
+        if (p.help) {
             usage(stdout);
             std::exit(0);
         }
-        if (i + 1 >= argc) {
-            fail("missing value after " + std::string(flag));
+        if (p.number("--save-interval") == 0) {
+            throw std::invalid_argument("--save-interval must be at least 1");
         }
-        const std::string_view value = argv[++i];
-        if (flag == "--out") {
-            a.out = value;
-            continue;
-        }
-        const long n = parse_count(value);
-        if (n < 0) {
-            fail("bad number '" + std::string(value) + "' for " + std::string(flag));
-        }
-        if (flag == "--steps") {
-            a.steps = n;
-        } else if (flag == "--eval-steps") {
-            a.eval_steps = n;
-        } else if (flag == "--save-interval") {
-            if (n == 0) {
-                fail("--save-interval must be at least 1");
-            }
-            a.save_interval = n;
-        } else if (flag == "--seed") {
-            a.seed = static_cast<unsigned long>(n);
-        } else {
-            fail("unknown option " + std::string(flag));
-        }
+        return arguments{p.out, p.number("--steps"), p.number("--eval-steps"), p.number("--save-interval"),
+                         static_cast<unsigned long>(p.number("--seed"))};
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "train_mlp: %s\n", e.what());
+        usage(stderr);
+        std::exit(2);
     }
-    if (a.out.empty()) {
-        fail("--out DIR is required");
-    }
-    return a;
 }
 
 } // namespace

@@ -1,7 +1,9 @@
 #pragma once
-// Helpers shared by tdbg's tests: fixture lookup and scratch directories.
+// Helpers shared by tdbg's tests: fixture lookup, scratch directories, files, and
+// running a program (the tdbg command line, scripts) as a shell would.
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,7 +13,9 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace tdbg::test {
@@ -86,6 +90,58 @@ inline void write_file(const std::filesystem::path& path, std::string_view bytes
     if (!out) {
         throw std::runtime_error("cannot write " + path.string());
     }
+}
+
+/// `text` single-quoted for the shell.
+inline std::string shell_quote(const std::string& text) {
+    std::string out = "'";
+    for (const char c : text) {
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
+/// What a command printed, and how it ended: its exit status, or 128 + the signal that killed it.
+struct command_result {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+/// Runs `command` with the shell, with no standard input, capturing its standard output and
+/// standard error apart (a command that redirects its own stderr to stdout keeps doing so).
+inline command_result run_shell(const std::string& command) {
+    static std::atomic<int> counter{0};
+    const auto err_file = std::filesystem::path(TDBG_TEST_TMP) /
+                          ("stderr_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".txt");
+    std::filesystem::create_directories(err_file.parent_path());
+    FILE* pipe = ::popen(("( " + command + " ) 2>" + shell_quote(err_file.string()) + " </dev/null").c_str(), "r");
+    if (pipe == nullptr) {
+        throw std::runtime_error("cannot run " + command);
+    }
+    command_result r;
+    char buffer[1 << 16];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
+        r.out.append(buffer, n);
+    }
+    const int status = ::pclose(pipe);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    std::error_code ignored;
+    if (std::filesystem::exists(err_file, ignored)) {
+        r.err = read_file(err_file);
+        std::filesystem::remove(err_file, ignored);
+    }
+    return r;
+}
+
+/// Runs `program` with `args` (each quoted for the shell), as run_shell does.
+inline command_result run_program(const std::string& program, const std::vector<std::string>& args) {
+    std::string command = shell_quote(program);
+    for (const auto& a : args) {
+        command += " " + shell_quote(a);
+    }
+    return run_shell(command);
 }
 
 } // namespace tdbg::test

@@ -39,6 +39,7 @@
 
 #include <mpi.h>
 
+#include "example_args.hpp"
 #include "mlp_model.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/hook/worker.hpp"
@@ -64,60 +65,24 @@ const char* const usage_text =
     "  --seed S            random seed for data and weights, the same on every rank (default 1)\n"
     "  --broken-rank R     rank R gets all-zero inputs, to see a rule find it (default: none)\n";
 
-// A non-negative integer, or -1.
-long parse_count(std::string_view text) {
-    if (text.empty() || text.size() > 12) {
-        return -1;
-    }
-    long v = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9') {
-            return -1;
-        }
-        v = v * 10 + (c - '0');
-    }
-    return v;
-}
-
-// Throws std::invalid_argument on a bad argument; every rank parses the same
-// command line, so every rank fails alike.
+// Throws std::invalid_argument naming the argument at fault.
 arguments parse_arguments(int argc, char** argv) {
+    const auto p = example_args::parse(
+        argc, argv, {{"--steps", 100}, {"--save-interval", 10}, {"--seed", 1}, {"--broken-rank", -1}});
     arguments a;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view flag = argv[i];
-        if (flag == "--help" || flag == "-h") {
-            a.help = true;
-            return a;
-        }
-        if (i + 1 >= argc) {
-            throw std::invalid_argument("missing value after " + std::string(flag));
-        }
-        const std::string_view value = argv[++i];
-        if (flag == "--out") {
-            a.out = value;
-            continue;
-        }
-        const long n = parse_count(value);
-        if (n < 0) {
-            throw std::invalid_argument("bad number '" + std::string(value) + "' for " + std::string(flag));
-        }
-        if (flag == "--steps") {
-            a.steps = n;
-        } else if (flag == "--save-interval") {
-            if (n == 0) {
-                throw std::invalid_argument("--save-interval must be at least 1");
-            }
-            a.save_interval = n;
-        } else if (flag == "--seed") {
-            a.seed = static_cast<unsigned long>(n);
-        } else if (flag == "--broken-rank") {
-            a.broken_rank = n;
-        } else {
-            throw std::invalid_argument("unknown option " + std::string(flag));
-        }
+    a.help = p.help;
+    if (a.help) {
+        return a;
     }
-    if (a.out.empty()) {
-        throw std::invalid_argument("--out DIR is required");
+    if (p.number("--save-interval") == 0) {
+        throw std::invalid_argument("--save-interval must be at least 1");
+    }
+    a.out = p.out;
+    a.steps = p.number("--steps");
+    a.save_interval = p.number("--save-interval");
+    a.seed = static_cast<unsigned long>(p.number("--seed"));
+    if (p.number("--broken-rank") >= 0) {
+        a.broken_rank = p.number("--broken-rank");
     }
     return a;
 }

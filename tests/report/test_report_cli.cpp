@@ -30,47 +30,11 @@ namespace fs = std::filesystem;
 using tdbg::test::read_file;
 using tdbg::test::temp_dir;
 
-struct cli_result {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
+using cli_result = tdbg::test::command_result;
 
-std::string quoted(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return out + "'";
-}
-
-// Runs a shell command, capturing stdout, stderr and the exit status.
-cli_result run_command(const std::string& command) {
-    static int counter = 0;
-    const auto err_file = fs::path(TDBG_TEST_TMP) /
-                          ("report_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".txt");
-    fs::create_directories(err_file.parent_path());
-    cli_result r;
-    FILE* pipe = ::popen((command + " 2>" + quoted(err_file.string()) + " </dev/null").c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buffer[1 << 16];
-    std::size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
-        r.out.append(buffer, n);
-    }
-    const int status = ::pclose(pipe);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    r.err = fs::exists(err_file) ? read_file(err_file) : std::string();
-    fs::remove(err_file);
-    return r;
-}
-
-cli_result tdbg_report(const std::vector<std::string>& args) {
-    std::string command = quoted(TDBG_CLI_PATH) + " report";
-    for (const auto& a : args) {
-        command += " " + quoted(a);
-    }
-    return run_command(command);
+cli_result tdbg_report(std::vector<std::string> args) {
+    args.insert(args.begin(), "report");
+    return tdbg::test::run_program(TDBG_CLI_PATH, args);
 }
 
 // The HTML of the section of tensor `name` (its name as escaped in the page).
@@ -315,11 +279,11 @@ for n, pixel in image.getcolors(image.size[0] * image.size[1]):
             counts[k] += n
 print(image.size[0], image.size[1], *counts)
 )py";
-    std::string command = quoted(TDBG_PYTHON3) + " -c " + quoted(script) + " " + quoted(png.string());
+    std::string command = tdbg::test::shell_quote(TDBG_PYTHON3) + " -c " + tdbg::test::shell_quote(script) + " " + tdbg::test::shell_quote(png.string());
     for (const auto& c : colours) {
-        command += " " + quoted(c.hex());
+        command += " " + tdbg::test::shell_quote(c.hex());
     }
-    const auto r = run_command(command);
+    const auto r = tdbg::test::run_shell(command);
     INFO(r.out << r.err);
     REQUIRE(r.status == 0); // python3 with PIL (Debian: python3-pil) decodes the screenshot
     std::istringstream in(r.out);
@@ -359,12 +323,12 @@ TEST_CASE("tdbg report's page draws its plots in a real browser") {
     fs::create_directories(profile);
     const fs::path png = dir.path() / "report.png";
     const std::string command =
-        "timeout 60 " + quoted(chromium->string()) +
+        "timeout 60 " + tdbg::test::shell_quote(chromium->string()) +
         " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
         " --disable-component-update --disable-sync --user-data-dir=" +
-        quoted(profile.string()) + " --window-size=1200,3000 --screenshot=" + quoted(png.string()) + " " +
-        quoted("file://" + fs::absolute(page).string());
-    const auto shot = run_command(command);
+        tdbg::test::shell_quote(profile.string()) + " --window-size=1200,3000 --screenshot=" + tdbg::test::shell_quote(png.string()) + " " +
+        tdbg::test::shell_quote("file://" + fs::absolute(page).string());
+    const auto shot = tdbg::test::run_shell(command);
     INFO("chromium: " << shot.err);
     REQUIRE(shot.status == 0);
     REQUIRE(fs::exists(png));
@@ -406,10 +370,10 @@ TEST_CASE("tdbg report's page draws its plots in a real browser") {
     fs::remove_all(profile);
     fs::create_directories(profile);
     const auto dom =
-        run_command("timeout 60 " + quoted(chromium->string()) +
+        tdbg::test::run_shell("timeout 60 " + tdbg::test::shell_quote(chromium->string()) +
                     " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
                     " --disable-background-networking --disable-component-update --disable-sync --user-data-dir=" +
-                    quoted(profile.string()) + " --dump-dom " + quoted("file://" + fs::absolute(probe_page).string()));
+                    tdbg::test::shell_quote(profile.string()) + " --dump-dom " + tdbg::test::shell_quote("file://" + fs::absolute(probe_page).string()));
     REQUIRE(dom.status == 0);
     // layer/weight's mean there: 0, the values being symmetric around it.
     const auto readout = dom.out.find("<div class=\"readout\" style=\"display: block;");

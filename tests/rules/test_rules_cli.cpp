@@ -26,43 +26,11 @@
 
 namespace {
 
-struct cli_result {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
+using cli_result = tdbg::test::command_result;
 
-std::string quoted(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return out + "'";
-}
-
-cli_result tdbg_rules(const std::vector<std::string>& args) {
-    static int counter = 0;
-    const auto err_file = std::filesystem::path(TDBG_TEST_TMP) /
-                          ("rules_cli_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".txt");
-    std::filesystem::create_directories(err_file.parent_path());
-    std::string command = quoted(TDBG_CLI_PATH) + " rules";
-    for (const auto& a : args) {
-        command += " " + quoted(a);
-    }
-    command += " 2>" + quoted(err_file.string()) + " </dev/null";
-    cli_result r;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buffer[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
-        r.out.append(buffer, n);
-    }
-    const int status = ::pclose(pipe);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = tdbg::test::read_file(err_file);
-    std::filesystem::remove(err_file);
-    return r;
+cli_result tdbg_rules(std::vector<std::string> args) {
+    args.insert(args.begin(), "rules");
+    return tdbg::test::run_program(TDBG_CLI_PATH, args);
 }
 
 std::vector<std::int64_t> steps_of(const nlohmann::json& j) { return j.get<std::vector<std::int64_t>>(); }

@@ -18,34 +18,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support.hpp"
 #include "tdbg/storage/s3.hpp"
 
 namespace tdbg::test {
-
-/// Runs a shell command; returns its exit status and standard output.
-inline std::pair<int, std::string> run_command(const std::string& command) {
-    std::string output;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) {
-        return {-1, output};
-    }
-    std::array<char, 4096> buffer{};
-    std::size_t n = 0;
-    while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-        output.append(buffer.data(), n);
-    }
-    const int status = ::pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-/// Single-quotes `text` for the shell.
-inline std::string shell_quote(const std::string& text) {
-    std::string out = "'";
-    for (const char c : text) {
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return out + "'";
-}
 
 /// The server of this test process.
 class s3_test_server {
@@ -121,7 +97,7 @@ public:
 
     /// SIGKILLs the server, as a crash would.
     void kill() {
-        run_command(script() + " kill " + shell_quote(dir_.string()));
+        run_shell(script() + " kill " + shell_quote(dir_.string()));
         running_ = false;
     }
 
@@ -133,7 +109,7 @@ public:
 
     /// Stops the server.
     void stop() {
-        run_command(script() + " stop " + shell_quote(dir_.string()));
+        run_shell(script() + " stop " + shell_quote(dir_.string()));
         running_ = false;
     }
 
@@ -143,7 +119,7 @@ private:
         std::error_code ignored;
         std::filesystem::remove_all(dir_, ignored);
         std::filesystem::create_directories(dir_);
-        const auto [status, output] = run_command(script() + " check 2>&1");
+        const auto [status, output, errors] = run_shell(script() + " check 2>&1");
         if (status == 3) {
             skippable_ = std::getenv("TDBG_S3_REQUIRE_SERVER") == nullptr;
             problem_ = output;
@@ -158,7 +134,7 @@ private:
         // the server exits by itself if this process dies without stopping it
         const std::string command = "S3_PARENT_PID=" + std::to_string(::getpid()) + " " + script() + " start " +
                                     shell_quote(dir_.string()) + " " + port + " 2>&1";
-        const auto [status, output] = run_command(command);
+        const auto [status, output, errors] = run_shell(command);
         if (status != 0) {
             problem_ = "cannot start the S3 server: " + output;
             running_ = false;

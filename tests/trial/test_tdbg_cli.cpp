@@ -29,47 +29,11 @@ using nlohmann::json;
 
 namespace {
 
-struct run_result {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string quoted(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return out + "'";
-}
-
+using run_result = tdbg::test::command_result;
 using tdbg::test::read_file;
 
-// Runs the tdbg program with `args`, capturing stdout, stderr and the exit status.
-run_result tdbg_run(const std::vector<std::string>& args) {
-    static int counter = 0;
-    const auto err_file = std::filesystem::path(TDBG_TEST_TMP) / ("cli_err_" + std::to_string(::getpid()) + "_" +
-                                                                  std::to_string(counter++) + ".txt");
-    std::filesystem::create_directories(err_file.parent_path());
-    std::string command = quoted(TDBG_CLI_PATH);
-    for (const auto& a : args) {
-        command += " " + quoted(a);
-    }
-    command += " 2>" + quoted(err_file.string());
-    run_result r;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buffer[1 << 16];
-    std::size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) {
-        r.out.append(buffer, n);
-    }
-    const int status = ::pclose(pipe);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    r.err = read_file(err_file);
-    std::filesystem::remove(err_file);
-    return r;
-}
+// Runs the tdbg program with `args`.
+run_result tdbg_run(const std::vector<std::string>& args) { return tdbg::test::run_program(TDBG_CLI_PATH, args); }
 
 // --- the checker: our dump against Python's golden, allowing only what is in our favour.
 
