@@ -5,10 +5,13 @@
 //     gradients at every step; printed as ratios to the hook-off time;
 //  2. the sustained raw write throughput (200 steps x 20 tensors x 64K
 //     float32 = 1000 MiB) beside `dd if=/dev/zero` of the same size to the
-//     same filesystem (no fdatasync on either side: the hook does not fsync).
+//     same filesystem (no fdatasync on either side: the hook does not fsync),
+//     measured first, before part 1 deletes its runs (see empty_files); leave a
+//     minute between two runs of the benchmark for the same reason.
 // Build it Release (see README.md).
 //
-//   bench_hook [dir]      (default: <temp dir>/tdbg_bench_hook; removed afterwards)
+//   bench_hook [--writes] [dir]   (dir default: <temp dir>/tdbg_bench_hook; removed afterwards)
+//     --writes   part 2 (the writes) only
 
 #include <algorithm>
 #include <chrono>
@@ -299,9 +302,19 @@ timing run_dd(const std::filesystem::path& dir, int mib, int pass) {
     return t;
 }
 
-// Writes into a new directory each pass (ext4 allocates inodes slowly next to
-// many just deleted) and deletes it afterwards (dirty pages left behind would
-// slow every later write down).
+// Empties every file of a pass (dirty pages left behind would slow every later
+// write down) but deletes none: for about half a minute after deleting files,
+// ext4 scans past their inodes each time it creates one, which would bill the
+// next pass for a cost no training run has (it deletes nothing).
+void empty_files(const std::filesystem::path& dir) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+        if (e.is_regular_file()) {
+            std::filesystem::resize_file(e.path(), 0);
+        }
+    }
+}
+
+// Writes into a new directory each pass.
 timing run_hook_writes(const std::filesystem::path& dir, const std::vector<xt::xtensor<float, 1>>& tensors, int steps,
                        int pass) {
     const auto out = dir / ("throughput_" + std::to_string(pass));
@@ -324,7 +337,7 @@ timing run_hook_writes(const std::filesystem::path& dir, const std::vector<xt::x
         t.cpu[0] = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;
         std::tie(t.cpu[1], t.cpu[2]) = hook.writer_cpu_seconds();
     }
-    std::filesystem::remove_all(out);
+    empty_files(out);
     return t;
 }
 
@@ -346,7 +359,8 @@ void throughput(const std::filesystem::path& base) {
     timing dd_best;
     timing hook_best;
     dd_best.seconds = hook_best.seconds = 1e300;
-    for (int pass = 0; pass < 3; ++pass) {
+    constexpr int passes = 7;
+    for (int pass = 0; pass < passes; ++pass) {
         const timing dd = run_dd(base, mib, pass);
         if (dd.seconds > 0 && dd.seconds < dd_best.seconds) {
             dd_best = dd;
@@ -356,39 +370,49 @@ void throughput(const std::filesystem::path& base) {
             hook_best = h;
         }
     }
-    // With a core per thread, the busiest thread sets the pace: its CPU time against dd's.
-    const double critical = std::max({hook_best.cpu[0], hook_best.cpu[1], hook_best.cpu[2]});
-    std::printf("sustained raw writes: %d steps x %d tensors x 64K float32 = %d MiB, best of 3, to %s\n", steps,
-                tensors_per_step, mib, base.string().c_str());
+    std::printf("sustained raw writes: %d steps x %d tensors x 64K float32 = %d MiB, best of %d, to %s\n", steps,
+                tensors_per_step, mib, passes, base.string().c_str());
     std::printf("  %-34s %8s %8s %7s %8s   %s\n", "writer", "seconds", "MiB/s", "x dd", "target", "CPU seconds");
     std::printf("  %-34s %8.3f %8.1f %7.3f %8s   %.3f\n", "dd if=/dev/zero bs=1M (same size)", dd_best.seconds,
                 mib / dd_best.seconds, 1.0, "", dd_best.cpu[0]);
-    std::printf("  %-34s %8.3f %8.1f %7.3f %8s   training %.3f, data %.3f, publisher %.3f\n",
+    std::printf("  %-34s %8.3f %8.1f %7.3f %8s   training %.3f, data threads %.3f, publisher %.3f\n",
                 "hook (save_all, raw, every step)", hook_best.seconds, mib / hook_best.seconds,
                 dd_best.seconds / hook_best.seconds, ">= 0.7", hook_best.cpu[0], hook_best.cpu[1], hook_best.cpu[2]);
-    std::printf("  %-34s %8.3f %8.1f %7.3f %8s   (the busiest thread's CPU against dd's CPU)\n",
-                "hook, a core per thread (estimate)", critical, mib / critical, dd_best.cpu[0] / critical, ">= 0.7");
     // Python smdebug cannot run here; its figure for this very workload, measured on a
     // 2-core machine of the same kind, is the other yardstick (not same-run: indicative).
     constexpr double smdebug_raw_mb_per_s = 490.0;
     const double hook_mb_per_s = mib * 1.048576 / hook_best.seconds;
     std::printf("  %-34s %8s %8.1f %7s %8s   hook = %.2fx smdebug (MB/s, 1 MB = 10^6 bytes)\n",
                 "Python smdebug, raw (quoted)", "", smdebug_raw_mb_per_s / 1.048576, "", "", hook_mb_per_s / smdebug_raw_mb_per_s);
-    std::printf("  (hook: from the first begin_step to the return of close(), writer threads at normal priority;\n"
-                "   one event file and one index file per step, 5 MiB per step; smdebug's reductions-only\n"
-                "   figure for the same run is 320 MB/s)\n");
+    std::printf("  (hook: from the first begin_step to the return of close(), default options but writer threads\n"
+                "   at normal priority: %zu data threads, a %zu MiB queue; one event file and one index file per\n"
+                "   step, 5 MiB per step; smdebug's reductions-only figure for the same run is 320 MB/s)\n",
+                tdbg::hook_options{}.writer_threads, tdbg::hook_options{}.max_queue_bytes >> 20U);
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-    const std::filesystem::path base =
-        argc > 1 ? std::filesystem::path(argv[1]) : std::filesystem::temp_directory_path() / "tdbg_bench_hook";
+    bool writes_only = false;
+    std::filesystem::path base = std::filesystem::temp_directory_path() / "tdbg_bench_hook";
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--writes") {
+            writes_only = true;
+        } else if (!arg.empty() && arg[0] == '-') {
+            std::fprintf(stderr, "usage: bench_hook [--writes] [dir]\n");
+            return 2;
+        } else {
+            base = arg;
+        }
+    }
     std::filesystem::remove_all(base);
     std::filesystem::create_directories(base);
     try {
-        step_times(base);
         throughput(base);
+        if (!writes_only) {
+            step_times(base);
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_hook: %s\n", e.what());
         std::filesystem::remove_all(base);

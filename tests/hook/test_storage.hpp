@@ -20,7 +20,24 @@ struct storage_control {
     bool gate_open = true;
     int failing_appends = 0; // the next n appends throw
     bool failing_puts = false;
-    std::vector<std::string> log; // "commit <key>", "put <key>"
+    std::vector<std::string> log; // "append <key>" (the first of each file), "commit <key>", "put <key>"
+    std::string held_key;         // appends to this key wait until release_held()
+
+    void hold(std::string key) {
+        std::lock_guard<std::mutex> lock(mutex);
+        held_key = std::move(key);
+    }
+    void release_held() {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            held_key.clear();
+        }
+        opened.notify_all();
+    }
+    void wait_if_held(const std::string& key) {
+        std::unique_lock<std::mutex> lock(mutex);
+        opened.wait(lock, [&] { return held_key != key; });
+    }
 
     void wait_for_gate() {
         std::unique_lock<std::mutex> lock(mutex);
@@ -50,6 +67,7 @@ public:
             : inner_(std::move(inner)), control_(std::move(control)), key_(std::move(key)) {}
         void append(std::string_view bytes) {
             control_->wait_for_gate();
+            control_->wait_if_held(key_);
             {
                 std::lock_guard<std::mutex> lock(control_->mutex);
                 if (control_->failing_appends > 0) {
@@ -58,6 +76,11 @@ public:
                 }
             }
             inner_.append(bytes);
+            if (!appended_) {
+                appended_ = true;
+                std::lock_guard<std::mutex> lock(control_->mutex);
+                control_->log.push_back("append " + key_);
+            }
         }
         void commit() {
             control_->wait_for_gate();
@@ -70,6 +93,7 @@ public:
         local_storage::writer inner_;
         std::shared_ptr<storage_control> control_;
         std::string key_;
+        bool appended_ = false;
     };
 
     void put(const std::string& key, std::string_view bytes) {

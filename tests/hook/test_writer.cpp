@@ -1,10 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <xtensor/xarray.hpp>
 
@@ -179,4 +181,79 @@ TEST_CASE("writer: a step's event file is committed before its index file is pub
     // The end marker comes last, after every index.
     REQUIRE_FALSE(log.empty());
     CHECK(log.back() == "put training_job_end.ts");
+}
+
+TEST_CASE("writer: data threads write steps side by side and publish them in step order") {
+    const std::size_t threads = GENERATE(std::size_t{1}, std::size_t{2}, std::size_t{3});
+    CAPTURE(threads);
+    temp_dir dir("writer_threads");
+    auto control = std::make_shared<storage_control>();
+    hook_options o = small_queue(full_queue_policy::block);
+    o.max_queue_bytes = std::size_t{64} << 20U;
+    o.writer_threads = threads;
+    constexpr int steps = 7;
+    const std::string step0_events = format::event_file_key(0, "worker_0");
+    control->hold(step0_events); // step 0's data thread stalls on its first append
+    {
+        hook<test_storage> h(test_storage(dir.path(), control), o);
+        for (int step = 0; step < steps; ++step) {
+            h.begin_step();
+            const xt::xarray<float> scaled = block * static_cast<float>(step);
+            h.save_tensor("w", scaled);
+            h.save_scalar("loss", 1.0 / (step + 1));
+        }
+        h.end_step();
+        if (threads > 1) {
+            // Another data thread writes step 1 while step 0 is held; its publication waits.
+            const std::string step1_written = "append " + format::event_file_key(1, "worker_0");
+            bool written = false;
+            for (int i = 0; i < 20000 && !written; ++i) {
+                const auto log = control->published();
+                written = std::find(log.begin(), log.end(), step1_written) != log.end();
+                if (!written) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
+            }
+            CHECK(written);
+            const auto log = control->published();
+            CHECK(std::none_of(log.begin(), log.end(), [](const std::string& line) {
+                return line.rfind("put index/", 0) == 0 || line.rfind("commit ", 0) == 0;
+            }));
+        }
+        control->release_held();
+        h.close();
+    }
+    // Every index after its event file, in step order, after the collections file; the end marker last.
+    const auto log = control->published();
+    std::vector<std::string> index_puts;
+    for (const std::string& line : log) {
+        if (line.rfind("put index/", 0) == 0) {
+            index_puts.push_back(line);
+        }
+    }
+    REQUIRE(index_puts.size() == steps);
+    const auto collections = std::find(log.begin(), log.end(), "put " + format::collections_file_key("worker_0"));
+    REQUIRE(collections != log.end());
+    for (int step = 0; step < steps; ++step) {
+        CHECK(index_puts[static_cast<std::size_t>(step)] == "put " + format::index_file_key(step, "worker_0"));
+        const auto e = std::find(log.begin(), log.end(), "commit " + format::event_file_key(step, "worker_0"));
+        const auto i = std::find(log.begin(), log.end(), index_puts[static_cast<std::size_t>(step)]);
+        REQUIRE(e != log.end());
+        CHECK(e < i);
+        CHECK(collections < i);
+    }
+    CHECK(log.back() == "put training_job_end.ts");
+    // And every step reads back with its own values.
+    const auto indexes = read_indexes(dir.path());
+    REQUIRE(indexes.size() == steps);
+    for (const auto& [key, index] : indexes) {
+        CAPTURE(key.first);
+        const auto w = tdbg::test::read_tensor(dir.path(), index, "w");
+        REQUIRE(w.value.size() == 70000);
+        CHECK(w.value.data_as<float>()[0] == static_cast<float>(key.first));
+        CHECK(w.value.data_as<float>()[69999] == static_cast<float>(key.first));
+        const auto loss = tdbg::test::read_tensor(dir.path(), index, "scalar/loss");
+        REQUIRE(loss.value.size() == 1);
+        CHECK(loss.value.data_as<double>()[0] == Approx(1.0 / static_cast<double>(key.first + 1)));
+    }
 }

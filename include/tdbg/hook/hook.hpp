@@ -269,16 +269,33 @@ public:
             return;
         }
         step_open_ = false;
-        rethrow_writer_error();
-        write_scalars();
-        if (writer_) {
-            // The collections file goes first: a run whose first index file is
-            // published can then always be opened, even if the trainer dies.
-            // Again after a writer error: the collections file may be what failed (a full disk).
-            if (step_wrote_ && (!exported_once_ || writer_->errors_seen() != errors_at_export_)) {
-                export_collections();
+        // A writer error is reported after the step is ended, so that what the step
+        // queued is published in its place, before later steps and the end marker.
+        std::exception_ptr pending;
+        try {
+            rethrow_writer_error();
+        } catch (...) {
+            pending = std::current_exception();
+        }
+        try {
+            write_scalars();
+            if (writer_) {
+                // The collections file goes first: a run whose first index file is
+                // published can then always be opened, even if the trainer dies.
+                // Again after a writer error: the collections file may be what failed (a full disk).
+                if (step_wrote_ && (!exported_once_ || writer_->errors_seen() != errors_at_export_)) {
+                    export_collections();
+                }
+                writer_->push(write_items::step_end{step_});
             }
-            writer_->push(write_items::step_end{step_});
+        } catch (...) {
+            if (!pending) {
+                throw;
+            }
+            // A later writer error: the earlier one is reported first (both are in errors_seen()).
+        }
+        if (pending) {
+            std::rethrow_exception(pending);
         }
     }
 
@@ -417,11 +434,11 @@ public:
     [[nodiscard]] bool is_writing() const noexcept { return writer_ != nullptr; }
     /// Tensors dropped because the writer's queue was full (full_queue_policy::drop).
     [[nodiscard]] std::uint64_t dropped_tensors() const { return writer_ ? writer_->dropped() : 0; }
-    /// CPU seconds of the writer's data and publisher threads, known after close().
+    /// CPU seconds of the writer's data threads (together) and publisher thread, known after close().
     [[nodiscard]] std::pair<double, double> writer_cpu_seconds() const noexcept {
         return writer_ ? writer_->thread_cpu_seconds() : std::pair<double, double>{0.0, 0.0};
     }
-    /// Bytes of tensor data queued for the writer thread and not yet written.
+    /// Bytes of tensor data queued for the writer threads and not yet written.
     [[nodiscard]] std::size_t queued_bytes() const { return writer_ ? writer_->queued_bytes() : 0; }
     /// The storage the run is written to.
     [[nodiscard]] Storage& storage() noexcept { return storage_; }
@@ -518,10 +535,11 @@ private:
             w.max_queue_bytes = options_.max_queue_bytes;
             w.on_full_queue = options_.on_full_queue;
             w.nice = options_.writer_nice;
+            w.data_threads = options_.writer_threads;
             if (options_.export_tensorboard || !options_.tensorboard_dir.empty()) {
                 w.tensorboard_put = tensorboard_target();
             }
-            pool_ = std::make_shared<detail::buffer_pool>(options_.max_queue_bytes / 2);
+            pool_ = std::make_shared<detail::buffer_pool>(options_.max_queue_bytes);
             writer_ = std::make_unique<async_writer<Storage>>(storage_, std::move(w));
         }
     }
@@ -886,10 +904,12 @@ private:
             spec.save_histogram = e.histogram;
             file.collections.push_back(std::move(spec));
         }
+        // Counted before the push: should this very file fail, the count moves on and the next step exports again.
+        const std::uint64_t errors_before = writer_->errors_seen();
         writer_->push(write_items::object{format::collections_file_key(worker_.name), format::to_json(file)});
         exported_once_ = true;
         exported_version_ = version_;
-        errors_at_export_ = writer_->errors_seen();
+        errors_at_export_ = errors_before;
     }
 
     void check_stop_marker() {

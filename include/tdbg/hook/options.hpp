@@ -57,13 +57,18 @@ struct hook_options {
     std::string tensorboard_dir;
     /// Selects and computes but writes nothing (smdebug's dry_run).
     bool dry_run = false;
-    /// The writer queue's cap in bytes of tensor data waiting to be written.
-    std::size_t max_queue_bytes = std::size_t{256} << 20U;
+    /// The writer queue's cap in bytes of tensor data waiting to be written. The
+    /// copies of raw tensors it holds are recycled, so it is also about the most
+    /// memory the hook keeps for them.
+    std::size_t max_queue_bytes = std::size_t{64} << 20U;
     /// What to do when the queue is full.
     full_queue_policy on_full_queue = full_queue_policy::block;
     /// Lowers the writer thread's priority by this nice increment (Linux), so that on a
     /// busy machine it takes idle CPU rather than the training thread's; 0: unchanged.
     int writer_nice = 10;
+    /// Threads writing event files, taking whole steps in turn (0 counts as 1); a
+    /// publisher thread besides them creates files and publishes them in step order.
+    std::size_t writer_threads = 2;
     /// How often begin_step() looks for the early-stop marker (0: every step).
     std::chrono::milliseconds stop_check_interval{1000};
     /// The S3 location from a SageMaker configuration (S3OutputPath), for information.

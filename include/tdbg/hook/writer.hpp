@@ -2,11 +2,16 @@
 /// \file
 /// The hook's writer: background threads that encode and write what the
 /// training thread queues, so that training never waits on the disk while the
-/// queue has room. A data thread encodes records and appends them to the
-/// step's event file; a publisher thread opens the next step's file ahead,
-/// commits finished files and writes index, TensorBoard and other files, so
-/// that file creation (slow on some filesystems) overlaps the data writes.
+/// queue has room.
 ///
+/// - Data threads encode records and append them to event files. Steps go to
+///   them in turn (step 0 to the first, step 1 to the second, ...), so that the
+///   kernel's copy of one step into the page cache overlaps with the next.
+/// - A publisher thread opens each step's event file ahead, commits finished
+///   files and writes index, TensorBoard and other files, in the order the
+///   training thread queued them: whatever the data threads' pace, index files
+///   appear in step order, the collections file before the first of them and
+///   the end marker after the last.
 /// - The queue is bounded by the bytes of tensor data it holds. When it is
 ///   full, `push` blocks (full_queue_policy::block) or drops the tensor and
 ///   counts it (full_queue_policy::drop); step ends and files are never dropped.
@@ -14,7 +19,7 @@
 ///   ends, and then its index file (index/): an index never names records
 ///   that are not complete on storage, so a crash leaves every published step
 ///   readable.
-/// - An exception in the thread is kept and rethrown by the next call of the
+/// - An exception in a thread is kept and rethrown by the next call of the
 ///   training thread (push, flush, close, rethrow_if_failed); the step it hit
 ///   is not published, later steps are written again.
 
@@ -28,7 +33,9 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -102,10 +109,12 @@ struct object {
 /// Settings of the writer threads.
 struct writer_options {
     std::string worker = "worker_0";
-    std::size_t max_queue_bytes = std::size_t{256} << 20U;
+    std::size_t max_queue_bytes = std::size_t{64} << 20U;
     full_queue_policy on_full_queue = full_queue_policy::block;
     /// Writes one TensorBoard file (key, bytes); empty: TensorBoard items are ignored.
     std::function<void(const std::string&, const std::string&)> tensorboard_put;
+    /// Threads writing event files, each taking whole steps in turn (0 counts as 1).
+    std::size_t data_threads = 2;
     /// Event-file bytes gathered before one storage append.
     std::size_t chunk_bytes = std::size_t{1} << 20U;
     /// Queued tensor bytes that wake the writer before the step ends.
@@ -129,10 +138,17 @@ public:
     async_writer(Storage& storage, writer_options options)
         : storage_(storage), options_(std::move(options)), host_(host_name()) {
         format::validate_worker_name(options_.worker);
-        publisher_ = std::thread([this] { run_publisher(); });
+        const std::size_t n = std::max<std::size_t>(1, options_.data_threads);
+        for (std::size_t i = 0; i < n; ++i) {
+            lanes_.push_back(std::make_unique<lane>());
+        }
         try {
-            data_thread_ = std::thread([this] { run_data(); });
+            publisher_ = std::thread([this] { run_publisher(); });
+            for (auto& l : lanes_) {
+                l->thread = std::thread([this, p = l.get()] { run_lane(*p); });
+            }
         } catch (...) {
+            stop_lanes();
             stop_publisher();
             throw;
         }
@@ -165,24 +181,23 @@ public:
                 return false;
             }
             ++blocked_;
-            work_.notify_one();
+            wake_all_lanes();
             room_.wait(lock, [&] { return !full(); });
         }
-        queued_bytes_ += cost;
-        queue_.push_back(entry{std::move(it), cost});
-        ++pushed_;
+        lane& l = route(it);
         // Small items wait for the step's end or for a batch worth writing: waking the
         // thread for each one would cost the training thread a context switch each.
-        const bool wake = !is_data(queue_.back().it) || queued_bytes_ >= options_.wake_bytes;
+        const bool wake = !is_data(it) || queued_bytes_ + cost >= options_.wake_bytes;
+        enqueue(l, std::move(it), cost);
         lock.unlock();
         if (wake) {
-            work_.notify_one();
+            l.work.notify_one();
         }
         return true;
     }
 
     /// Says that `step` will have an event file: the publisher thread opens it
-    /// ahead, while the data thread may still write the previous step.
+    /// ahead, while the data threads may still write earlier steps.
     void prepare_step(std::int64_t step) {
         std::lock_guard<std::mutex> lock(pub_mutex_);
         if (step <= last_prepared_ || pub_closing_) {
@@ -190,7 +205,7 @@ public:
         }
         last_prepared_ = step;
         prepared_.try_emplace(step);
-        jobs_.push_back(prepare_job{step});
+        to_open_.push_back(step);
         ++jobs_sent_;
         pub_work_.notify_one();
     }
@@ -198,9 +213,9 @@ public:
     /// Waits until everything queued so far is written and its files are
     /// published; then rethrows a pending error.
     void flush() {
-        work_.notify_one();
         {
             std::unique_lock<std::mutex> lock(mutex_);
+            wake_all_lanes();
             const std::uint64_t target = pushed_;
             room_.wait(lock, [&] { return processed_ >= target; });
         }
@@ -214,14 +229,7 @@ public:
 
     /// Writes what is queued, stops the threads, and rethrows a pending error. Idempotent.
     void close() {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            closing_ = true;
-        }
-        work_.notify_one();
-        if (data_thread_.joinable()) {
-            data_thread_.join();
-        }
+        stop_lanes();
         stop_publisher();
         rethrow_if_failed();
     }
@@ -254,9 +262,13 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         return blocked_;
     }
-    /// CPU seconds the data thread and the publisher thread used, once they have stopped (after close()).
+    /// CPU seconds the data threads (together) and the publisher thread used, once they have stopped (after close()).
     [[nodiscard]] std::pair<double, double> thread_cpu_seconds() const noexcept {
-        return {data_cpu_.load(), publisher_cpu_.load()};
+        double data = 0;
+        for (const auto& l : lanes_) {
+            data += l->cpu.load();
+        }
+        return {data, publisher_cpu_.load()};
     }
     /// Bytes of tensor data waiting in the queue.
     [[nodiscard]] std::size_t queued_bytes() const {
@@ -265,12 +277,16 @@ public:
     }
 
 private:
+    static constexpr std::uint64_t no_seq = std::numeric_limits<std::uint64_t>::max();
+
+    // A queued item and its place in the order of pushes.
     struct entry {
         item it;
         std::size_t cost = 0;
+        std::uint64_t seq = 0;
     };
 
-    // The open step of this worker: its event file and index (data thread).
+    // The open step of a data thread: its event file and index.
     struct open_step {
         std::int64_t step = 0;
         std::optional<storage_writer> file;
@@ -286,10 +302,29 @@ private:
         std::string bytes;
     };
 
-    // Publisher jobs, in order.
-    struct prepare_job {
-        std::int64_t step = 0;
+    // One data thread and the steps it is given.
+    struct lane {
+        // Under mutex_:
+        std::deque<entry> queue;
+        std::condition_variable work;
+        std::uint64_t in_hand = no_seq; // the first item taken from `queue` and not yet handled
+        // The thread's own:
+        std::uint64_t seq = 0; // of the item being handled
+        bool sent = false;     // a job was sent for it
+        std::optional<open_step> step;
+        std::map<tdbg::mode, tb_file> tensorboard;
+        std::thread thread;
+        std::atomic<double> cpu{0};
     };
+
+    // Which data thread the training thread's current step goes to.
+    struct route_state {
+        std::int64_t step = 0;
+        std::size_t lane = 0;
+        bool ended = false;
+    };
+
+    // Publisher jobs (besides opening files ahead).
     struct publish_job {
         std::int64_t step = 0;
         std::optional<storage_writer> file;
@@ -300,9 +335,9 @@ private:
         std::string key;
         std::string bytes;
     };
-    using job = std::variant<prepare_job, publish_job, object_job>;
+    using job = std::variant<publish_job, object_job>;
 
-    // An event file the publisher opens ahead for the data thread.
+    // An event file the publisher opens ahead for a data thread.
     struct prepared_file {
         bool done = false;
         std::optional<storage_writer> file; // empty when done and the open failed
@@ -326,6 +361,22 @@ private:
             return overhead + o->bytes.size();
         }
         return overhead;
+    }
+
+    // The step an item belongs to; none for whole objects.
+    static std::optional<std::int64_t> step_of(const item& it) {
+        return std::visit(
+            [](const auto& x) -> std::optional<std::int64_t> {
+                using T = std::decay_t<decltype(x)>;
+                if constexpr (std::is_same_v<T, write_items::tensor>) {
+                    return x.event.step;
+                } else if constexpr (std::is_same_v<T, write_items::object>) {
+                    return std::nullopt;
+                } else {
+                    return x.step;
+                }
+            },
+            it);
     }
 
     static std::string host_name() {
@@ -371,9 +422,58 @@ private:
         }
     }
 
-    // ---- the data thread -------------------------------------------------------
+    // ---- the training thread's side (under mutex_) ---------------------------
 
-    void run_data() {
+    // The data thread for `it`: a step stays with one thread; the next step goes to
+    // the next thread. A step the hook left without an end is ended here, in its
+    // thread, before the next one starts, so that its index keeps its place in the order.
+    lane& route(const item& it) {
+        const std::optional<std::int64_t> step = step_of(it);
+        if (step && (!route_ || route_->step != *step)) {
+            std::size_t next = 0;
+            if (route_) {
+                if (!route_->ended) {
+                    enqueue(*lanes_[route_->lane], write_items::step_end{route_->step}, 0);
+                    lanes_[route_->lane]->work.notify_one();
+                }
+                next = (route_->lane + 1) % lanes_.size();
+            }
+            route_ = route_state{*step, next, false};
+        }
+        if (route_ && step && std::holds_alternative<write_items::step_end>(it)) {
+            route_->ended = true;
+        }
+        return *lanes_[route_ ? route_->lane : 0];
+    }
+
+    void enqueue(lane& l, item it, std::size_t cost) {
+        queued_bytes_ += cost;
+        l.queue.push_back(entry{std::move(it), cost, next_seq_++});
+        ++pushed_;
+    }
+
+    void wake_all_lanes() {
+        for (auto& l : lanes_) {
+            l->work.notify_one();
+        }
+    }
+
+    // Every item queued before `handled_` has been handled; publisher jobs wait for it.
+    void update_handled() {
+        std::uint64_t h = next_seq_;
+        for (const auto& l : lanes_) {
+            if (l->in_hand != no_seq) {
+                h = std::min(h, l->in_hand);
+            } else if (!l->queue.empty()) {
+                h = std::min(h, l->queue.front().seq);
+            }
+        }
+        handled_.store(h, std::memory_order_release);
+    }
+
+    // ---- a data thread ------------------------------------------------------------
+
+    void run_lane(lane& l) {
         lower_priority();
         for (;;) {
             // Take everything queued at once: the training thread then meets the lock
@@ -381,67 +481,80 @@ private:
             std::deque<entry> batch;
             {
                 std::unique_lock<std::mutex> lock(mutex_);
-                work_.wait(lock, [&] { return !queue_.empty() || closing_; });
-                if (queue_.empty()) {
+                l.work.wait(lock, [&] { return !l.queue.empty() || closing_; });
+                if (l.queue.empty()) {
                     break;
                 }
-                batch.swap(queue_);
+                batch.swap(l.queue);
+                l.in_hand = batch.front().seq;
             }
             std::size_t done_bytes = 0;
             std::uint64_t done_items = 0;
-            auto report = [&] {
+            auto report = [&](std::uint64_t next) {
                 {
                     std::lock_guard<std::mutex> lock(mutex_);
                     queued_bytes_ -= done_bytes;
                     processed_ += done_items;
+                    l.in_hand = next;
+                    update_handled();
                 }
                 done_bytes = 0;
                 done_items = 0;
                 room_.notify_all();
+                l.sent = false;
+                {
+                    // Taken so that the wake-up cannot fall between the publisher's check and its wait.
+                    std::lock_guard<std::mutex> lock(pub_mutex_);
+                }
+                pub_work_.notify_one();
             };
-            for (entry& e : batch) {
+            for (std::size_t i = 0; i < batch.size(); ++i) {
+                entry& e = batch[i];
+                l.seq = e.seq;
                 try {
-                    std::visit([&](auto& x) { handle(x); }, e.it);
+                    std::visit([&](auto& x) { handle(l, x); }, e.it);
                 } catch (...) {
-                    data_failed(std::current_exception());
+                    data_failed(l, std::current_exception());
                 }
                 e.it = write_items::step_end{}; // release the tensor's memory before counting it done
                 done_bytes += e.cost;
                 ++done_items;
-                if (done_bytes >= options_.wake_bytes * 4) {
-                    report();
+                // A job sent waits until the items before it are handled: say so at once.
+                if (l.sent || done_bytes >= options_.wake_bytes * 4) {
+                    report(i + 1 < batch.size() ? batch[i + 1].seq : no_seq);
                 }
             }
-            report();
+            report(no_seq);
         }
-        // Closing: publish what a step_end did not (a step the hook left open).
+        // Closing: publish what a step_end did not (possible only when the hook left a step open).
+        l.seq = no_seq;
         try {
-            if (step_) {
-                finish_step();
+            if (l.step) {
+                finish_step(l);
             }
-            finish_tensorboard(std::nullopt);
+            finish_tensorboard(l, std::nullopt);
         } catch (...) {
-            data_failed(std::current_exception());
+            data_failed(l, std::current_exception());
         }
-        data_cpu_.store(thread_cpu_now());
+        l.cpu.store(thread_cpu_now());
     }
 
-    void data_failed(std::exception_ptr e) {
-        if (step_) {
-            step_->failed = true;
+    void data_failed(lane& l, std::exception_ptr e) {
+        if (l.step) {
+            l.step->failed = true;
         }
         record_error(std::move(e));
     }
 
-    open_step& step_for(std::int64_t step) {
-        if (step_ && step_->step != step) {
-            finish_step();
+    open_step& step_for(lane& l, std::int64_t step) {
+        if (l.step && l.step->step != step) {
+            finish_step(l);
         }
-        if (!step_) {
-            step_.emplace();
-            step_->step = step;
+        if (!l.step) {
+            l.step.emplace();
+            l.step->step = step;
         }
-        return *step_;
+        return *l.step;
     }
 
     // The event file for `step`: opened ahead by the publisher when the hook
@@ -465,8 +578,8 @@ private:
         return storage_.open_write(format::event_file_key(step, options_.worker));
     }
 
-    void handle(write_items::tensor& t) {
-        open_step& s = step_for(t.event.step);
+    void handle(lane& l, write_items::tensor& t) {
+        open_step& s = step_for(l, t.event.step);
         if (s.failed) {
             return;
         }
@@ -526,8 +639,8 @@ private:
         }
     }
 
-    void handle(write_items::shape& sh) {
-        open_step& s = step_for(sh.step);
+    void handle(lane& l, write_items::shape& sh) {
+        open_step& s = step_for(l, sh.step);
         if (!s.has_meta) {
             s.index.mode = sh.mode;
             s.index.mode_step = sh.mode_step;
@@ -536,18 +649,17 @@ private:
         s.index.shape_payload.push_back(std::move(sh.entry));
     }
 
-    void handle(write_items::step_end& e) {
-        if (step_ && step_->step == e.step) {
-            finish_step();
+    void handle(lane& l, write_items::step_end& e) {
+        if (l.step && l.step->step == e.step) {
+            finish_step(l);
         }
-        finish_tensorboard(e.step);
+        finish_tensorboard(l, e.step);
     }
 
     // Hands the step to the publisher: it commits the event file, then writes the index.
-    void finish_step() {
-        open_step s = std::move(*step_);
-        step_.reset();
-        discard_prepared_up_to(s.step);
+    void finish_step(lane& l) {
+        open_step s = std::move(*l.step);
+        l.step.reset();
         if (s.failed) {
             return; // the uncommitted event file is discarded; no index names it
         }
@@ -560,57 +672,39 @@ private:
         if (!s.index.tensor_payload.empty() || !s.index.shape_payload.empty()) {
             job.index = std::move(s.index);
         }
-        send(std::move(job));
+        send(l, std::move(job));
     }
 
-    // Event files opened ahead for steps that got no tensor (all dropped): closed
-    // uncommitted, which removes them.
-    void discard_prepared_up_to(std::int64_t step) {
-        std::vector<storage_writer> unused;
-        {
-            std::lock_guard<std::mutex> lock(pub_mutex_);
-            for (auto it = prepared_.begin(); it != prepared_.end() && it->first <= step;) {
-                if (!it->second.done) {
-                    break; // still opening: the publisher drops it when it finds the entry gone
-                }
-                if (it->second.file) {
-                    unused.push_back(std::move(*it->second.file));
-                }
-                it = prepared_.erase(it);
-            }
-        }
-    }
-
-    tb_file& tensorboard_for(tdbg::mode m, std::int64_t step, double wall_time) {
-        auto it = tensorboard_.find(m);
-        if (it != tensorboard_.end() && it->second.step != step) {
+    tb_file& tensorboard_for(lane& l, tdbg::mode m, std::int64_t step, double wall_time) {
+        auto it = l.tensorboard.find(m);
+        if (it != l.tensorboard.end() && it->second.step != step) {
             publish_job job;
             job.step = it->second.step;
             job.tensorboard.emplace_back(tensorboard_key(m, it->second.step), std::move(it->second.bytes));
-            send(std::move(job));
-            tensorboard_.erase(it);
-            it = tensorboard_.end();
+            send(l, std::move(job));
+            l.tensorboard.erase(it);
+            it = l.tensorboard.end();
         }
-        if (it == tensorboard_.end()) {
+        if (it == l.tensorboard.end()) {
             tb_file f;
             f.step = step;
             format::append_record(f.bytes, format::encode_file_version_event(wall_time),
                                   format::footer_kind::payload_crc);
-            it = tensorboard_.emplace(m, std::move(f)).first;
+            it = l.tensorboard.emplace(m, std::move(f)).first;
         }
         return it->second;
     }
 
-    void handle(write_items::tb_scalar& t) {
+    void handle(lane& l, write_items::tb_scalar& t) {
         if (!options_.tensorboard_put) {
             return;
         }
-        tb_file& f = tensorboard_for(t.mode, t.step, t.wall_time);
+        tb_file& f = tensorboard_for(l, t.mode, t.step, t.wall_time);
         format::append_record(f.bytes, format::encode_scalar_event(t.wall_time, t.step, t.tag, t.value),
                               format::footer_kind::payload_crc);
     }
 
-    void handle(write_items::tb_histogram& h) {
+    void handle(lane& l, write_items::tb_histogram& h) {
         if (!options_.tensorboard_put) {
             return;
         }
@@ -622,27 +716,27 @@ private:
         if (!histo) {
             return;
         }
-        tb_file& f = tensorboard_for(h.mode, h.step, h.wall_time);
+        tb_file& f = tensorboard_for(l, h.mode, h.step, h.wall_time);
         format::append_record(f.bytes, format::encode_histogram_event(h.wall_time, h.step, h.tag, *histo),
                               format::footer_kind::payload_crc);
     }
 
-    void handle(write_items::object& o) { send(object_job{std::move(o.key), std::move(o.bytes)}); }
+    void handle(lane& l, write_items::object& o) { send(l, object_job{std::move(o.key), std::move(o.bytes)}); }
 
     // Hands the TensorBoard files of `step` (every open one when nullopt) to the publisher.
-    void finish_tensorboard(std::optional<std::int64_t> step) {
+    void finish_tensorboard(lane& l, std::optional<std::int64_t> step) {
         publish_job job;
-        for (auto it = tensorboard_.begin(); it != tensorboard_.end();) {
+        for (auto it = l.tensorboard.begin(); it != l.tensorboard.end();) {
             if (!step || it->second.step == *step) {
                 job.step = it->second.step;
                 job.tensorboard.emplace_back(tensorboard_key(it->first, it->second.step), std::move(it->second.bytes));
-                it = tensorboard_.erase(it);
+                it = l.tensorboard.erase(it);
             } else {
                 ++it;
             }
         }
         if (!job.tensorboard.empty()) {
-            send(std::move(job));
+            send(l, std::move(job));
         }
     }
 
@@ -658,13 +752,28 @@ private:
                std::to_string(::getpid()) + "." + options_.worker + "." + format::step_string(step);
     }
 
-    void send(job j) {
+    // Queues a job in the place of the item being handled (the publisher runs it
+    // once every item queued before that one is handled).
+    void send(lane& l, job j) {
         {
             std::lock_guard<std::mutex> lock(pub_mutex_);
-            jobs_.push_back(std::move(j));
+            ordered_.emplace(l.seq, std::move(j));
             ++jobs_sent_;
         }
-        pub_work_.notify_one();
+        l.sent = true;
+    }
+
+    void stop_lanes() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            closing_ = true;
+            wake_all_lanes();
+        }
+        for (auto& l : lanes_) {
+            if (l->thread.joinable()) {
+                l->thread.join();
+            }
+        }
     }
 
     // ---- the publisher thread --------------------------------------------------
@@ -673,17 +782,32 @@ private:
         lower_priority();
         for (;;) {
             std::optional<job> j;
+            std::optional<std::int64_t> open_ahead;
             {
                 std::unique_lock<std::mutex> lock(pub_mutex_);
-                pub_work_.wait(lock, [&] { return !jobs_.empty() || pub_closing_; });
-                if (jobs_.empty()) {
-                    break;
+                // Files to open ahead go first; the rest in the order of pushes, each once
+                // the data threads have handled every item queued before it (all of them at closing).
+                auto next_ordered = [&] {
+                    return !ordered_.empty() &&
+                           (pub_closing_ || ordered_.begin()->first < handled_.load(std::memory_order_acquire));
+                };
+                pub_work_.wait(lock, [&] { return !to_open_.empty() || next_ordered() || pub_closing_; });
+                if (!to_open_.empty()) {
+                    open_ahead = to_open_.front();
+                    to_open_.pop_front();
+                } else if (next_ordered()) {
+                    j.emplace(std::move(ordered_.begin()->second));
+                    ordered_.erase(ordered_.begin());
+                } else {
+                    break; // closing, nothing left
                 }
-                j.emplace(std::move(jobs_.front()));
-                jobs_.pop_front();
             }
-            std::visit([&](auto& x) { run_job(x); }, *j);
-            j.reset(); // close a leftover file before counting the job done
+            if (open_ahead) {
+                open_file_ahead(*open_ahead);
+            } else {
+                std::visit([&](auto& x) { run_job(x); }, *j);
+                j.reset(); // close a leftover file before counting the job done
+            }
             {
                 std::lock_guard<std::mutex> lock(pub_mutex_);
                 ++jobs_done_;
@@ -693,14 +817,14 @@ private:
         publisher_cpu_.store(thread_cpu_now());
     }
 
-    void run_job(prepare_job& p) {
+    void open_file_ahead(std::int64_t step) {
         std::optional<storage_writer> file;
         try {
-            file.emplace(storage_.open_write(format::event_file_key(p.step, options_.worker)));
+            file.emplace(storage_.open_write(format::event_file_key(step, options_.worker)));
         } catch (...) { // NOLINT(bugprone-empty-catch): the data thread opens the file itself and reports
         }
         std::lock_guard<std::mutex> lock(pub_mutex_);
-        auto it = prepared_.find(p.step);
+        auto it = prepared_.find(step);
         if (it != prepared_.end()) {
             it->second.done = true;
             if (file) {
@@ -711,6 +835,7 @@ private:
     }
 
     void run_job(publish_job& p) {
+        discard_prepared_up_to(p.step);
         try {
             if (p.file) {
                 p.file->commit();
@@ -739,6 +864,20 @@ private:
         }
     }
 
+    // Files opened ahead for steps up to `step` that no data thread took (their
+    // tensors were all dropped): closed uncommitted, which removes them. Every
+    // item queued before this step's end is handled, so none of them is still wanted.
+    void discard_prepared_up_to(std::int64_t step) {
+        std::vector<storage_writer> unused;
+        std::lock_guard<std::mutex> lock(pub_mutex_);
+        for (auto it = prepared_.begin(); it != prepared_.end() && it->first <= step && it->second.done;) {
+            if (it->second.file) {
+                unused.push_back(std::move(*it->second.file));
+            }
+            it = prepared_.erase(it);
+        }
+    }
+
     void stop_publisher() {
         {
             std::lock_guard<std::mutex> lock(pub_mutex_);
@@ -756,11 +895,12 @@ private:
     writer_options options_;
     std::string host_;
 
-    // Training thread <-> data thread.
+    // Training thread <-> data threads.
     mutable std::mutex mutex_;
-    std::condition_variable work_;
     std::condition_variable room_;
-    std::deque<entry> queue_;
+    std::vector<std::unique_ptr<lane>> lanes_;
+    std::optional<route_state> route_;
+    std::uint64_t next_seq_ = 0;
     std::size_t queued_bytes_ = 0;
     std::uint64_t pushed_ = 0;
     std::uint64_t processed_ = 0;
@@ -770,26 +910,22 @@ private:
     std::exception_ptr error_;
     std::atomic<bool> failed_{false};
     std::atomic<std::uint64_t> errors_{0};
-    std::atomic<double> data_cpu_{0};
+    std::atomic<std::uint64_t> handled_{0};
     std::atomic<double> publisher_cpu_{0};
 
-    // Data thread (and training thread's hints) <-> publisher thread.
+    // Data threads (and the training thread's hints) <-> publisher thread.
     std::mutex pub_mutex_;
     std::condition_variable pub_work_;
     std::condition_variable pub_progress_;
-    std::deque<job> jobs_;
+    std::deque<std::int64_t> to_open_; // steps whose event files to open ahead
+    std::multimap<std::uint64_t, job> ordered_;
     std::map<std::int64_t, prepared_file> prepared_;
     std::int64_t last_prepared_ = -1;
     std::uint64_t jobs_sent_ = 0;
     std::uint64_t jobs_done_ = 0;
     bool pub_closing_ = false;
 
-    // Data-thread state.
-    std::optional<open_step> step_;
-    std::map<tdbg::mode, tb_file> tensorboard_;
-
     std::thread publisher_;
-    std::thread data_thread_;
 };
 
 } // namespace tdbg
