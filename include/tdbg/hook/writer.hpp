@@ -91,7 +91,7 @@ struct tb_scalar {
     std::string tag;
     float value = 0;
 };
-/// A TensorBoard histogram of `values` (bucketed on the writer thread).
+/// A TensorBoard histogram of `values` (bucketed on a data thread).
 struct tb_histogram {
     tdbg::mode mode = tdbg::mode::global;
     std::int64_t step = 0;

@@ -2,8 +2,8 @@
 /// \file
 /// Recycled buffers for the copies of raw tensors the training thread makes.
 /// A fresh large allocation costs a page fault per 4 KiB on first touch (and
-/// an munmap when the writer frees it); reusing the buffers the writer thread
-/// has finished with keeps the copy at memcpy speed.
+/// an munmap when the writer frees it); reusing the buffers the writer threads
+/// have finished with keeps the copy at memcpy speed.
 
 #include <cstddef>
 #include <cstring>
