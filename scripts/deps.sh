@@ -9,13 +9,15 @@ TDBG_BUILD_PACKAGES=(
 )
 
 # To run the whole test suite and the static analysis: Catch2, the Python side of the
-# cross-checks (protobuf, numpy), clang-tidy, the local S3 test server with the S3 backend,
+# cross-checks (protobuf, numpy, and what the real Python smdebug of ../shared needs to
+# read and write runs, torch for its PyTorch hook), clang-tidy, the local S3 test server with the S3 backend,
 # a headless browser with an image decoder to check the pages `tdbg report` draws,
 # libtorch for the libtorch integration (tdbg::libtorch), and Open MPI to run the
 # data-parallel example under mpirun (tests/mpi).
 TDBG_TEST_PACKAGES=(
     "${TDBG_BUILD_PACKAGES[@]}"
     catch2 python3 python3-protobuf python3-numpy protobuf-compiler clang-tidy
+    python3-boto3 python3-pandas python3-psutil python3-packaging python3-requests python3-six python3-torch
     python3-swift curl libcurl4-openssl-dev libpugixml-dev
     libtorch-dev
     openmpi-bin libopenmpi-dev

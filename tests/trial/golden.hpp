@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "golden_checker.hpp"
 #include "support.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/half.hpp"
@@ -37,21 +38,6 @@ inline nlohmann::json load_golden(const std::string& run) {
     std::stringstream buffer;
     buffer << in.rdbuf();
     return nlohmann::json::parse(buffer.str());
-}
-
-/// A golden number ("nan", "inf" and "-inf" are strings there) as a double.
-inline double golden_number(const nlohmann::json& v) {
-    if (v.is_string()) {
-        const std::string s = v.get<std::string>();
-        if (s == "nan") {
-            return std::nan("");
-        }
-        return s == "-inf" ? -INFINITY : INFINITY;
-    }
-    if (v.is_boolean()) {
-        return v.get<bool>() ? 1.0 : 0.0;
-    }
-    return v.get<double>();
 }
 
 /// Element `i` of a numeric tensor as a double.
