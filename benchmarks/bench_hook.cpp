@@ -167,7 +167,7 @@ struct model {
         b2 -= 0.01F * gb2;
     }
 
-    void save(tdbg::hook<>& hook) const {
+    void save(tdbg::hook& hook) const {
         hook.save_tensor("MLP_fc1.weight", w1);
         hook.save_tensor("MLP_fc1.bias", b1);
         hook.save_tensor("MLP_fc2.weight", w2);
@@ -208,11 +208,11 @@ void step_times(const std::filesystem::path& base) {
     raw.include_collections = {"weights", "biases", "gradients"};
 
     model m(7);
-    auto reduced_hook = std::make_unique<tdbg::hook<>>(reduced);
-    auto raw_hook = std::make_unique<tdbg::hook<>>(raw);
+    auto reduced_hook = std::make_unique<tdbg::hook>(reduced);
+    auto raw_hook = std::make_unique<tdbg::hook>(raw);
     struct configuration {
         const char* name;
-        tdbg::hook<>* hook;
+        tdbg::hook* hook;
         const char* target;
         step_result result;
     };
@@ -325,7 +325,7 @@ timing run_hook_writes(const std::filesystem::path& dir, const std::vector<xt::x
     const double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
     const auto t0 = clock_type::now();
     {
-        tdbg::hook<> hook(o);
+        tdbg::hook hook(o);
         for (int s = 0; s < steps; ++s) {
             hook.begin_step();
             for (std::size_t i = 0; i < tensors.size(); ++i) {

@@ -156,7 +156,7 @@ reading read_step_major(const fs::path& dir) {
     const auto trial = tdbg::create_trial(dir.string());
     r.open_s = seconds_since(start);
     const auto names = trial.tensor_names();
-    std::vector<tdbg::tensor<tdbg::local_storage>> tensors;
+    std::vector<tdbg::tensor> tensors;
     for (const auto& n : names) {
         tensors.push_back(trial.tensor(n));
     }

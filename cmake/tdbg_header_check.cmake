@@ -1,9 +1,11 @@
-# tdbg_add_header_check(<target> HEADERS <header>... [AREAS <area>...])
+# tdbg_add_header_check(<target> [SEPARATE] HEADERS <header>... [AREAS <area>...])
 #
 # Every public header must compile on its own: this writes one translation unit per header
 # (including it twice, which also checks `#pragma once`), plus one that includes them all, and
 # links them into the program <target>. The link catches a non-inline definition in a header,
 # which only fails once two translation units include it. Compiled with tdbg's own warnings.
+# SEPARATE: with TDBG_SEPARATE_COMPILATION, linked with tdbg::compiled (the headers must then
+# compile without their definitions, and not define anything the engine defines).
 #
 # Headers with an optional dependency are checked only with it:
 #   tdbg/storage/s3*, tdbg/storage/detail/s3*  need the target tdbg::s3 (cmake/s3.cmake);
@@ -11,7 +13,7 @@
 #   tdbg/integrations/catch2*                  need Catch2 (always there when tests are built).
 # AREAS (tdbg/<area>/...) restricts the check; the umbrella tdbg/tdbg.hpp is then skipped.
 function(tdbg_add_header_check target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "HEADERS;AREAS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "SEPARATE" "" "HEADERS;AREAS")
   set(include_dir ${PROJECT_SOURCE_DIR}/include)
   set(generated_dir ${CMAKE_CURRENT_BINARY_DIR}/${target}_sources)
 
@@ -32,6 +34,9 @@ function(tdbg_add_header_check target)
       endif()
     endif()
 
+    if(name STREQUAL "tdbg/src.hpp")
+      continue() # the engine's definitions: compiled as tdbg::compiled, not a header to include twice
+    endif()
     if(name MATCHES "^tdbg/storage/(detail/)?s3")
       if(NOT TARGET tdbg::s3)
         list(APPEND skipped ${name})
@@ -66,13 +71,18 @@ function(tdbg_add_header_check target)
   list(LENGTH checked checked_count)
   if(skipped)
     list(JOIN skipped ", " skipped_text)
-    message(STATUS "tdbg: header check covers ${checked_count} headers; without their optional dependency: ${skipped_text}")
+    message(STATUS "tdbg: ${target} covers ${checked_count} headers; without their optional dependency: ${skipped_text}")
   else()
-    message(STATUS "tdbg: header check covers ${checked_count} headers")
+    message(STATUS "tdbg: ${target} covers ${checked_count} headers")
   endif()
 
   # The main() comes from the tests' Catch2 runner, which the Catch2 integration header needs anyway.
   add_executable(${target} ${sources})
   list(REMOVE_DUPLICATES extra_libraries)
-  target_link_libraries(${target} PRIVATE tdbg::tdbg tdbg_warnings tdbg_test_main ${extra_libraries})
+  if(arg_SEPARATE)
+    target_link_libraries(${target} PRIVATE tdbg::compiled)
+  else()
+    target_link_libraries(${target} PRIVATE tdbg::tdbg)
+  endif()
+  target_link_libraries(${target} PRIVATE tdbg_warnings tdbg_test_main ${extra_libraries})
 endfunction()

@@ -1,8 +1,8 @@
 # cmake -DBUILD_DIR=... -DPREFIX=... -DCONFIG=... -DHEADER_LIST=... -DINCLUDEDIR=... -DCMAKEDIR=...
 #       -DPKGCONFIGDIR=... -P tdbg_test_install.cmake
 # The set-up of the packaging tests: a fresh `cmake --install` of the build tree into PREFIX,
-# then checks that the package files and every public header the build knows of (HEADER_LIST,
-# one path below include/ per line) arrived.
+# then checks that the package files and every public header and definition file the build knows
+# of (HEADER_LIST, one path below include/ per line) arrived.
 foreach(input BUILD_DIR PREFIX HEADER_LIST INCLUDEDIR CMAKEDIR PKGCONFIGDIR)
   if(NOT ${input})
     message(FATAL_ERROR "tdbg_test_install.cmake: -D${input}=... is required")
@@ -22,7 +22,7 @@ endif()
 
 set(missing "")
 foreach(file ${CMAKEDIR}/tdbgConfig.cmake ${CMAKEDIR}/tdbgConfigVersion.cmake ${CMAKEDIR}/tdbgTargets.cmake
-             ${PKGCONFIGDIR}/tdbg.pc)
+             ${CMAKEDIR}/tdbg_compiled.cpp ${PKGCONFIGDIR}/tdbg.pc ${PKGCONFIGDIR}/tdbg-compiled.pc)
   if(NOT EXISTS ${PREFIX}/${file})
     list(APPEND missing ${file})
   endif()

@@ -59,7 +59,7 @@ void write_demo_run(const std::filesystem::path& dir) {
     every_step.save_interval = 1;
     options.save_config = tdbg::save_config(every_step);
     options.include_collections = {"gradients"};
-    tdbg::hook<> hook(options);
+    tdbg::hook hook(options);
     float scale = 1.0F;
     for (int step = 0; step < 10; ++step) {
         hook.begin_step();
@@ -89,7 +89,9 @@ int main(int argc, char** argv) {
         const auto result = rule.evaluate();
 
         std::cout << tdbg::rules::to_text(result);
-        std::cout << tdbg::rules::rules_document({result}, trial.name()).dump(1) << "\n";
+        tdbg::format::json_style style;
+        style.indent = 1;
+        std::cout << tdbg::format::dump_json(tdbg::rules::rules_document({result}, trial.name()), style) << "\n";
         if (argc <= 1) {
             std::filesystem::remove_all(run);
         }

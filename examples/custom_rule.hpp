@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/rules/rule.hpp"
@@ -27,27 +29,27 @@ public:
 
     // Every parameter is a string, as SageMaker passes them; the getter parses
     // it and throws tdbg::config_error naming the parameter when it does not parse.
-    custom_gradient_rule(trial_type trial, const tdbg::rules::rule_params& params)
-        : rule(std::move(trial), params), threshold_(params.get("threshold", 20.0)) {}
+    custom_gradient_rule(tdbg::trial base, const tdbg::rules::rule_params& params)
+        : rule(std::move(base), params), threshold_(params.get("threshold", 20.0)) {}
 
-    // What a step reads, declared so that invoke_rule fetches it up front: the
-    // mean |gradient| of every gradient (a stored abs_mean reduction when the
-    // hook saved one, else computed from the value).
+    // What a step reads, declared once: invoke_rule waits for it, fetches it up
+    // front (in parallel) and passes it to invoke_at_step in this order. Here:
+    // the mean |gradient| of every gradient (a stored abs_mean reduction when the
+    // hook saved one, else computed from the value); optional, so that a gradient
+    // missing at a step is nullopt rather than a reason to skip the step.
     [[nodiscard]] std::vector<tdbg::rules::tensor_request> required_tensors(std::int64_t step) const {
         std::vector<tdbg::rules::tensor_request> out;
-        for (const auto& name : gradients()) {
+        for (const auto& name : base_trial().tensor_names(std::nullopt, tdbg::mode::global, std::nullopt, "gradients")) {
             out.push_back(tdbg::rules::reduction_request(name, step, abs_mean, true));
         }
         return out;
     }
 
-    // True when the rule's condition is met at this global step.
-    [[nodiscard]] bool invoke_at_step(std::int64_t step) const {
-        for (const auto& name : gradients()) {
-            const auto mean = fetched(tdbg::rules::reduction_request(name, step, abs_mean, true));
+    // Whether the rule's condition is met at this global step, and why.
+    [[nodiscard]] tdbg::rules::verdict invoke_at_step(std::int64_t /*step*/, const tdbg::rules::step_inputs& inputs) const {
+        for (const auto& [request, mean] : inputs) {
             if (mean && tdbg::rules::scalar_of(*mean) > threshold_) {
-                set_reason("mean |" + name + "| = " + std::to_string(tdbg::rules::scalar_of(*mean)));
-                return true;
+                return tdbg::rules::condition_met(fmt::format("mean |{}| = {:g}", request.name, tdbg::rules::scalar_of(*mean)));
             }
         }
         return false;
@@ -55,10 +57,6 @@ public:
 
 private:
     static constexpr tdbg::reduction abs_mean{tdbg::reduction_kind::mean, true};
-
-    [[nodiscard]] std::vector<std::string> gradients() const {
-        return base_trial().tensor_names(std::nullopt, tdbg::mode::global, std::nullopt, "gradients");
-    }
 
     double threshold_;
 };

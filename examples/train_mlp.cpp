@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     options.collections = {grads, relu};
 
     try {
-        tdbg::hook<> hook(options);
+        tdbg::hook hook(options);
         auto batch_of = [&](long step) { return mlp_example::make_batch(data, 0, mlp_example::points, step); };
         auto save_parameters = [&] {
             hook.save_tensor("MLP_fc1.weight", model.w1);

@@ -56,7 +56,7 @@ struct golden_checker {
     std::size_t at_least_as_close = 0; // computed reductions that differ from numpy's and are no farther from exact
     std::size_t float64_ulps_behind = 0;
     std::size_t other_worker_collections = 0; // collections Python read from another worker's file // float64 ones up to 4 ulps farther from exact than numpy's pairwise sums
-    std::optional<tdbg::trial<tdbg::local_storage>> reader;
+    std::optional<tdbg::trial> reader;
 
     void fail(const std::string& where, const std::string& what) {
         if (problems.size() < 40) {

@@ -8,7 +8,6 @@
 #include "commands.hpp"
 #include "golden.hpp"
 #include "open_run.hpp"
-#include "python_json.hpp"
 
 namespace {
 
@@ -28,12 +27,10 @@ constexpr const char* dump_help =
 int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
     std::vector<std::string> flags;
     const auto positional = tdbg::cli::positional_args(args, {"--json"}, flags);
-    return tdbg::cli::with_run(tdbg::cli::single_run_argument(positional), [&](const auto& trial) {
-        const auto doc = tdbg::cli::golden_document(trial, std::string("tdbg ") + TDBG_VERSION + " (C++)");
-        out << tdbg::cli::python_json_dumps(doc);
-        out.flush();
-        return tdbg::cli::exit_ok;
-    });
+    const tdbg::trial trial = tdbg::cli::open_run(tdbg::cli::single_run_argument(positional));
+    out << tdbg::cli::json_document_text(tdbg::cli::golden_document(trial, std::string("tdbg ") + TDBG_VERSION + " (C++)"));
+    out.flush();
+    return tdbg::cli::exit_ok;
 }
 
 const tdbg::cli::command_registrar register_dump{

@@ -84,8 +84,7 @@ struct tensor_row {
     std::string name, dtype, shape, steps, modes, saved;
 };
 
-template <class Trial>
-tensor_row describe_tensor(const Trial& t, const std::string& name, bool read_values) {
+tensor_row describe_tensor(const tdbg::trial& t, const std::string& name, bool read_values) {
     const auto tensor = t.tensor(name);
     tensor_row row{name, "-", "-", "0", "-", "-"};
     const auto infos = tensor.entries(tdbg::mode::global, true);
@@ -144,9 +143,7 @@ tensor_row describe_tensor(const Trial& t, const std::string& name, bool read_va
     return row;
 }
 
-template <class Trial>
-int print_run(const Trial& t, bool read_values, std::ostream& out) {
-
+int print_run(const tdbg::trial& t, bool read_values, std::ostream& out) {
     const auto all_steps = t.steps(tdbg::mode::global, true);
     const auto complete = t.steps();
     const auto field = [&](const std::string& label, const std::string& text) {
@@ -204,8 +201,7 @@ int run_ls(const std::vector<std::string>& args, std::ostream& out, std::ostream
     std::vector<std::string> flags;
     const auto positional = tdbg::cli::positional_args(args, {"--no-values"}, flags);
     const bool read_values = std::find(flags.begin(), flags.end(), "--no-values") == flags.end();
-    return tdbg::cli::with_run(tdbg::cli::single_run_argument(positional),
-                               [&](const auto& t) { return print_run(t, read_values, out); });
+    return print_run(tdbg::cli::open_run(tdbg::cli::single_run_argument(positional)), read_values, out);
 }
 
 const tdbg::cli::command_registrar register_ls{

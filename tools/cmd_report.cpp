@@ -62,7 +62,7 @@ constexpr const char* report_help = "usage: tdbg report DIR [-o FILE] [options]\
                                     "  --bins N            value bins of the heatmaps (default 40)\n"
                                     "  --max-steps N       steps per heatmap at most, evenly sampled (default 120)\n"
                                     "  --no-distributions  no heatmaps (they read every sampled value)\n\n"
-                                    "rules (as in tdbg rules, over the steps written so far; local runs only):\n"
+                                    "rules (as in tdbg rules, over the steps written so far):\n"
                                     "  --rule NAME         a rule to run (tdbg rules --list); repeatable\n"
                                     "  --param KEY=VALUE   a parameter of the --rule before it\n"
                                     "  --config FILE       rules from a SageMaker DebugRuleConfigurations JSON file\n"
@@ -265,8 +265,7 @@ std::string shape_text(const tdbg::tensor_value::shape_type& shape) {
 
 // ---------------------------------------------------------------- one tensor
 
-template <class Trial>
-tdbg::cli::report::tensor_section collect_tensor(const Trial& t, const std::string& name, const report_options& o) {
+tdbg::cli::report::tensor_section collect_tensor(const tdbg::trial& t, const std::string& name, const report_options& o) {
     namespace report = tdbg::cli::report;
     report::tensor_section section;
     section.name = name;
@@ -525,8 +524,7 @@ tdbg::cli::report::tensor_section collect_tensor(const Trial& t, const std::stri
 
 // ---------------------------------------------------------------- the run
 
-template <class Trial>
-tdbg::cli::report::document collect_run(const Trial& t, const report_options& o) {
+tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_options& o) {
     namespace report = tdbg::cli::report;
     report::document doc;
     doc.run_name = t.name();
@@ -592,13 +590,13 @@ tdbg::cli::report::document collect_run(const Trial& t, const report_options& o)
     return doc;
 }
 
-// The rules, built as `tdbg rules DIR` builds them (each with a trial of its
-// own), before any tensor is read: an unknown rule or parameter fails at once.
-std::vector<tdbg::rules::any_rule> build_rules(const report_options& o) {
+// The rules over the run's one trial, built as `tdbg rules DIR` builds them, before
+// any tensor is read: an unknown rule or parameter fails at once.
+std::vector<tdbg::rules::any_rule> build_rules(const tdbg::trial& trial, const report_options& o) {
     std::vector<tdbg::rules::any_rule> rules;
     const auto logger = tdbg::rules::rule_logger::to_stderr(tdbg::rules::log_level::error);
     for (std::size_t i = 0; i < o.selection.rules.size(); ++i) {
-        rules.push_back(o.selection.build(i, tdbg::cli::open_run(o.run), logger));
+        rules.push_back(o.selection.build(i, trial, logger));
     }
     return rules;
 }
@@ -662,13 +660,9 @@ void write_page(const std::string& path, const std::string& html, std::ostream& 
 
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     const report_options o = parse_report_args(args);
-    const bool local = o.run.rfind("s3://", 0) != 0;
-    if (!local && !o.selection.rules.empty()) {
-        throw tdbg::error(o.run +
-                          ": rules in a report need a local run (copy it, or run tdbg rules on S3 data locally)");
-    }
-    auto rules = local ? build_rules(o) : std::vector<tdbg::rules::any_rule>();
-    tdbg::cli::report::document doc = tdbg::cli::with_run(o.run, [&](const auto& t) { return collect_run(t, o); });
+    const tdbg::trial trial = tdbg::cli::open_run(o.run);
+    auto rules = build_rules(trial, o);
+    tdbg::cli::report::document doc = collect_run(trial, o);
     doc.rules = evaluate_rules(rules, err);
     doc.generated = generated_line();
     write_page(o.output, tdbg::cli::report::render_html(doc), out);

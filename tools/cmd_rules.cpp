@@ -22,7 +22,6 @@
 
 #include "commands.hpp"
 #include "open_run.hpp"
-#include "python_json.hpp"
 #include "rule_selection.hpp"
 #include "tdbg/rules/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
@@ -262,15 +261,14 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const tdbg::rules::rule_logger logger =
         tdbg::rules::rule_logger::to_stderr(o.verbose ? tdbg::rules::log_level::debug : tdbg::rules::log_level::error);
 
-    // Every rule gets its own trial: invoke_rule switches refreshing off while a
-    // step is evaluated, and rules followed in parallel must not share that switch.
-    auto open = [&]() { return tdbg::cli::open_run(o.run, trial_options); };
-    auto first_trial = open();
+    // The run is opened and its index read once; every rule evaluates over that one trial
+    // (invoke_rule only pauses its refreshing, and pauses of rules side by side overlap).
+    const tdbg::trial first_trial = tdbg::cli::open_run(o.run, trial_options);
     const std::string trial_name = first_trial.name();
 
     std::vector<tdbg::rules::any_rule> rules;
     for (std::size_t i = 0; i < o.selection.rules.size(); ++i) {
-        auto r = o.selection.build(i, i == 0 ? first_trial : open(), logger, trial_options);
+        auto r = o.selection.build(i, first_trial, logger, trial_options);
         if (o.stop_training) {
             r.actions().add(tdbg::rules::stop_training_action(r.base_trial().storage()));
         }
@@ -331,7 +329,7 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     invoked.start_step = o.start_step;
     invoked.end_step = base_options.end_step;
     if (o.json) {
-        out << tdbg::cli::python_json_dumps(tdbg::rules::rules_document(results, trial_name, invoked));
+        out << tdbg::cli::json_document_text(tdbg::rules::rules_document(results, trial_name, invoked));
     } else {
         out << "run " << o.run << " (trial " << trial_name << ")\n";
         for (const auto& r : results) {

@@ -14,18 +14,19 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/half.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/format/json.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/trial/trial.hpp"
 
 namespace tdbg::cli {
+
+using format::json_value;
 
 /// The schema's name and version.
 inline constexpr const char* golden_format = "smdebug-golden/1";
@@ -35,7 +36,7 @@ inline constexpr std::size_t golden_max_listed_elements = 16;
 namespace detail {
 
 /// A double as the schema writes it: a number, or "nan", "inf", "-inf".
-inline nlohmann::json golden_double(double v) {
+inline json_value golden_double(double v) {
     if (std::isnan(v)) {
         return "nan";
     }
@@ -46,11 +47,11 @@ inline nlohmann::json golden_double(double v) {
 }
 
 /// Element `i` of `value` as numpy's tolist() would give it, in JSON.
-inline nlohmann::json golden_element(const tensor_value& value, std::size_t i) {
+inline json_value golden_element(const tensor_value& value, std::size_t i) {
     if (value.type() == dtype::string) {
         return value.strings()[i];
     }
-    return visit_dtype(value.type(), [&](auto tag) -> nlohmann::json {
+    return visit_dtype(value.type(), [&](auto tag) -> json_value {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_same_v<T, std::string>) {
             return nullptr; // handled above
@@ -60,7 +61,7 @@ inline nlohmann::json golden_element(const tensor_value& value, std::size_t i) {
             return golden_double(static_cast<double>(value.data_as<T>()[i].value()));
         } else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
             const T c = value.data_as<T>()[i];
-            return nlohmann::json::array({golden_double(static_cast<double>(c.real())), golden_double(static_cast<double>(c.imag()))});
+            return json_value::array({golden_double(static_cast<double>(c.real())), golden_double(static_cast<double>(c.imag()))});
         } else if constexpr (std::is_floating_point_v<T>) {
             return golden_double(static_cast<double>(value.data_as<T>()[i]));
         } else {
@@ -70,24 +71,24 @@ inline nlohmann::json golden_element(const tensor_value& value, std::size_t i) {
 }
 
 /// The nested list of `value` (C order), a scalar for a 0-d value.
-inline nlohmann::json golden_nested(const tensor_value& value, std::size_t dim, std::size_t& next) {
+inline json_value golden_nested(const tensor_value& value, std::size_t dim, std::size_t& next) {
     if (dim == value.shape().size()) {
         return golden_element(value, next++);
     }
-    nlohmann::json list = nlohmann::json::array();
+    json_value list = json_value::array();
     for (std::size_t k = 0; k < value.shape()[dim]; ++k) {
         list.push_back(golden_nested(value, dim + 1, next));
     }
     return list;
 }
 
-inline nlohmann::json golden_values(const tensor_value& value) {
+inline json_value golden_values(const tensor_value& value) {
     std::size_t next = 0;
     return golden_nested(value, 0, next);
 }
 
-inline nlohmann::json golden_shape(const tensor_value::shape_type& shape) {
-    nlohmann::json list = nlohmann::json::array();
+inline json_value golden_shape(const tensor_value::shape_type& shape) {
+    json_value list = json_value::array();
     for (std::size_t d : shape) {
         list.push_back(d);
     }
@@ -108,8 +109,8 @@ inline std::string golden_sha256(const tensor_value& value) {
 }
 
 /// One reduction result: {dtype, shape, source, value}; value is the element when there is one.
-inline nlohmann::json golden_reduction(const tensor_value& value, const char* source) {
-    nlohmann::json out;
+inline json_value golden_reduction(const tensor_value& value, const char* source) {
+    json_value out;
     out["dtype"] = std::string(dtype_name(value.type()));
     out["shape"] = golden_shape(value.shape());
     out["source"] = source;
@@ -117,14 +118,14 @@ inline nlohmann::json golden_reduction(const tensor_value& value, const char* so
     return out;
 }
 
-inline nlohmann::json golden_save_config_mode(const std::optional<save_config_mode>& m) {
+inline json_value golden_save_config_mode(const std::optional<save_config_mode>& m) {
     if (!m) {
         return nullptr;
     }
-    nlohmann::json out;
-    out["end_step"] = m->end_step ? nlohmann::json(*m->end_step) : nlohmann::json(nullptr);
+    json_value out;
+    out["end_step"] = m->end_step ? json_value(*m->end_step) : json_value();
     out["save_interval"] = m->save_interval;
-    out["save_steps"] = m->save_steps;
+    out["save_steps"] = json_value::array_of(m->save_steps);
     out["start_step"] = m->start_step;
     return out;
 }
@@ -148,9 +149,8 @@ inline std::vector<reduction> golden_all_reductions() {
     return out;
 }
 
-template <class Storage>
-nlohmann::json golden_entry(const tdbg::tensor<Storage>& t, const tensor_step_info& info) {
-    nlohmann::json e;
+inline json_value golden_entry(const tdbg::tensor& t, const tensor_step_info& info) {
+    json_value e;
     e["step"] = info.step;
     e["mode"] = std::string(mode_name(info.step_mode));
     e["mode_step"] = info.mode_step;
@@ -159,7 +159,7 @@ nlohmann::json golden_entry(const tdbg::tensor<Storage>& t, const tensor_step_in
     for (const reduction r : info.stored_reductions) {
         stored.push_back(reduction_name(r));
     }
-    e["stored_reductions"] = stored;
+    e["stored_reductions"] = json_value::array_of(stored);
 
     std::optional<tensor_value> value;
     if (info.has_value) {
@@ -189,14 +189,15 @@ nlohmann::json golden_entry(const tdbg::tensor<Storage>& t, const tensor_step_in
     // Stored reductions as saved; every other one computed from the value in one go.
     const auto saved = t.reduction_values(info.step, mode::global, info.worker);
     std::vector<reduction> to_compute;
-    nlohmann::json reductions = nlohmann::json::object();
+    json_value reductions = json_value::object();
     for (const reduction r : golden_all_reductions()) {
         if (auto it = saved.find(r); it != saved.end()) {
             reductions[reduction_name(r)] = golden_reduction(it->second, "stored");
         } else if (value && value->type() != dtype::string) {
             to_compute.push_back(r);
         } else {
-            reductions[reduction_name(r)] = {{"unavailable", value ? "dtype_mismatch" : "TensorUnavailableForStep"}};
+            reductions[reduction_name(r)] =
+                json_value::object({{"unavailable", value ? "dtype_mismatch" : "TensorUnavailableForStep"}});
         }
     }
     if (!to_compute.empty()) {
@@ -211,7 +212,7 @@ nlohmann::json golden_entry(const tdbg::tensor<Storage>& t, const tensor_step_in
                 try {
                     reductions[reduction_name(r)] = golden_reduction(compute_reduction(*value, r), "computed");
                 } catch (const tdbg::error& e) {
-                    reductions[reduction_name(r)] = {{"unavailable", std::string(e.what())}};
+                    reductions[reduction_name(r)] = json_value::object({{"unavailable", std::string(e.what())}});
                 }
             }
         }
@@ -223,15 +224,14 @@ nlohmann::json golden_entry(const tdbg::tensor<Storage>& t, const tensor_step_in
 } // namespace detail
 
 /// The whole run as the golden schema describes it. `producer` names the program.
-template <class Storage>
-nlohmann::json golden_document(const trial<Storage>& t, const std::string& producer) {
-    using nlohmann::json;
+inline json_value golden_document(const trial& t, const std::string& producer) {
+    using json = json_value;
     json doc;
     doc["format"] = golden_format;
     doc["producer"] = producer;
     doc["trial_name"] = t.name();
     doc["num_workers"] = t.num_workers();
-    doc["workers"] = t.workers();
+    doc["workers"] = json::array_of(t.workers());
 
     json modes = json::array();
     std::vector<std::string> mode_names;
@@ -239,34 +239,35 @@ nlohmann::json golden_document(const trial<Storage>& t, const std::string& produ
         mode_names.emplace_back(mode_name(m));
     }
     std::sort(mode_names.begin(), mode_names.end());
-    doc["modes"] = mode_names;
+    doc["modes"] = json::array_of(mode_names);
 
     json steps = json::object();
     for (const mode m : all_modes) {
-        steps[std::string(mode_name(m))] = t.steps(m);
+        steps[std::string(mode_name(m))] = json::array_of(t.steps(m));
     }
     doc["steps"] = std::move(steps);
 
     json step_modes = json::object();
     for (const std::int64_t step : t.steps()) {
-        step_modes[std::to_string(step)] = {{"mode", std::string(mode_name(*t.mode(step)))}, {"mode_step", *t.mode_step(step)}};
+        step_modes[std::to_string(step)] =
+            json::object({{"mode", std::string(mode_name(*t.mode(step)))}, {"mode_step", *t.mode_step(step)}});
     }
     doc["global_step_to_mode"] = std::move(step_modes);
 
-    doc["tensor_names"] = t.tensor_names();
+    doc["tensor_names"] = json::array_of(t.tensor_names());
     json by_mode = json::object();
     for (const mode m : t.modes()) {
-        by_mode[std::string(mode_name(m))] = t.tensor_names(std::nullopt, m);
+        by_mode[std::string(mode_name(m))] = json::array_of(t.tensor_names(std::nullopt, m));
     }
     doc["tensor_names_by_mode"] = std::move(by_mode);
 
     json collections = json::object();
     for (const auto& [name, c] : t.collections()) {
         json item;
-        item["include_regex"] = c.include_regex;
-        item["reduction_config"] = {{"reductions", detail::golden_reductions_string(c.reduction_config.reductions)},
-                                    {"save_raw_tensor", c.reduction_config.save_raw_tensor},
-                                    {"save_shape", c.reduction_config.save_shape}};
+        item["include_regex"] = json::array_of(c.include_regex);
+        item["reduction_config"] = json::object({{"reductions", detail::golden_reductions_string(c.reduction_config.reductions)},
+                                                 {"save_raw_tensor", c.reduction_config.save_raw_tensor},
+                                                 {"save_shape", c.reduction_config.save_shape}});
         json save = json::object();
         for (const mode m : all_modes) {
             save[std::string(mode_name(m))] = detail::golden_save_config_mode(c.save_config.get(m));
@@ -276,8 +277,8 @@ nlohmann::json golden_document(const trial<Storage>& t, const std::string& produ
         std::vector<std::string> listed = c.tensor_names;
         std::sort(listed.begin(), listed.end());
         listed.erase(std::unique(listed.begin(), listed.end()), listed.end());
-        item["tensor_names_in_file"] = listed;
-        item["trial_tensor_names"] = t.tensor_names(std::nullopt, mode::global, std::nullopt, name);
+        item["tensor_names_in_file"] = json::array_of(listed);
+        item["trial_tensor_names"] = json::array_of(t.tensor_names(std::nullopt, mode::global, std::nullopt, name));
         collections[name] = std::move(item);
     }
     doc["collections"] = std::move(collections);
@@ -288,7 +289,7 @@ nlohmann::json golden_document(const trial<Storage>& t, const std::string& produ
         json item;
         json tensor_steps = json::object();
         for (const mode m : all_modes) {
-            tensor_steps[std::string(mode_name(m))] = tensor.steps(m);
+            tensor_steps[std::string(mode_name(m))] = json::array_of(tensor.steps(m));
         }
         item["steps"] = std::move(tensor_steps);
         json entries = json::array();

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "tdbg/core/detail/markup.hpp"
 #include "tdbg/rules/evaluation.hpp"
 
 namespace tdbg::cli::report {
@@ -99,28 +100,7 @@ struct document {
 // ---------------------------------------------------------------- text
 
 /// `text` made safe for HTML and SVG text and for quoted attribute values.
-/// C0 control characters (other than tab and newline) become U+FFFD: they are
-/// not allowed in XML and some browsers refuse SVG that holds them.
-inline std::string escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size() + text.size() / 8);
-    for (const char c : text) {
-        switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&#39;"; break;
-        default:
-            if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
-                out += "&#xFFFD;";
-            } else {
-                out += c;
-            }
-        }
-    }
-    return out;
-}
+inline std::string escape(std::string_view text) { return tdbg::detail::markup_escape(text); }
 
 namespace detail {
 

@@ -63,11 +63,11 @@ struct rule_selection {
 
     /// Builds rule `index` over `trial`; the --other runs are opened with `options`
     /// when the rule compares runs.
-    [[nodiscard]] tdbg::rules::any_rule build(std::size_t index, const trial<local_storage>& trial,
+    [[nodiscard]] tdbg::rules::any_rule build(std::size_t index, const tdbg::trial& trial,
                                               const tdbg::rules::rule_logger& logger,
                                               const trial_options& options = {}) const {
         const rule_request& request = rules.at(index);
-        std::vector<tdbg::trial<local_storage>> other_trials;
+        std::vector<tdbg::trial> other_trials;
         if (tdbg::rules::registry::compares_runs(request.name)) {
             for (const auto& path : others) {
                 other_trials.push_back(open_run(path, options));

@@ -37,7 +37,7 @@ std::filesystem::path train(const std::string& name) {
     every_step.save_interval = 1;
     options.save_config = tdbg::save_config(every_step);
     options.include_collections = {"gradients"};
-    tdbg::hook<> hook(options);
+    tdbg::hook hook(options);
     float g = 1.0F;
     for (int step = 0; step < 20; ++step) {
         hook.begin_step();

@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
     options.collections = {grads, relu};
 
     try {
-        tdbg::hook<> hook(options);
+        tdbg::hook hook(options);
         tdbg::torch_hook torch_hook(hook);
         // "Net": the class name the same model has in smdebug's PyTorch examples.
         torch_hook.register_module(*model, "Net");

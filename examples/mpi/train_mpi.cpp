@@ -160,7 +160,7 @@ void train(const arguments& args, int rank, int ranks) {
         source = "MPI_Comm_rank";
     }
 
-    tdbg::hook<> hook(options);
+    tdbg::hook hook(options);
     // Every rank's hook checks that the run has not ended before any rank can end it.
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {

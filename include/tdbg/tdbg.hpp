@@ -11,15 +11,19 @@
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/save_config.hpp"
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/core/xtensor.hpp"
 
 #include "tdbg/format/collections_file.hpp"
 #include "tdbg/format/crc32c.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/index_file.hpp"
+#include "tdbg/format/json.hpp"
 #include "tdbg/format/layout.hpp"
+#include "tdbg/format/stop_marker.hpp"
 #include "tdbg/format/tfrecord.hpp"
 
 #include "tdbg/storage/local_storage.hpp"
+#include "tdbg/storage/open.hpp"
 #include "tdbg/storage/storage.hpp"
 
 #include "tdbg/reduce/compute.hpp"
@@ -32,10 +36,10 @@
 #include "tdbg/hook/json_config.hpp"
 #include "tdbg/hook/options.hpp"
 #include "tdbg/hook/reduction_config.hpp"
-#include "tdbg/hook/stop_marker.hpp"
 #include "tdbg/hook/worker.hpp"
 #include "tdbg/hook/writer.hpp"
 
+#include "tdbg/trial/options.hpp"
 #include "tdbg/trial/step_state.hpp"
 #include "tdbg/trial/tensor.hpp"
 #include "tdbg/trial/trial.hpp"

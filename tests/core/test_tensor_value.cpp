@@ -5,6 +5,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/core/xtensor.hpp"
 
 using namespace tdbg;
 
@@ -35,7 +36,7 @@ TEST_CASE("tensor_value views borrowed memory without a copy") {
 
 TEST_CASE("tensor_value from an xtensor expression evaluates it") {
     xt::xarray<int> a{{1, 2}, {3, 4}};
-    tensor_value v(a * 2 + 1);
+    const tensor_value v = tdbg::to_tensor_value(a * 2 + 1);
     CHECK(v.type() == dtype::int32);
     CHECK(v.shape() == tensor_value::shape_type{2, 2});
     const bool same = v.to_xarray<int>() == xt::xarray<int>{{3, 5}, {7, 9}};

@@ -60,7 +60,7 @@ TEST_CASE("index_file: names are escaped as json.dumps escapes them (ASCII only,
 TEST_CASE("index_file: errors name the file and the key") {
     const std::string file = "index/000000000/000000000001_worker_0.json";
     CHECK_THROWS_WITH(parse_index_file(R"({"meta": {"mode": "TRAIN"}})", file),
-                      file + " at byte 0: index file: key 'meta.mode_step' is missing");
+                      file + " at byte 26: index file: key 'meta.mode_step' is missing"); // where meta ends
     CHECK_THROWS_WITH(parse_index_file(R"({"meta": {"mode": "TRAINING", "mode_step": 1}})", file),
                       Catch::Contains("'meta.mode'") && Catch::Contains("TRAINING"));
     CHECK_THROWS_WITH(parse_index_file(R"({"meta": {"mode": "TRAIN", "mode_step": 1, "event_file_name": "e"},

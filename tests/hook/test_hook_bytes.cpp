@@ -60,7 +60,7 @@ TEST_CASE("bytes: records equal smdebug's for raw tensors of every dtype, a scal
     mixed.set_reduction_config(reduction_config::parse("min,max", true));
     o.collections.push_back(mixed);
     {
-        hook<> h(o);
+        hook h(o);
         h.set_mode(mode::train);
         h.begin_step();
         const auto f64 = golden_value(golden, "raw/f64_1d", 0, "worker_0").get<std::vector<double>>();
@@ -114,7 +114,7 @@ TEST_CASE("bytes: a 0-d loss record equals the PyTorch hook's") {
     o.out_dir = (dir.path() / "run").string();
     o.save_config = save_config(save_config_mode{5, {}, 0, std::nullopt});
     {
-        hook<> h(o);
+        hook h(o);
         h.set_mode(mode::train);
         h.begin_step();
         const float loss = golden_value(golden, "CrossEntropyLoss_output_0", 0, "worker_0").get<float>();

@@ -38,7 +38,7 @@ hook_options pytorch_mlp_options(const std::filesystem::path& out) {
 
 // One step in the PyTorch hook's order: parameters at the forward pre-hook,
 // module outputs, the loss, then gradients as backward produces them.
-void pytorch_step(hook<>& h, std::size_t batch) {
+void pytorch_step(hook& h, std::size_t batch) {
     h.begin_step();
     h.save_tensor("MLP_fc1.weight", xt::xarray<float>(xt::ones<float>({16, 8})));
     h.save_tensor("MLP_fc1.bias", xt::xarray<float>(xt::zeros<float>({16})));
@@ -63,7 +63,7 @@ TEST_CASE("a PyTorch-like run saves what smdebug's PyTorch hook saved (pytorch_m
     temp_dir dir("hook_pytorch");
     const auto out = dir.path() / "run";
     {
-        hook<> h(pytorch_mlp_options(out));
+        hook h(pytorch_mlp_options(out));
         h.set_mode(mode::train);
         for (int i = 0; i < 40; ++i) {
             pytorch_step(h, 32);
@@ -110,7 +110,7 @@ TEST_CASE("exclude regexes, explicit collections and add_collection") {
     collection acts("activations");
     acts.include("relu").exclude("^layer2/");
     o.collections.push_back(acts);
-    hook<> h(o);
+    hook h(o);
     collection extra("extra");
     extra.include("^probe$");
     h.add_collection(extra);
@@ -149,7 +149,7 @@ TEST_CASE("exclude regexes hold for the trial too: a tensor saved by another col
     all_layer2.include("^layer2/");
     o.collections = {acts, all_layer2};
     {
-        hook<> h(o);
+        hook h(o);
         h.begin_step();
         const xt::xarray<double> v{1.0, 2.0};
         h.save_tensor("layer1/relu_output_0", v);
@@ -170,7 +170,7 @@ TEST_CASE("a hook built from a SageMaker JSON configuration") {
       "HookParameters": {"save_interval": "2", "include_regex": "^custom/"},
       "CollectionConfigurations": [{"CollectionName": "weights"},
         {"CollectionName": "relu", "CollectionParameters": {"include_regex": "relu", "reductions": "max,abs_l1_norm", "save_shape": "true"}}]})";
-    auto h = hook<>::create_from_json_file(config);
+    auto h = hook::create_from_json_file(config);
     h->begin_step();
     const xt::xarray<float> v{-1.0F, 3.0F};
     h->save_tensor("fc.weight", v);

@@ -199,11 +199,11 @@ TEST_CASE("the core_modes_workers schedule saves what smdebug saved") {
     temp_dir dir("hook_core_fixture");
     const auto out = dir.path() / "run";
     base.out_dir = out.string();
-    std::map<std::string, std::unique_ptr<hook<>>> hooks;
+    std::map<std::string, std::unique_ptr<hook>> hooks;
     for (const std::string worker : {"worker_0", "worker_1"}) {
         hook_options o = base;
         o.worker = worker;
-        hooks[worker] = std::make_unique<hook<>>(o);
+        hooks[worker] = std::make_unique<hook>(o);
     }
     const auto& modes = golden["global_step_to_mode"];
     std::uint64_t seed = 12345;

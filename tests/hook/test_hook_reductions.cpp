@@ -41,7 +41,7 @@ TEST_CASE("reductions are stored as smdebug/reductions/<r>/<name> with numpy's d
         reduction_config::parse("min,max,mean,std,variance,sum,prod,l1_norm,l2_norm,abs_mean,abs_min", false, true));
     o.collections.push_back(stats);
     {
-        hook<> h(o);
+        hook h(o);
         h.begin_step();
         h.save_tensor("stats/f:0", xt::xarray<float>{-3.0F, 1.0F, 2.0F, 4.0F});
         h.save_tensor("stats/i", xt::xarray<std::int32_t>{{-2, 3, 5}});
@@ -92,7 +92,7 @@ TEST_CASE("a collection with a compile-time reduction set stores what the run-ti
     o.collections = {fused, runtime};
     xt::xarray<double> data = xt::linspace<double>(-2.0, 3.0, 1001);
     {
-        hook<> h(o);
+        hook h(o);
         h.begin_step();
         h.save_tensor("fused/x", data);
         h.save_tensor("runtime/x", data);

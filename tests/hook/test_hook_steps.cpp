@@ -22,7 +22,7 @@ hook_options every_step(const temp_dir& dir) {
 
 TEST_CASE("hook keeps global and mode steps as smdebug does") {
     temp_dir dir("hook_steps");
-    hook<> h(every_step(dir));
+    hook h(every_step(dir));
     CHECK(h.global_step() == -1);
     // (mode, expected global step, expected mode step), worked out by hand from
     // smdebug's _increment_step: the global step always advances; a mode's own
@@ -78,7 +78,7 @@ TEST_CASE("hook applies save configs per mode, gradients are not saved in EVAL o
     own.set(mode::train, save_config_mode{1000, {1, 3}, 2, 4});
     sparse.set_save_config(own);
     o.collections.push_back(sparse);
-    hook<> h(o);
+    hook h(o);
     const xt::xarray<float> g{1.0F, -2.0F};
     h.set_mode(mode::train);
     for (int i = 0; i < 5; ++i) {
@@ -120,7 +120,7 @@ TEST_CASE("save_scalar writes scalar/<name> as float64 (1,) at every step it is 
     hook_options o;
     o.out_dir = (dir.path() / "run").string();
     o.save_config = save_config(save_config_mode{1000, {}, 0, std::nullopt});
-    hook<> h(o);
+    hook h(o);
     h.set_mode(mode::train);
     for (int i = 0; i < 4; ++i) {
         h.begin_step();
@@ -144,7 +144,7 @@ TEST_CASE("hook refuses saves outside a step, after close, and a finished run") 
     temp_dir dir("hook_misuse");
     auto o = every_step(dir);
     {
-        hook<> h(o);
+        hook h(o);
         CHECK_THROWS_WITH(h.save_scalar("lr", 1.0), Catch::Contains("begin_step"));
         h.begin_step();
         CHECK_THROWS_AS(h.save_tensor("", tensor_value::scalar(1.0F)), invalid_name);
@@ -156,7 +156,7 @@ TEST_CASE("hook refuses saves outside a step, after close, and a finished run") 
         h.close(); // idempotent
     }
     // smdebug refuses to append to a run that has ended.
-    CHECK_THROWS_WITH(hook<>(o), Catch::Contains("training_job_end.ts"));
+    CHECK_THROWS_WITH(hook(o), Catch::Contains("training_job_end.ts"));
     hook_options empty;
-    CHECK_THROWS_AS(hook<>(empty), config_error);
+    CHECK_THROWS_AS(hook(empty), config_error);
 }

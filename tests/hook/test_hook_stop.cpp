@@ -14,7 +14,7 @@ TEST_CASE("should_stop turns true once a rule has written the stop marker") {
     hook_options o;
     o.out_dir = (dir.path() / "run").string();
     o.stop_check_interval = std::chrono::milliseconds(0);
-    hook<> h(o);
+    hook h(o);
     int stopped_at = -1;
     for (int step = 0; step < 10; ++step) {
         h.begin_step();
@@ -40,7 +40,7 @@ TEST_CASE("the stop marker is looked for at most once per check interval") {
     hook_options o;
     o.out_dir = (dir.path() / "run").string();
     o.stop_check_interval = std::chrono::hours(1);
-    hook<> h(o);
+    hook h(o);
     h.begin_step(); // first check: no marker yet
     h.storage().put(std::string(format::stop_marker_key), "{}");
     for (int i = 0; i < 5; ++i) {

@@ -82,7 +82,7 @@ TEST_CASE("tensorboard: scalars for losses and save_scalar, histograms for other
     o.export_tensorboard = true;
     const xt::xarray<float> w{{-1.5F, 0.0F}, {0.25F, 2.0F}};
     {
-        hook<> h(o);
+        hook h(o);
         h.set_mode(mode::train);
         for (int i = 0; i < 2; ++i) {
             h.begin_step();
@@ -140,7 +140,7 @@ TEST_CASE("tensorboard: an absolute tensorboard_dir is a local directory of its 
     o.tensorboard_dir = (dir.path() / "tb").string();
     o.save_config = save_config(save_config_mode{1, {}, 0, std::nullopt});
     {
-        hook<> h(o);
+        hook h(o);
         h.begin_step();
         h.save_scalar("accuracy", 0.25);
         h.close();

@@ -36,7 +36,7 @@ constexpr int steps = 4;
         o.out_dir = out;
         o.include_workers = which;
         o.save_config = save_config(save_config_mode{1, {}, 0, std::nullopt});
-        hook<> h(o);
+        hook h(o);
         char c = 'r';
         if (::write(ready_fd, &c, 1) != 1 || ::read(go_fd, &c, 1) != 1) {
             ::_exit(3);

@@ -42,7 +42,7 @@ TEST_CASE("writer: a full queue blocks the training thread until there is room (
     temp_dir dir("writer_block");
     auto control = std::make_shared<storage_control>();
     control->set_gate(false);
-    hook<test_storage> h(test_storage(dir.path(), control), small_queue(full_queue_policy::block));
+    hook h(test_storage(dir.path(), control), small_queue(full_queue_policy::block));
     std::atomic<int> saved{0};
     std::thread trainer([&] {
         h.begin_step();
@@ -69,7 +69,7 @@ TEST_CASE("writer: a full queue drops and counts tensors (drop policy)") {
     temp_dir dir("writer_drop");
     auto control = std::make_shared<storage_control>();
     control->set_gate(false);
-    hook<test_storage> h(test_storage(dir.path(), control), small_queue(full_queue_policy::drop));
+    hook h(test_storage(dir.path(), control), small_queue(full_queue_policy::drop));
     h.begin_step();
     for (int i = 0; i < 10; ++i) {
         h.save_tensor("t" + std::to_string(i), block);
@@ -88,7 +88,7 @@ TEST_CASE("writer: an error in the writer thread surfaces on the next call, once
     temp_dir dir("writer_error");
     auto control = std::make_shared<storage_control>();
     auto o = small_queue(full_queue_policy::block);
-    hook<test_storage> h(test_storage(dir.path(), control), o);
+    hook h(test_storage(dir.path(), control), o);
     control->failing_appends = 1;
     h.begin_step();
     h.save_tensor("w", block);
@@ -123,7 +123,7 @@ TEST_CASE("writer: an error reaches the next save or close, never the destructor
     temp_dir dir("writer_error_close");
     auto control = std::make_shared<storage_control>();
     {
-        hook<test_storage> h(test_storage(dir.path(), control), small_queue(full_queue_policy::block));
+        hook h(test_storage(dir.path(), control), small_queue(full_queue_policy::block));
         control->failing_puts = true; // index, collections and end marker cannot be written
         h.begin_step();
         h.save_tensor("w", block);
@@ -149,7 +149,7 @@ TEST_CASE("writer: an error reaches the next save or close, never the destructor
         temp_dir other("writer_error_dtor");
         auto control2 = std::make_shared<storage_control>();
         control2->failing_puts = true;
-        auto h = std::make_unique<hook<test_storage>>(test_storage(other.path(), control2), o);
+        auto h = std::make_unique<hook>(test_storage(other.path(), control2), o);
         h->begin_step();
         h->save_tensor("w", block);
         CHECK_NOTHROW(h.reset());
@@ -160,7 +160,7 @@ TEST_CASE("writer: a step's event file is committed before its index file is pub
     temp_dir dir("writer_order");
     auto control = std::make_shared<storage_control>();
     {
-        hook<test_storage> h(test_storage(dir.path(), control), small_queue(full_queue_policy::block));
+        hook h(test_storage(dir.path(), control), small_queue(full_queue_policy::block));
         for (int step = 0; step < 5; ++step) {
             h.begin_step();
             h.save_tensor("w", block);
@@ -195,7 +195,7 @@ TEST_CASE("writer: data threads write steps side by side and publish them in ste
     const std::string step0_events = format::event_file_key(0, "worker_0");
     control->hold(step0_events); // step 0's data thread stalls on its first append
     {
-        hook<test_storage> h(test_storage(dir.path(), control), o);
+        hook h(test_storage(dir.path(), control), o);
         for (int step = 0; step < steps; ++step) {
             h.begin_step();
             const xt::xarray<float> scaled = block * static_cast<float>(step);

@@ -117,7 +117,7 @@ TEST_CASE("torch_hook saves parameters, gradients and losses with smdebug's name
     std::vector<float> losses;
     constexpr int steps = 12;
     {
-        tdbg::hook<> hook(options);
+        tdbg::hook hook(options);
         tdbg::torch_hook torch_hook(hook);
         CHECK(tdbg::torch_class_name(*net) == "mlp"); // "(anonymous namespace)::mlp"
         torch_hook.register_module(*net, "MLP");
@@ -282,7 +282,7 @@ TEST_CASE("torch_hook names module outputs and inputs per step as smdebug does")
     temp_dir dir("libtorch_names");
     tdbg::hook_options options = options_every(dir, 1);
     options.save_all = true; // every tensor offered is saved
-    tdbg::hook<> hook(options);
+    tdbg::hook hook(options);
     tdbg::torch_hook torch_hook(hook);
 
     torch::nn::Sequential seq(torch::nn::Linear(4, 5), torch::nn::ReLU(), torch::nn::Linear(5, 2));
@@ -377,7 +377,7 @@ TEST_CASE("torch_hook writes the run Python smdebug wrote for the pytorch_mlp fi
     torch::optim::SGD optimizer(net->parameters(), torch::optim::SGDOptions(0.1));
     const data_set data = make_data(256, 8, 3);
     {
-        tdbg::hook<> hook(options);
+        tdbg::hook hook(options);
         tdbg::torch_hook torch_hook(hook);
         torch_hook.register_module(*net, "MLP");
         const auto run = [&](std::int64_t batch, std::int64_t first) {

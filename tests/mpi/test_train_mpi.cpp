@@ -261,7 +261,7 @@ std::vector<float> floats_of(const tensor_value& v) {
 }
 
 // The model as a worker saved it at `step` (the weights that step used).
-mlp_example::mlp model_at(const tdbg::trial<tdbg::local_storage>& trial, std::int64_t step, const std::string& worker) {
+mlp_example::mlp model_at(const tdbg::trial& trial, std::int64_t step, const std::string& worker) {
     auto get = [&](const std::string& name) {
         return trial.tensor(name).value(step, mode::global, worker).to_xarray<float>();
     };
@@ -299,9 +299,9 @@ public:
     static constexpr std::string_view rule_name = "WeightsOutOfSync";
     static constexpr bool parallel_steps = true;
 
-    explicit weights_out_of_sync(trial_type trial) : rule(std::move(trial)) {}
+    explicit weights_out_of_sync(tdbg::trial base) : rule(std::move(base)) {}
 
-    [[nodiscard]] bool invoke_at_step(std::int64_t step) const {
+    [[nodiscard]] tdbg::rules::verdict invoke_at_step(std::int64_t step) const {
         for (const char* collection : {"weights", "biases"}) {
             for (const std::string& name :
                  base_trial().tensor_names(std::nullopt, mode::global, std::nullopt, collection)) {
@@ -309,8 +309,8 @@ public:
                 const tensor_value first = value(name, step, mode::global, workers.front());
                 for (const std::string& worker : workers) {
                     if (value(name, step, mode::global, worker).bytes() != first.bytes()) {
-                        set_reason(name + " of " + worker + " differs from " + workers.front() + "'s");
-                        return true;
+                        return tdbg::rules::condition_met(name + " of " + worker + " differs from " +
+                                                          workers.front() + "'s");
                     }
                 }
             }
@@ -511,7 +511,7 @@ TEST_CASE("train_mpi with a rank fed zeros: AllZero finds that worker's gradient
     REQUIRE(messages.size() == all_steps.size());
     CHECK_THAT(messages.front(),
                Catch::Matchers::Contains("condition met at step 0") &&
-                   Catch::Matchers::Contains("gradient/MLP_fc1.weight (worker_1) is 100.000000% zeros"));
+                   Catch::Matchers::Contains("gradient/MLP_fc1.weight (worker_1) is 100% zeros"));
 
     // The allreduce still keeps the weights in sync: the fault is in one worker's data.
     weights_out_of_sync sync(trial);
@@ -607,8 +607,8 @@ TEST_CASE("WeightsOutOfSync, the cross-worker check the MPI runs pass, triggers 
             o.include_collections = {"weights"};
             return o;
         };
-        tdbg::hook<> first(options_for(0));
-        tdbg::hook<> second(options_for(1));
+        tdbg::hook first(options_for(0));
+        tdbg::hook second(options_for(1));
         for (int step = 0; step < 3; ++step) {
             const float drift = step == 2 ? 1e-7F : 0.0F; // one worker's update lost, by a hair
             for (auto* h : {&first, &second}) {

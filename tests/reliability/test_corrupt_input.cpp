@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "support.hpp"
+#include "tdbg/storage/local_storage.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/layout.hpp"
@@ -58,7 +59,7 @@ void write_run(const fs::path& dir) {
     o.out_dir = dir.string();
     o.save_all = true;
     o.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt});
-    tdbg::hook<> h(o);
+    tdbg::hook h(o);
     for (std::int64_t step = 0; step < run_steps; ++step) {
         h.begin_step();
         h.save_tensor("a", tdbg::tensor_value(a_values(step)));
@@ -90,7 +91,7 @@ struct outcomes {
 // any exception must be a tdbg::error that says where; counts the outcomes.
 void read_damaged_run(const fs::path& run, const std::string& file, outcomes& out, bool value_may_change,
                       bool every_value) {
-    std::optional<tdbg::trial<tdbg::local_storage>> t;
+    std::optional<tdbg::trial> t;
     try {
         tdbg::trial_options options;
         options.threads = 1;
@@ -414,7 +415,8 @@ TEST_CASE("corrupt input: malformed JSON and out-of-range numbers in index and c
     const std::string collections_key = tdbg::format::collections_file_key("worker_0");
     const std::vector<std::pair<std::string, std::string>> bad_collections = {
         {std::string(200000, '['), "not valid JSON"},
-        {R"({"collections": )" + std::string(100000, '[') + std::string(100000, ']') + "}", "'collections'"},
+        {R"({"collections": )" + std::string(100000, '[') + std::string(100000, ']') + "}", "nested deeper than 512 levels"},
+        {R"({"collections": [[]]})", "'collections'"},
         {R"({"collections": {"w": {"save_config": {"TRAIN": {"save_interval": 1e400}}}}})", " at byte "},
         {R"({"collections": {"w": {"save_config": {"TRAIN": {"save_steps": [1, -5, "x"]}}}}})", "save_steps"},
         {R"({"collections": {}, "_meta": {"num_workers": 99999999999999999999}})", "num_workers"},

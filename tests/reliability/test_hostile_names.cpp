@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support.hpp"
+#include "tdbg/storage/local_storage.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/layout.hpp"
@@ -82,7 +83,7 @@ TEST_CASE("hostile names: tensor, collection and scalar names stay inside the ru
     const auto names = hostile_names(outside);
     std::vector<std::string> saved;
     {
-        tdbg::hook<> h(save_everything(run));
+        tdbg::hook h(save_everything(run));
         for (const std::string& name : names) {
             h.get_collection(name).include("^never$"); // a collection named so, saved with "all"
         }
@@ -135,13 +136,13 @@ TEST_CASE("hostile names: worker names and TensorBoard directories that would le
         INFO("worker name of " << worker.size() << " bytes: " << worker.substr(0, 40));
         tdbg::hook_options o = save_everything(run);
         o.worker = worker;
-        CHECK_THROWS_WITH(tdbg::hook<>(o), Catch::StartsWith("invalid worker name '"));
+        CHECK_THROWS_WITH(tdbg::hook(o), Catch::StartsWith("invalid worker name '"));
     }
     // A relative TensorBoard directory stays inside the run.
     for (const std::string& dir : {std::string("../outside"), std::string("tb/../../outside"), std::string("a//b")}) {
         tdbg::hook_options o = save_everything(run);
         o.tensorboard_dir = dir;
-        CHECK_THROWS_AS(tdbg::hook<>(o), tdbg::invalid_name);
+        CHECK_THROWS_AS(tdbg::hook(o), tdbg::invalid_name);
     }
     CHECK(fs::is_empty(outside));
     for (const auto& entry : fs::recursive_directory_iterator(root.path())) {

@@ -25,7 +25,7 @@ using namespace std::chrono_literals;
 namespace {
 
 // Reads every tensor of `step` and checks its elements.
-void check_step(const tdbg::trial<tdbg::local_storage>& t, std::int64_t step) {
+void check_step(const tdbg::trial& t, std::int64_t step) {
     INFO("step " << step);
     for (int k = 0; k <= reliability::small_tensors; ++k) {
         INFO("tensor " << reliability::tensor_name(k));

@@ -45,7 +45,7 @@ struct progress {
 };
 
 // One step of the reliability trainer's tensors (tests/reliability/trainer.cpp); returns its global step.
-std::int64_t train_step(tdbg::hook<fault_storage>& h, progress& p) {
+std::int64_t train_step(tdbg::hook& h, progress& p) {
     if (h.current_mode() != tdbg::mode::train) {
         h.set_mode(tdbg::mode::train);
     }
@@ -63,7 +63,7 @@ std::int64_t train_step(tdbg::hook<fault_storage>& h, progress& p) {
 }
 
 // Trains until a hook call throws (polling, as the writer meets the error on its own thread).
-std::optional<std::string> train_until_error(tdbg::hook<fault_storage>& h, progress& p, int limit) {
+std::optional<std::string> train_until_error(tdbg::hook& h, progress& p, int limit) {
     for (int i = 0; i < limit; ++i) {
         try {
             (void)train_step(h, p);
@@ -101,7 +101,7 @@ TEST_CASE("full disk: the error reaches the trainer on its next call, the steps 
         state->budget = budget;
         std::int64_t last_step = 0;
         {
-            tdbg::hook<fault_storage> h(fault_storage(run, state), options());
+            tdbg::hook h(fault_storage(run, state), options());
             progress p;
             const auto error = train_until_error(h, p, 2000);
             last_step = h.global_step();
@@ -127,7 +127,7 @@ TEST_CASE("full disk: once space is freed, later steps are written again and the
         const fs::path run = root.path() / ("run" + std::to_string(budget));
         auto state = std::make_shared<fault_state>();
         state->budget = budget;
-        tdbg::hook<fault_storage> h(fault_storage(run, state), options());
+        tdbg::hook h(fault_storage(run, state), options());
         progress failed;
         REQUIRE(train_until_error(h, failed, 2000));
         state->free_space();
@@ -181,7 +181,7 @@ TEST_CASE("publication order: collections before the first index, each event fil
     temp_dir dir("publish_order");
     auto state = std::make_shared<fault_state>();
     {
-        tdbg::hook<fault_storage> h(fault_storage(dir.path(), state), options());
+        tdbg::hook h(fault_storage(dir.path(), state), options());
         progress p;
         for (std::int64_t step = 0; step < 4; ++step) {
             CHECK(train_step(h, p) == step);

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
         options.save_all = true;
         options.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt});
         options.stop_check_interval = std::chrono::milliseconds(60000);
-        tdbg::hook<> hook(options);
+        tdbg::hook hook(options);
         hook.set_mode(tdbg::mode::train);
         for (long step = 0; step < steps; ++step) {
             hook.begin_step();

@@ -69,7 +69,7 @@ void write_run(const fs::path& dir) {
     grads.include("^grad/");
     grads.set_reduction_config(tdbg::reduction_config::parse("mean,std,l2_norm"));
     o.collections.push_back(grads);
-    tdbg::hook<> h(o);
+    tdbg::hook h(o);
     h.set_mode(tdbg::mode::train);
     for (int step = 0; step < 36; ++step) {
         if (step == 30) {
@@ -198,7 +198,7 @@ TEST_CASE("tdbg report writes a page for a run without steps, and fails clearly 
     {
         tdbg::hook_options o;
         o.out_dir = (dir.path() / "empty").string();
-        tdbg::hook<> h(o);
+        tdbg::hook h(o);
         h.close(); // the collections and the end marker, no step
     }
     auto r = tdbg_report({(dir.path() / "empty").string(), "-o", "-"});

@@ -18,7 +18,7 @@
 #include "support.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/hook/hook.hpp"
-#include "tdbg/hook/stop_marker.hpp"
+#include "tdbg/format/stop_marker.hpp"
 #include "tdbg/rules/builtin/vanishing_gradient.hpp"
 #include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/registry.hpp"
@@ -106,7 +106,7 @@ TEST_CASE("a rule following a live run stops the training of a tdbg hook") {
     std::atomic<std::int64_t> stopped_at{-1};
     std::atomic<bool> started{false};
     std::thread training([&] {
-        tdbg::hook<> hook(options);
+        tdbg::hook hook(options);
         float scale = 1.0F;
         // Up to 5000 steps of >= 5 ms: room for a slow (sanitized, loaded) rule process to react.
         for (std::int64_t step = 0; step < 5000; ++step) {

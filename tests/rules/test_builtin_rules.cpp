@@ -26,7 +26,7 @@ using steps = std::vector<std::int64_t>;
 
 tdbg::rules::evaluation_result evaluate(const tdbg::test::temp_dir& dir, const std::string& rule,
                                         std::map<std::string, std::string> params = {},
-                                        std::vector<tdbg::trial<tdbg::local_storage>> others = {}) {
+                                        std::vector<tdbg::trial> others = {}) {
     auto r = tdbg::rules::registry::create(rule, tdbg::create_trial(dir.path().string()),
                                            tdbg::rules::rule_params(std::move(params)), std::move(others),
                                            tdbg::rules::rule_logger::silent());
@@ -88,7 +88,7 @@ TEST_CASE("SaturatedActivation: tanh and sigmoid inputs outside their thresholds
     CHECK(result.not_triggered_steps == steps{0, 3});
     result = evaluate(dir, "SaturatedActivation", {{"threshold_tanh", "(-1, 1)"}, {"threshold_sigmoid", "(-40, 5)"}});
     CHECK(result.triggered_steps == steps{0, 1, 3});
-    CHECK(result.resolved_params.at("threshold_tanh") == nlohmann::json::array({-1.0, 1.0}));
+    CHECK(result.resolved_params.at("threshold_tanh") == tdbg::format::json_value::array({-1.0, 1.0}));
 }
 
 TEST_CASE("PoorWeightInitialization: activation variance ratio, narrow gradients, stalled loss, first steps only") {

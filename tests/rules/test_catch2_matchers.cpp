@@ -23,8 +23,8 @@ using tdbg::test::f32;
 class large_weight : public tdbg::rules::rule<large_weight> {
 public:
     static constexpr std::string_view rule_name = "LargeWeight";
-    large_weight(trial_type trial, const tdbg::rules::rule_params& params)
-        : rule(std::move(trial), params), limit_(params.get("limit", 10.0)) {}
+    large_weight(tdbg::trial base, const tdbg::rules::rule_params& params)
+        : rule(std::move(base), params), limit_(params.get("limit", 10.0)) {}
     bool invoke_at_step(std::int64_t step) const {
         const auto v = value("fc.weight", step);
         double largest = 0;
@@ -37,7 +37,7 @@ private:
 };
 
 // Gradients 10^-step at steps 0..9, weights growing 3x per step.
-tdbg::trial<tdbg::local_storage> training_run(const tdbg::test::temp_dir& dir) {
+tdbg::trial training_run(const tdbg::test::temp_dir& dir) {
     tdbg::test::rule_run run(dir.path());
     run.collections({{"gradients", "^gradient/"}, {"weights", "weight$"}});
     float g = 1.0F;

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_support.hpp"
+
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/junit.hpp"
 
@@ -18,7 +20,7 @@ tdbg::rules::evaluation_result sample() {
     r.rule = "VanishingGradient";
     r.configuration_name = "VGRule";
     r.params = {{"threshold", "1e-5"}};
-    r.resolved_params = {{"threshold", 1e-5}};
+    r.resolved_params = tdbg::format::json_value::object({{"threshold", 1e-5}});
     r.triggered_steps = {7, 8, 9, 12};
     r.not_triggered_steps = {0, 1};
     r.skipped_steps["StepUnavailable"] = {2, 3};
@@ -32,7 +34,7 @@ TEST_CASE("a result's status, its JSON entry and the smdebug-rules/1 document") 
     CHECK(r.status() == tdbg::rules::evaluation_status::issues_found);
     CHECK(tdbg::rules::status_name(r.status()) == "IssuesFound");
     CHECK(r.all_skipped_steps() == std::vector<std::int64_t>{2, 3});
-    const auto j = tdbg::rules::to_json(r);
+    const auto j = tdbg::test::to_nlohmann(tdbg::rules::to_json(r));
     CHECK(j.at("rule") == "VanishingGradient");
     CHECK(j.at("configuration_name") == "VGRule");
     // params: the given keys with the values the rule read (typed, as smdebug writes them).
@@ -43,7 +45,7 @@ TEST_CASE("a result's status, its JSON entry and the smdebug-rules/1 document") 
 
     tdbg::rules::invoke_record invoked;
     invoked.start_step = 0;
-    const auto doc = tdbg::rules::rules_document({r}, "my_run", invoked);
+    const auto doc = tdbg::test::to_nlohmann(tdbg::rules::rules_document({r}, "my_run", invoked));
     CHECK(doc.at("format") == "smdebug-rules/1");
     CHECK(doc.at("trial_name") == "my_run");
     CHECK(doc.at("invoke") == nlohmann::json{{"start_step", 0}, {"end_step", nullptr}, {"raise_eval_cond", false}});

@@ -29,8 +29,8 @@ using tdbg::test::scalar;
 class loss_above : public tdbg::rules::rule<loss_above> {
 public:
     static constexpr std::string_view rule_name = "LossAbove";
-    loss_above(trial_type trial, const rule_params& params)
-        : rule(std::move(trial), params), threshold_(params.get("threshold", 0.5)),
+    loss_above(tdbg::trial base, const rule_params& params)
+        : rule(std::move(base), params), threshold_(params.get("threshold", 0.5)),
           tensor_(params.get("tensor", "loss")) {}
     bool invoke_at_step(std::int64_t step) {
         visited.push_back(step);
@@ -47,8 +47,8 @@ private:
 class parallel_loss_above : public tdbg::rules::rule<parallel_loss_above> {
 public:
     static constexpr bool parallel_steps = true;
-    parallel_loss_above(trial_type trial, const rule_params& params)
-        : rule(std::move(trial), params), threshold_(params.get("threshold", 0.5)) {}
+    parallel_loss_above(tdbg::trial base, const rule_params& params)
+        : rule(std::move(base), params), threshold_(params.get("threshold", 0.5)) {}
     bool invoke_at_step(std::int64_t step) const {
         ++calls;
         return tdbg::rules::scalar_of(value("loss", step)) > threshold_;
@@ -222,19 +222,22 @@ namespace {
 // Declares "loss" (optional) and "needed" (required) at each step; records what it was served.
 class declaring_rule : public tdbg::rules::rule<declaring_rule> {
 public:
-    declaring_rule(trial_type trial, const rule_params& params) : rule(std::move(trial), params) {}
+    declaring_rule(tdbg::trial base, const rule_params& params) : rule(std::move(base), params) {}
     [[nodiscard]] std::vector<tdbg::rules::tensor_request> required_tensors(std::int64_t step) const {
         return {tdbg::rules::value_request("loss", step, true), tdbg::rules::value_request("needed", step),
                 tdbg::rules::reduction_request("needed", step, mean_of)};
     }
-    bool invoke_at_step(std::int64_t step) {
-        const auto loss = fetched(tdbg::rules::value_request("loss", step, true));
+    bool invoke_at_step(std::int64_t step, const tdbg::rules::step_inputs& inputs) {
+        in_declared_order[step] = inputs.size() == 3 && inputs[0].request == required_tensors(step)[0] &&
+                                  inputs[2].request == required_tensors(step)[2];
+        const auto& loss = inputs[0].value;
         served[step] = loss ? tdbg::rules::scalar_of(*loss) : -1.0;
-        means[step] = tdbg::rules::scalar_of(*fetched(tdbg::rules::reduction_request("needed", step, mean_of)));
+        means[step] = tdbg::rules::scalar_of(*inputs[2].value);
         return false;
     }
     std::map<std::int64_t, double> served;
     std::map<std::int64_t, double> means;
+    std::map<std::int64_t, bool> in_declared_order;
 
 private:
     static constexpr tdbg::reduction mean_of{tdbg::reduction_kind::mean, false};
@@ -257,6 +260,7 @@ TEST_CASE("declared tensors are fetched before invoke_at_step, and a missing req
     CHECK(result.skipped_steps.at("TensorUnavailableForStep") == std::vector<std::int64_t>{2});
     CHECK(r.served == std::map<std::int64_t, double>{{0, 0.5}, {1, -1.0}});
     CHECK(r.means == std::map<std::int64_t, double>{{0, 2.0}, {1, 5.0}}); // computed from the values
+    CHECK(r.in_declared_order == std::map<std::int64_t, bool>{{0, true}, {1, true}});
 }
 
 TEST_CASE("invoke_rule waits for the steps of a live run, or gives up after step_timeout") {

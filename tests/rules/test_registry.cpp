@@ -24,7 +24,7 @@ using tdbg::test::scalar;
 // A user's rule: met when "loss" is above `limit`.
 class loss_limit : public tdbg::rules::rule<loss_limit> {
 public:
-    loss_limit(trial_type trial, const rule_params& params) : rule(std::move(trial), params), limit_(params.get("limit", 1.0)) {}
+    loss_limit(tdbg::trial base, const rule_params& params) : rule(std::move(base), params), limit_(params.get("limit", 1.0)) {}
     bool invoke_at_step(std::int64_t step) const { return tdbg::rules::scalar_of(value("loss", step)) > limit_; }
 
 private:
@@ -37,8 +37,8 @@ const tdbg::rules::registrar<loss_limit> loss_limit_registration{"LossLimit"};
 // A rule comparing runs: met when the two runs' "loss" differ at the step.
 class loss_differs : public tdbg::rules::rule<loss_differs> {
 public:
-    loss_differs(trial_type trial, std::vector<trial_type> others, const rule_params& params)
-        : rule(std::move(trial), std::move(others), params) {}
+    loss_differs(tdbg::trial base, std::vector<tdbg::trial> others, const rule_params& params)
+        : rule(std::move(base), std::move(others), params) {}
     bool invoke_at_step(std::int64_t step) const {
         return tdbg::rules::scalar_of(value("loss", step)) !=
                tdbg::rules::scalar_of(other_trials().at(0).tensor("loss").value(step));

@@ -14,6 +14,7 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/half.hpp"
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/core/xtensor.hpp"
 #include "tdbg/rules/values.hpp"
 
 using tdbg::tensor_value;
@@ -45,9 +46,9 @@ TEST_CASE("allclose follows numpy.allclose: tolerances, NaN, infinities, shapes,
     CHECK(allclose(halves, halves));
     CHECK_FALSE(allclose(halves, tensor_value(std::vector<tdbg::float16>{tdbg::float16(1.0F), tdbg::float16(2.5F)})));
 
-    const tensor_value words(xt::xarray<std::string>{"a", "b"});
-    CHECK(allclose(words, tensor_value(xt::xarray<std::string>{"a", "b"})));
-    CHECK_FALSE(allclose(words, tensor_value(xt::xarray<std::string>{"a", "c"})));
+    const tensor_value words = tdbg::to_tensor_value(xt::xarray<std::string>{"a", "b"});
+    CHECK(allclose(words, tdbg::to_tensor_value(xt::xarray<std::string>{"a", "b"})));
+    CHECK_FALSE(allclose(words, tdbg::to_tensor_value(xt::xarray<std::string>{"a", "c"})));
 }
 
 TEST_CASE("percentile, zeros, non-finite values, norms and scalars") {
@@ -72,5 +73,5 @@ TEST_CASE("percentile, zeros, non-finite values, norms and scalars") {
     CHECK(tdbg::rules::scalar_of(tensor_value::scalar(std::int64_t{7})) == 7.0);
     CHECK(tdbg::rules::scalar_of(tensor_value(std::vector<float>{2.5F})) == 2.5);
     CHECK_THROWS_AS(tdbg::rules::scalar_of(tensor_value(std::vector<float>{1, 2})), tdbg::dtype_mismatch);
-    CHECK_THROWS_AS(tdbg::rules::scalar_of(tensor_value(xt::xarray<std::string>{"x"})), tdbg::dtype_mismatch);
+    CHECK_THROWS_AS(tdbg::rules::scalar_of(tdbg::to_tensor_value(xt::xarray<std::string>{"x"})), tdbg::dtype_mismatch);
 }

@@ -81,5 +81,5 @@ TEST_CASE("multipart: upload id, and a completion body that round-trips through 
     REQUIRE(parts.size() == 2);
     CHECK(parts[0] == std::make_pair(std::string("1"), etags[0]));
     CHECK(parts[1] == std::make_pair(std::string("2"), etags[1]));
-    CHECK(xml_escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&apos;");
+    CHECK(tdbg::detail::markup_escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&#39;");
 }

@@ -62,7 +62,7 @@ tensor_value make_bool(const tensor_value::shape_type& shape, double seed) {
 // prints the hash of each raw value saved (`raw`: its collection saves raw values).
 class saver {
 public:
-    saver(tdbg::hook<>& hook, std::map<std::string, int>& manifest) : hook_(hook), manifest_(manifest) {}
+    saver(tdbg::hook& hook, std::map<std::string, int>& manifest) : hook_(hook), manifest_(manifest) {}
     void save(const std::string& name, const tensor_value& value, bool raw = true) {
         if (hook_.should_save_tensor(name)) {
             ++manifest_[name];
@@ -81,7 +81,7 @@ public:
     }
 
 private:
-    tdbg::hook<>& hook_;
+    tdbg::hook& hook_;
     std::map<std::string, int>& manifest_;
 };
 
@@ -108,7 +108,7 @@ void write_dtypes(const std::filesystem::path& dir, std::map<std::string, int>& 
     options.save_config = tdbg::save_config(every(1));
     options.include_collections = {"dtypes"};
     options.collections = {collection_of("dtypes", "^dt/", "", true, false)};
-    tdbg::hook<> hook(options);
+    tdbg::hook hook(options);
     saver out(hook, manifest);
     hook.set_mode(tdbg::mode::train);
     for (int step = 0; step < 5; ++step) {
@@ -159,8 +159,8 @@ void write_modes_workers(const std::filesystem::path& dir, bool tensorboard, std
         };
         return options;
     };
-    tdbg::hook<> first(options_for(0));
-    tdbg::hook<> second(options_for(1));
+    tdbg::hook first(options_for(0));
+    tdbg::hook second(options_for(1));
     saver savers[] = {saver(first, manifest), saver(second, manifest)};
     // TRAIN 0-5, EVAL 6-9 (mode steps 0-3), PREDICT 10-12, TRAIN 13-14 (6-7), GLOBAL 15-17.
     const std::vector<std::pair<tdbg::mode, int>> phases{{tdbg::mode::train, 6},

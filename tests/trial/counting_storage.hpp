@@ -1,6 +1,8 @@
 #pragma once
-// A local storage that counts what a trial asks of it (and a proof that any
-// type with the storage concept's members can back a trial).
+// A local storage that counts what a trial asks of it. It forwards local_storage's
+// capabilities (positional reads of an opened file), so that a trial over it runs
+// the very code path of a trial over a local run (and it proves that any type with
+// the storage concept's members can back a trial).
 
 #include <algorithm>
 #include <atomic>
@@ -9,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tdbg/storage/local_storage.hpp"
@@ -30,6 +33,21 @@ struct counters {
 /// A local storage that counts index reads, range reads and listings.
 class counting_storage {
 public:
+    /// A file opened for positional reads; each read counts as a range read.
+    class reader {
+    public:
+        reader(tdbg::local_storage::reader inner, std::shared_ptr<counters> c) : inner_(std::move(inner)), counters_(std::move(c)) {}
+        [[nodiscard]] std::uint64_t size() const noexcept { return inner_.size(); }
+        void read_at(std::uint64_t offset, char* out, std::size_t length) const {
+            ++counters_->range_reads;
+            inner_.read_at(offset, out, length);
+        }
+
+    private:
+        tdbg::local_storage::reader inner_;
+        std::shared_ptr<counters> counters_;
+    };
+
     counting_storage(std::filesystem::path root, std::shared_ptr<counters> c) : inner_(std::move(root)), counters_(std::move(c)) {}
 
     void put(const std::string& key, std::string_view bytes) const { inner_.put(key, bytes); }
@@ -55,6 +73,7 @@ public:
         }
         return keys;
     }
+    [[nodiscard]] reader open_read(const std::string& key) const { return reader(inner_.open_read(key), counters_); }
     [[nodiscard]] bool exists(const std::string& key) const { return inner_.exists(key); }
     [[nodiscard]] std::string describe() const { return "counting:" + inner_.describe(); }
 

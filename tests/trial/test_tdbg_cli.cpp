@@ -21,7 +21,6 @@
 #include <nlohmann/json.hpp>
 
 #include "golden.hpp"
-#include "python_json.hpp"
 #include "support.hpp"
 #include "tdbg/trial/trial.hpp"
 
@@ -196,31 +195,3 @@ TEST_CASE("tdbg: bad paths, non-run directories and corrupt runs exit 2 with a m
     CHECK(ls_no_values.out.find("state        live or interrupted") != std::string::npos);
 }
 
-TEST_CASE("tdbg dump's JSON: floats as Python's repr, strings as json.dumps with ensure_ascii") {
-    using tdbg::cli::python_float_repr;
-    // Expected strings are Python 3's repr() of the same doubles.
-    CHECK(python_float_repr(0.0) == "0.0");
-    CHECK(python_float_repr(-0.0) == "-0.0");
-    CHECK(python_float_repr(1.0) == "1.0");
-    CHECK(python_float_repr(0.1) == "0.1");
-    CHECK(python_float_repr(-2.5) == "-2.5");
-    CHECK(python_float_repr(123456.0) == "123456.0");
-    CHECK(python_float_repr(1e15) == "1000000000000000.0");
-    CHECK(python_float_repr(1e16) == "1e+16");
-    CHECK(python_float_repr(1.5e300) == "1.5e+300");
-    CHECK(python_float_repr(0.0001) == "0.0001");
-    CHECK(python_float_repr(0.00001) == "1e-05");
-    CHECK(python_float_repr(-1.25e-7) == "-1.25e-07");
-    CHECK(python_float_repr(5e-324) == "5e-324");
-    CHECK(python_float_repr(static_cast<double>(0.1F)) == "0.10000000149011612");
-    CHECK(python_float_repr(1.7976931348623157e308) == "1.7976931348623157e+308");
-    CHECK(python_float_repr(10000000000.0) == "10000000000.0");
-
-    std::string out;
-    tdbg::cli::append_python_json_string(out, "a\"b\\c\n\x01\x7f caf\xc3\xa9 \xf0\x9f\x98\x80");
-    CHECK(out == "\"a\\\"b\\\\c\\n\\u0001\\u007f caf\\u00e9 \\ud83d\\ude00\"");
-
-    const auto doc = nlohmann::json::parse(R"({"b": [1, 2.5, {"z": null, "a": true}], "a": {}, "c": []})");
-    CHECK(tdbg::cli::python_json_dumps(doc) ==
-          "{\n \"a\": {},\n \"b\": [\n  1,\n  2.5,\n  {\n   \"a\": true,\n   \"z\": null\n  }\n ],\n \"c\": []\n}\n");
-}

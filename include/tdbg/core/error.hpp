@@ -30,6 +30,13 @@ private:
     std::uint64_t offset_;
 };
 
+/// The library was called against its contract (saving while no step is open, a hook
+/// used after close()): a mistake in the calling code, not bad data.
+class usage_error : public error {
+public:
+    using error::error;
+};
+
 /// A configuration (hook options, JSON config, rule parameters) that is not valid.
 class config_error : public error {
 public:

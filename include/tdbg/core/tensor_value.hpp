@@ -2,6 +2,8 @@
 /// \file
 /// `tensor_value`: an immutable tensor (dtype + shape + bytes) that owns its
 /// bytes, shares a buffer it views into, or borrows the caller's memory.
+/// Its xtensor views (`as<T>()`, `to_xarray<T>()`) and `to_tensor_value(expression)`
+/// come with <tdbg/core/xtensor.hpp>: this header itself needs no xtensor.
 
 #include <algorithm>
 #include <cstddef>
@@ -16,14 +18,20 @@
 #include <utility>
 #include <vector>
 
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xarray.hpp>
-#include <xtensor/xexpression.hpp>
-
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 
 namespace tdbg {
+
+class tensor_value;
+
+namespace detail {
+/// The xtensor side of tensor_value, defined by <tdbg/core/xtensor.hpp>.
+template <class T, class = void>
+struct xtensor_bridge {
+    static_assert(sizeof(T) == 0, "tensor_value::as<T>() and to_xarray<T>() need #include <tdbg/core/xtensor.hpp>");
+};
+} // namespace detail
 
 /// A tensor's value. Copies are cheap: they share the bytes, which never change.
 class tensor_value {
@@ -54,25 +62,6 @@ public:
         adopt(std::move(buffer), data.size());
     }
     explicit tensor_value(const std::vector<bool>& data) : tensor_value(data, shape_type{data.size()}) {}
-
-    /// Evaluates any xtensor expression into an owned buffer (C order).
-    template <class E>
-    explicit tensor_value(const xt::xexpression<E>& expression) {
-        using value_type = std::decay_t<typename E::value_type>;
-        static_assert(has_dtype_v<value_type>, "tensor_value: the expression's value_type has no dtype");
-        const xt::xarray<value_type> evaluated = expression.derived_cast();
-        shape_.assign(evaluated.shape().begin(), evaluated.shape().end());
-        type_ = dtype_v<value_type>;
-        if constexpr (std::is_same_v<value_type, std::string>) {
-            strings_ = std::make_shared<const std::vector<std::string>>(evaluated.begin(), evaluated.end());
-        } else {
-            auto buffer = allocate(evaluated.size() * sizeof(value_type));
-            if (evaluated.size() != 0) {
-                std::memcpy(buffer.get(), evaluated.data(), evaluated.size() * sizeof(value_type));
-            }
-            adopt(std::move(buffer), evaluated.size() * sizeof(value_type));
-        }
-    }
 
     /// A 0-d tensor holding `value`.
     template <class T, class = std::enable_if_t<has_dtype_v<T>>>
@@ -159,25 +148,17 @@ public:
         return reinterpret_cast<const T*>(data_);
     }
 
-    /// An xtensor adaptor over the bytes: no copy. Checks the dtype.
-    template <class T>
+    /// An xtensor adaptor over the bytes: no copy. Checks the dtype (needs <tdbg/core/xtensor.hpp>).
+    template <class T, class Bridge = detail::xtensor_bridge<T>>
     [[nodiscard]] auto as() const {
         static_assert(!std::is_same_v<T, std::string>, "tensor_value::as: use strings() for string tensors");
-        const T* p = data_as<T>();
-        return xt::adapt(p, size(), xt::no_ownership(), shape_);
+        return Bridge::adapt(*this);
     }
 
-    /// A copy as an `xt::xarray<T>`; checks the dtype.
-    template <class T>
-    [[nodiscard]] xt::xarray<T> to_xarray() const {
-        check_type<T>();
-        xt::xarray<T> out = xt::xarray<T>::from_shape(shape_);
-        if constexpr (std::is_same_v<T, std::string>) {
-            std::copy(strings_->begin(), strings_->end(), out.begin());
-        } else if (nbytes_ != 0) {
-            std::memcpy(out.data(), data_, nbytes_);
-        }
-        return out;
+    /// A copy as an `xt::xarray<T>`; checks the dtype (needs <tdbg/core/xtensor.hpp>).
+    template <class T, class Bridge = detail::xtensor_bridge<T>>
+    [[nodiscard]] auto to_xarray() const {
+        return Bridge::to_xarray(*this);
     }
 
     /// The elements of a string tensor.

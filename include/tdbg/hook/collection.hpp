@@ -2,19 +2,19 @@
 /// \file
 /// Collections: named groups of tensors with their own save and reduction
 /// configuration, as in smdebug, plus exclude regexes (smdebug has none).
+/// Regexes are compiled when added (core/detail/pattern.hpp).
 
 #include <algorithm>
 #include <array>
 #include <functional>
-#include <memory>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "tdbg/core/detail/pattern.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/save_config.hpp"
@@ -80,30 +80,6 @@ inline constexpr std::string_view average_shap = "average_shap";
     return std::any_of(table.begin(), table.end(), [&](const auto& entry) { return entry.first == name; });
 }
 
-namespace detail {
-
-/// A regex as the user wrote it and compiled once. Python's `re.search` is
-/// matched with std::regex_search (ECMAScript grammar: lookahead works,
-/// lookbehind and named groups do not).
-struct compiled_regex {
-    std::string text;
-    std::shared_ptr<const std::regex> compiled;
-
-    explicit compiled_regex(std::string pattern, std::string_view owner) : text(std::move(pattern)) {
-        try {
-            compiled = std::make_shared<const std::regex>(text, std::regex::ECMAScript | std::regex::optimize);
-        } catch (const std::regex_error& e) {
-            throw config_error("collection '" + std::string(owner) + "': bad regex '" + text + "': " + e.what() +
-                               " (tdbg uses ECMAScript regexes: no lookbehind, no (?P<name>...))");
-        }
-    }
-    [[nodiscard]] bool search(std::string_view name) const {
-        return std::regex_search(name.begin(), name.end(), *compiled);
-    }
-};
-
-} // namespace detail
-
 /// Computes a fixed list of reductions of a tensor (a compiled reduction set); the
 /// results come in the order of the collection's reduction_config().all().
 using reduction_kernel = std::function<std::vector<tensor_value>(const tensor_value&)>;
@@ -125,7 +101,7 @@ public:
 
     /// Adds an include regex (searched anywhere in the name, like Python's re.search).
     collection& include(std::string regex) {
-        include_.emplace_back(std::move(regex), name_);
+        include_.emplace_back(std::move(regex), "collection '" + name_ + "'");
         return *this;
     }
     /// Adds several include regexes.
@@ -138,7 +114,7 @@ public:
     /// Adds an exclude regex: a name it matches is left out even when an include regex matches.
     /// Names added with add_tensor_name are not filtered.
     collection& exclude(std::string regex) {
-        exclude_.emplace_back(std::move(regex), name_);
+        exclude_.emplace_back(std::move(regex), "collection '" + name_ + "'");
         return *this;
     }
     /// Adds several exclude regexes.
@@ -261,18 +237,18 @@ public:
     }
 
 private:
-    static std::vector<std::string> texts(const std::vector<detail::compiled_regex>& list) {
+    static std::vector<std::string> texts(const std::vector<detail::pattern>& list) {
         std::vector<std::string> out;
         out.reserve(list.size());
         for (const auto& r : list) {
-            out.push_back(r.text);
+            out.push_back(r.text());
         }
         return out;
     }
 
     std::string name_;
-    std::vector<detail::compiled_regex> include_;
-    std::vector<detail::compiled_regex> exclude_;
+    std::vector<detail::pattern> include_;
+    std::vector<detail::pattern> exclude_;
     std::set<std::string> tensor_names_;
     std::optional<::tdbg::save_config> save_config_;
     std::optional<::tdbg::reduction_config> reduction_config_;

@@ -124,19 +124,17 @@ struct writer_options {
     int nice = 10;
 };
 
-/// The background writer of one hook (one worker of a run) over `Storage`.
-template <class Storage>
+/// The background writer of one hook (one worker of a run).
 class async_writer {
-    static_assert(is_storage_v<Storage>, "async_writer<Storage>: Storage must satisfy the tdbg storage concept");
-    using storage_writer = std::decay_t<decltype(std::declval<Storage&>().open_write(std::declval<const std::string&>()))>;
+    using storage_writer = any_storage::writer;
 
 public:
     using item = std::variant<write_items::tensor, write_items::shape, write_items::step_end, write_items::tb_scalar,
                               write_items::tb_histogram, write_items::object>;
 
-    /// Starts the threads; `storage` must outlive the writer.
-    async_writer(Storage& storage, writer_options options)
-        : storage_(storage), options_(std::move(options)), host_(host_name()) {
+    /// Starts the threads.
+    async_writer(any_storage storage, writer_options options)
+        : storage_(std::move(storage)), options_(std::move(options)), host_(host_name()) {
         format::validate_worker_name(options_.worker);
         const std::size_t n = std::max<std::size_t>(1, options_.data_threads);
         for (std::size_t i = 0; i < n; ++i) {
@@ -891,7 +889,7 @@ private:
         prepared_.clear(); // files opened ahead and never used are removed
     }
 
-    Storage& storage_;
+    any_storage storage_;
     writer_options options_;
     std::string host_;
 

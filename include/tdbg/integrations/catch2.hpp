@@ -58,11 +58,9 @@ namespace detail {
 enum class rule_expectation { no_issues, issues, issues_at };
 
 /// The part of a rule matcher that does not depend on the Catch2 version.
-template <class Storage>
 class rule_check {
 public:
-    using trial_type = trial<Storage>;
-    using factory = std::function<rules::basic_any_rule<Storage>(const trial_type&)>;
+    using factory = std::function<rules::any_rule(const trial&)>;
 
     rule_check(factory make, std::string rule, rules::rule_params params, rule_expectation expect,
                std::vector<std::int64_t> steps, rules::invoke_options options)
@@ -70,7 +68,7 @@ public:
                                                std::move(options), std::nullopt})) {}
 
     /// Evaluates the rule over `t` and compares with the expectation.
-    [[nodiscard]] bool check(const trial_type& t) const {
+    [[nodiscard]] bool check(const trial& t) const {
         try {
             auto r = state_->make(t);
             r.set_logger(rules::rule_logger::silent());
@@ -107,7 +105,7 @@ public:
             out += " {";
             bool first = true;
             for (const auto& [k, v] : given) {
-                out += rules::detail::concat(first ? "" : ", ", k, "=", v);
+                out.append(first ? "" : ", ").append(k).append("=").append(v);
                 first = false;
             }
             out += "}";
@@ -160,30 +158,27 @@ std::string rule_display_name() {
 }
 
 template <class Rule>
-rule_check<typename Rule::storage_type> make_rule_check(rules::rule_params params, rule_expectation expect,
-                                                        std::vector<std::int64_t> steps, rules::invoke_options options) {
-    using storage_type = typename Rule::storage_type;
-    using trial_type = trial<storage_type>;
-    auto make = [params](const trial_type& t) -> rules::basic_any_rule<storage_type> {
+rule_check make_rule_check(rules::rule_params params, rule_expectation expect, std::vector<std::int64_t> steps,
+                           rules::invoke_options options) {
+    auto make = [params](const trial& t) -> rules::any_rule {
         const rules::rule_params own = params.clone();
-        if constexpr (std::is_constructible_v<Rule, trial_type, std::vector<trial_type>, const rules::rule_params&>) {
-            return Rule(t, std::vector<trial_type>{}, own);
+        if constexpr (std::is_constructible_v<Rule, trial, std::vector<trial>, const rules::rule_params&>) {
+            return Rule(t, std::vector<trial>{}, own);
         } else {
             return Rule(t, own);
         }
     };
-    return rule_check<storage_type>(std::move(make), rule_display_name<Rule>(), std::move(params), expect,
-                                    std::move(steps), std::move(options));
+    return rule_check(std::move(make), rule_display_name<Rule>(), std::move(params), expect, std::move(steps),
+                      std::move(options));
 }
 
-inline rule_check<local_storage> make_named_check(std::string_view name, rules::rule_params params,
-                                                  rule_expectation expect, std::vector<std::int64_t> steps,
-                                                  rules::invoke_options options) {
-    auto make = [rule = std::string(name), params](const trial<local_storage>& t) {
+inline rule_check make_named_check(std::string_view name, rules::rule_params params, rule_expectation expect,
+                                   std::vector<std::int64_t> steps, rules::invoke_options options) {
+    auto make = [rule = std::string(name), params](const trial& t) {
         return rules::registry::create(rule, t, params.clone(), {}, rules::rule_logger::silent());
     };
-    return rule_check<local_storage>(std::move(make), std::string(name), std::move(params), expect, std::move(steps),
-                                     std::move(options));
+    return rule_check(std::move(make), std::string(name), std::move(params), expect, std::move(steps),
+                      std::move(options));
 }
 
 } // namespace detail
@@ -191,82 +186,78 @@ inline rule_check<local_storage> make_named_check(std::string_view name, rules::
 #if defined(CATCH_MATCHERS_TEMPLATED_HPP_INCLUDED)
 
 /// A Catch2 v3 matcher over trials that evaluates a rule.
-template <class Storage>
 class rule_matcher : public Catch::Matchers::MatcherGenericBase {
 public:
-    explicit rule_matcher(detail::rule_check<Storage> check) : check_(std::move(check)) {}
+    explicit rule_matcher(detail::rule_check check) : check_(std::move(check)) {}
     /// Evaluates the rule over `t`.
-    bool match(const trial<Storage>& t) const { return check_.check(t); }
+    bool match(const trial& t) const { return check_.check(t); }
     /// The expectation and, after matching, the outcome.
     [[nodiscard]] std::string describe() const override { return check_.describe(); }
 
 private:
-    detail::rule_check<Storage> check_;
+    detail::rule_check check_;
 };
 
 #else
 
 /// A Catch2 v2 matcher over trials that evaluates a rule.
-template <class Storage>
-class rule_matcher : public Catch::MatcherBase<trial<Storage>> {
+class rule_matcher : public Catch::MatcherBase<trial> {
 public:
-    explicit rule_matcher(detail::rule_check<Storage> check) : check_(std::move(check)) {}
+    explicit rule_matcher(detail::rule_check check) : check_(std::move(check)) {}
     /// Evaluates the rule over `t`.
-    bool match(const trial<Storage>& t) const override { return check_.check(t); }
+    bool match(const trial& t) const override { return check_.check(t); }
     /// The expectation and, after matching, the outcome.
     [[nodiscard]] std::string describe() const override { return check_.describe(); }
 
 private:
-    detail::rule_check<Storage> check_;
+    detail::rule_check check_;
 };
 
 #endif
 
 /// Matches a trial over which `Rule` finds no issue (status NoIssuesFound).
 template <class Rule>
-[[nodiscard]] rule_matcher<typename Rule::storage_type> no_issues(rules::rule_params params = rules::rule_params(),
+[[nodiscard]] rule_matcher no_issues(rules::rule_params params = rules::rule_params(),
                                                                   rules::invoke_options options = {}) {
-    return rule_matcher<typename Rule::storage_type>(
-        detail::make_rule_check<Rule>(std::move(params), detail::rule_expectation::no_issues, {}, std::move(options)));
+    return rule_matcher(detail::make_rule_check<Rule>(std::move(params), detail::rule_expectation::no_issues, {}, std::move(options)));
 }
 
 /// Matches a trial over which `Rule` finds issues (its condition is met at some step).
 template <class Rule>
-[[nodiscard]] rule_matcher<typename Rule::storage_type> issues_found(rules::rule_params params = rules::rule_params(),
+[[nodiscard]] rule_matcher issues_found(rules::rule_params params = rules::rule_params(),
                                                                      rules::invoke_options options = {}) {
-    return rule_matcher<typename Rule::storage_type>(
-        detail::make_rule_check<Rule>(std::move(params), detail::rule_expectation::issues, {}, std::move(options)));
+    return rule_matcher(detail::make_rule_check<Rule>(std::move(params), detail::rule_expectation::issues, {}, std::move(options)));
 }
 
 /// Matches a trial over which `Rule`'s condition is met at exactly `steps`.
 template <class Rule>
-[[nodiscard]] rule_matcher<typename Rule::storage_type> triggers_at(std::vector<std::int64_t> steps,
+[[nodiscard]] rule_matcher triggers_at(std::vector<std::int64_t> steps,
                                                                     rules::rule_params params = rules::rule_params(),
                                                                     rules::invoke_options options = {}) {
-    return rule_matcher<typename Rule::storage_type>(detail::make_rule_check<Rule>(
+    return rule_matcher(detail::make_rule_check<Rule>(
         std::move(params), detail::rule_expectation::issues_at, std::move(steps), std::move(options)));
 }
 
-/// no_issues for the rule registered as `name` (a local run).
-[[nodiscard]] inline rule_matcher<local_storage> no_issues(std::string_view name, rules::rule_params params = rules::rule_params(),
+/// no_issues for the rule registered as `name`.
+[[nodiscard]] inline rule_matcher no_issues(std::string_view name, rules::rule_params params = rules::rule_params(),
                                                            rules::invoke_options options = {}) {
-    return rule_matcher<local_storage>(
+    return rule_matcher(
         detail::make_named_check(name, std::move(params), detail::rule_expectation::no_issues, {}, std::move(options)));
 }
 
-/// issues_found for the rule registered as `name` (a local run).
-[[nodiscard]] inline rule_matcher<local_storage> issues_found(std::string_view name,
+/// issues_found for the rule registered as `name`.
+[[nodiscard]] inline rule_matcher issues_found(std::string_view name,
                                                               rules::rule_params params = rules::rule_params(),
                                                               rules::invoke_options options = {}) {
-    return rule_matcher<local_storage>(
+    return rule_matcher(
         detail::make_named_check(name, std::move(params), detail::rule_expectation::issues, {}, std::move(options)));
 }
 
-/// triggers_at for the rule registered as `name` (a local run).
-[[nodiscard]] inline rule_matcher<local_storage> triggers_at(std::string_view name, std::vector<std::int64_t> steps,
+/// triggers_at for the rule registered as `name`.
+[[nodiscard]] inline rule_matcher triggers_at(std::string_view name, std::vector<std::int64_t> steps,
                                                              rules::rule_params params = rules::rule_params(),
                                                              rules::invoke_options options = {}) {
-    return rule_matcher<local_storage>(detail::make_named_check(name, std::move(params), detail::rule_expectation::issues_at,
+    return rule_matcher(detail::make_named_check(name, std::move(params), detail::rule_expectation::issues_at,
                                                                 std::move(steps), std::move(options)));
 }
 

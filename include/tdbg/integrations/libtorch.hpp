@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// libtorch integration: `torch_hook<Storage>` saves a `torch::nn::Module`'s parameters, its
+/// libtorch integration: `torch_hook` saves a `torch::nn::Module`'s parameters, its
 /// gradients after backward, losses and chosen module inputs and outputs through a tdbg hook,
 /// under the names smdebug's PyTorch hook gives them, so that a C++ run reads like a PyTorch
 /// job's to every smdebug tool. Needs libtorch: link the CMake target `tdbg::libtorch`.
@@ -8,7 +8,7 @@
 /// The sequence. smdebug drives its hook from module callbacks; libtorch's C++ modules have no
 /// forward hooks, so the callbacks are calls:
 ///
-///     tdbg::hook<> hook(options);
+///     tdbg::hook hook(options);
 ///     tdbg::torch_hook torch_hook(hook);          // refers to `hook`, which must outlive it
 ///     torch_hook.register_module(*net);           // class "Net": Net_fc1.weight, Net_fc1.bias, ...
 ///     hook.set_mode(tdbg::mode::train);
@@ -92,7 +92,6 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/hook.hpp"
-#include "tdbg/storage/local_storage.hpp"
 
 namespace tdbg {
 
@@ -246,11 +245,10 @@ private:
 /// Saves a libtorch model's parameters, gradients, losses and chosen inputs and outputs through
 /// a tdbg hook, under smdebug's PyTorch names (see the file comment for the sequence of calls).
 /// It refers to the hook, which must outlive it; like the hook, it is driven by one thread.
-template <class Storage = local_storage>
 class torch_hook {
 public:
     /// The hook type it drives.
-    using hook_type = ::tdbg::hook<Storage>;
+    using hook_type = ::tdbg::hook;
 
     /// Saves through `target`.
     explicit torch_hook(hook_type& target) noexcept : hook_(&target) {}

@@ -13,6 +13,7 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/reduce/options.hpp"
 #include "tdbg/reduce/detail/accumulate.hpp"
 #include "tdbg/reduce/detail/finish.hpp"
 
@@ -69,12 +70,6 @@ private:
 } // namespace detail
 
 namespace reduce {
-
-/// Options of the reduction functions.
-struct options {
-    /// Threads a large tensor may use (0: one per core). Results do not depend on it.
-    unsigned max_threads = 0;
-};
 
 /// Mergeable partial results of reductions over elements of type T: `merge`,
 /// `count`, `has(reduction)` and `result(reduction)`.

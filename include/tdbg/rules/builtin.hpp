@@ -35,29 +35,29 @@ struct rule_tag {
     using type = Rule;
 };
 
-/// Calls `f(sagemaker_name, rule_tag<basic_rule<Storage>>{})` for every built-in rule.
-template <class Storage, class F>
+/// Calls `f(sagemaker_name, rule_tag<rule_class>{})` for every built-in rule.
+template <class F>
 void for_each_builtin_rule(F&& f) {
-    f(basic_vanishing_gradient<Storage>::rule_name, rule_tag<basic_vanishing_gradient<Storage>>{});
-    f(basic_exploding_tensor<Storage>::rule_name, rule_tag<basic_exploding_tensor<Storage>>{});
-    f(basic_all_zero<Storage>::rule_name, rule_tag<basic_all_zero<Storage>>{});
-    f(basic_tensor_variance<Storage>::rule_name, rule_tag<basic_tensor_variance<Storage>>{});
-    f(basic_unchanged_tensor<Storage>::rule_name, rule_tag<basic_unchanged_tensor<Storage>>{});
-    f(basic_loss_not_decreasing<Storage>::rule_name, rule_tag<basic_loss_not_decreasing<Storage>>{});
-    f(basic_weight_update_ratio<Storage>::rule_name, rule_tag<basic_weight_update_ratio<Storage>>{});
-    f(basic_dead_relu<Storage>::rule_name, rule_tag<basic_dead_relu<Storage>>{});
-    f(basic_saturated_activation<Storage>::rule_name, rule_tag<basic_saturated_activation<Storage>>{});
-    f(basic_poor_weight_initialization<Storage>::rule_name, rule_tag<basic_poor_weight_initialization<Storage>>{});
-    f(basic_similar_across_runs<Storage>::rule_name, rule_tag<basic_similar_across_runs<Storage>>{});
-    f(basic_class_imbalance<Storage>::rule_name, rule_tag<basic_class_imbalance<Storage>>{});
-    f(basic_confusion<Storage>::rule_name, rule_tag<basic_confusion<Storage>>{});
-    f(basic_check_input_images<Storage>::rule_name, rule_tag<basic_check_input_images<Storage>>{});
-    f(basic_nlp_sequence_ratio<Storage>::rule_name, rule_tag<basic_nlp_sequence_ratio<Storage>>{});
-    f(basic_stalled_training_rule<Storage>::rule_name, rule_tag<basic_stalled_training_rule<Storage>>{});
-    f(basic_tree_depth<Storage>::rule_name, rule_tag<basic_tree_depth<Storage>>{});
-    f(basic_feature_importance_overweight<Storage>::rule_name, rule_tag<basic_feature_importance_overweight<Storage>>{});
-    f(basic_overfit<Storage>::rule_name, rule_tag<basic_overfit<Storage>>{});
-    f(basic_overtraining<Storage>::rule_name, rule_tag<basic_overtraining<Storage>>{});
+    f(vanishing_gradient::rule_name, rule_tag<vanishing_gradient>{});
+    f(exploding_tensor::rule_name, rule_tag<exploding_tensor>{});
+    f(all_zero::rule_name, rule_tag<all_zero>{});
+    f(tensor_variance::rule_name, rule_tag<tensor_variance>{});
+    f(unchanged_tensor::rule_name, rule_tag<unchanged_tensor>{});
+    f(loss_not_decreasing::rule_name, rule_tag<loss_not_decreasing>{});
+    f(weight_update_ratio::rule_name, rule_tag<weight_update_ratio>{});
+    f(dead_relu::rule_name, rule_tag<dead_relu>{});
+    f(saturated_activation::rule_name, rule_tag<saturated_activation>{});
+    f(poor_weight_initialization::rule_name, rule_tag<poor_weight_initialization>{});
+    f(similar_across_runs::rule_name, rule_tag<similar_across_runs>{});
+    f(class_imbalance::rule_name, rule_tag<class_imbalance>{});
+    f(confusion::rule_name, rule_tag<confusion>{});
+    f(check_input_images::rule_name, rule_tag<check_input_images>{});
+    f(nlp_sequence_ratio::rule_name, rule_tag<nlp_sequence_ratio>{});
+    f(stalled_training_rule::rule_name, rule_tag<stalled_training_rule>{});
+    f(tree_depth::rule_name, rule_tag<tree_depth>{});
+    f(feature_importance_overweight::rule_name, rule_tag<feature_importance_overweight>{});
+    f(overfit::rule_name, rule_tag<overfit>{});
+    f(overtraining::rule_name, rule_tag<overtraining>{});
 }
 
 } // namespace tdbg::rules

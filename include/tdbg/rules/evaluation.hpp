@@ -6,7 +6,6 @@
 /// "smdebug-rules/1" JSON document (the schema of the reference fixtures'
 /// `*.rules.json`) and the text a person reads.
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -15,7 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "tdbg/config.hpp"
+#include "tdbg/format/json.hpp"
 
 namespace tdbg::rules {
 
@@ -67,7 +67,7 @@ struct evaluation_result {
     /// The parameters as given (strings).
     std::map<std::string, std::string> params;
     /// Every parameter the rule used, with the value it resolved to (defaults included).
-    nlohmann::json resolved_params = nlohmann::json::object();
+    format::json_value resolved_params = format::json_value::object();
     /// Global steps where the condition was met, ascending.
     std::vector<std::int64_t> triggered_steps;
     /// Global steps evaluated where it was not, ascending.
@@ -95,71 +95,16 @@ struct evaluation_result {
         return configuration_name.empty() ? rule : configuration_name;
     }
     /// Every skipped step, ascending.
-    [[nodiscard]] std::vector<std::int64_t> all_skipped_steps() const {
-        std::vector<std::int64_t> out;
-        for (const auto& item : skipped_steps) {
-            out.insert(out.end(), item.second.begin(), item.second.end());
-        }
-        std::sort(out.begin(), out.end());
-        return out;
-    }
+    [[nodiscard]] TDBG_DECL std::vector<std::int64_t> all_skipped_steps() const;
 };
 
 /// "7, 8, 9" or "7-39" style text for a list of steps: runs of consecutive
 /// steps shortened, at most `limit` items shown.
-[[nodiscard]] inline std::string format_steps(const std::vector<std::int64_t>& steps, std::size_t limit = 20) {
-    std::string out;
-    std::size_t items = 0;
-    for (std::size_t i = 0; i < steps.size();) {
-        std::size_t j = i;
-        while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) {
-            ++j;
-        }
-        if (items == limit) {
-            out += ", ... (" + std::to_string(steps.size()) + " steps)";
-            break;
-        }
-        out += (out.empty() ? "" : ", ") + std::to_string(steps[i]);
-        if (j > i + 1) {
-            out += "-" + std::to_string(steps[j]);
-        } else if (j == i + 1) {
-            out += ", " + std::to_string(steps[j]);
-            ++items;
-        }
-        ++items;
-        i = j + 1;
-    }
-    return out;
-}
+[[nodiscard]] TDBG_DECL std::string format_steps(const std::vector<std::int64_t>& steps, std::size_t limit = 20);
 
 /// One entry of the "results" array of a "smdebug-rules/1" document, plus
 /// tdbg's additions (status, configuration_name, end, error).
-[[nodiscard]] inline nlohmann::json to_json(const evaluation_result& r) {
-    nlohmann::json j = nlohmann::json::object();
-    j["rule"] = r.rule;
-    j["configuration_name"] = r.display_name();
-    // The parameters given, with the value the rule read from each (typed, as in
-    // smdebug's documents: "threshold": 0.001, not "0.001"); the string as given
-    // when the rule did not read it (an error before it got there).
-    j["params"] = nlohmann::json::object();
-    for (const auto& [key, text] : r.params) {
-        const auto it = r.resolved_params.find(key);
-        j["params"][key] = it != r.resolved_params.end() ? *it : nlohmann::json(text);
-    }
-    j["resolved_params"] = r.resolved_params;
-    j["triggered_steps"] = r.triggered_steps;
-    j["not_triggered_steps"] = r.not_triggered_steps;
-    j["skipped_steps"] = nlohmann::json::object();
-    for (const auto& [reason, steps] : r.skipped_steps) {
-        j["skipped_steps"][reason] = steps;
-    }
-    j["status"] = std::string(status_name(r.status()));
-    j["end"] = std::string(evaluation_end_name(r.end));
-    if (!r.error.empty()) {
-        j["error"] = r.error;
-    }
-    return j;
-}
+[[nodiscard]] TDBG_DECL format::json_value to_json(const evaluation_result& r);
 
 /// How the rules of a document were invoked (its "invoke" member).
 struct invoke_record {
@@ -169,52 +114,14 @@ struct invoke_record {
 };
 
 /// The "smdebug-rules/1" document: {format, invoke, producer, results, trial_name}.
-[[nodiscard]] inline nlohmann::json rules_document(const std::vector<evaluation_result>& results, const std::string& trial_name,
-                                                   const invoke_record& invoked = {}) {
-    nlohmann::json j = nlohmann::json::object();
-    j["format"] = "smdebug-rules/1";
-    j["producer"] = "tdbg rules";
-    j["trial_name"] = trial_name;
-    j["invoke"] = {{"start_step", invoked.start_step ? nlohmann::json(*invoked.start_step) : nlohmann::json(nullptr)},
-                   {"end_step", invoked.end_step ? nlohmann::json(*invoked.end_step) : nlohmann::json(nullptr)},
-                   {"raise_eval_cond", invoked.raise_eval_cond}};
-    j["results"] = nlohmann::json::array();
-    for (const auto& r : results) {
-        j["results"].push_back(to_json(r));
-    }
-    return j;
-}
+[[nodiscard]] TDBG_DECL format::json_value rules_document(const std::vector<evaluation_result>& results,
+                                                          const std::string& trial_name, const invoke_record& invoked = {});
 
 /// The text a person reads: one headline, then the steps.
-[[nodiscard]] inline std::string to_text(const evaluation_result& r) {
-    std::string out = r.display_name();
-    if (r.display_name() != r.rule) {
-        out += " (" + r.rule + ")";
-    }
-    out += ": " + std::string(status_name(r.status()));
-    if (!r.params.empty()) {
-        out += "  [";
-        bool first = true;
-        for (const auto& [k, v] : r.params) {
-            out.append(first ? "" : ", ").append(k).append("=").append(v);
-            first = false;
-        }
-        out += "]";
-    }
-    out += "\n";
-    if (!r.error.empty()) {
-        out += "  error: " + r.error + "\n";
-    }
-    if (!r.triggered_steps.empty()) {
-        out += "  triggered at steps " + format_steps(r.triggered_steps) + "\n";
-    }
-    const std::size_t evaluated = r.triggered_steps.size() + r.not_triggered_steps.size();
-    out += "  steps evaluated: " + std::to_string(evaluated);
-    for (const auto& [reason, steps] : r.skipped_steps) {
-        out += ", skipped (" + reason + "): " + std::to_string(steps.size());
-    }
-    out += "\n";
-    return out;
-}
+[[nodiscard]] TDBG_DECL std::string to_text(const evaluation_result& r);
 
 } // namespace tdbg::rules
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/rules/impl/evaluation.ipp"
+#endif

@@ -1,55 +1,58 @@
 #pragma once
 /// \file
-/// `rule<Derived, Storage>`: the base of every rule (smdebug's Rule), by CRTP.
+/// `rule<Derived>`: the base users write rules on (smdebug's Rule), by CRTP,
+/// over `rule_base`, the one non-template interface invoke_rule calls once per
+/// step.
 ///
 /// A rule is a class with a constructor taking the trial it watches and its
-/// string parameters, and `bool invoke_at_step(std::int64_t step)`, true when
-/// its condition is met at that global step:
+/// string parameters, and `invoke_at_step(step)`, true when its condition is
+/// met at that global step:
 ///
 ///     class large_gradient : public tdbg::rules::rule<large_gradient> {
 ///     public:
 ///         static constexpr std::string_view rule_name = "LargeGradient";
-///         large_gradient(trial_type trial, const tdbg::rules::rule_params& params)
+///         large_gradient(tdbg::trial trial, const tdbg::rules::rule_params& params)
 ///             : rule(std::move(trial), params), threshold_(params.get("threshold", 20.0)) {}
-///         bool invoke_at_step(std::int64_t step) {
+///         tdbg::rules::verdict invoke_at_step(std::int64_t step) const {
 ///             for (const auto& name : base_trial().tensor_names(std::nullopt, tdbg::mode::global,
 ///                                                               std::nullopt, "gradients")) {
-///                 auto mean = reduction_value(name, step, tdbg::reduction{tdbg::reduction_kind::mean, true});
-///                 if (tdbg::rules::scalar_of(mean) > threshold_) return true;
+///                 const double mean = tdbg::rules::scalar_of(reduction_value(name, step, abs_mean));
+///                 if (mean > threshold_) return tdbg::rules::condition_met(name + " is large");
 ///             }
 ///             return false;
 ///         }
 ///     private:
+///         static constexpr tdbg::reduction abs_mean{tdbg::reduction_kind::mean, true};
 ///         double threshold_;
 ///     };
 ///
-/// invoke_rule (rules/invoke.hpp) calls invoke_at_step step after step. Optional
-/// members a rule may define:
+/// invoke_at_step returns a bool, as smdebug's does, or a `verdict`, which
+/// also says why the condition is met (the log and the stop marker carry it).
+/// What the CRTP base takes from the derived class, where it has them:
+///   - `static constexpr std::string_view rule_name`: the name reports use
+///     (the registry's name wins when the rule is built through it);
 ///   - `static constexpr bool parallel_steps = true;` when invoke_at_step only
 ///     reads (no state kept between steps): invoke_rule then evaluates several
-///     steps at once, on several threads, and folds the outcomes in step order.
+///     steps at once, on several threads, and folds the outcomes in step order;
 ///   - `std::vector<tensor_request> required_tensors(std::int64_t step) const`:
-///     what the step will read, which invoke_rule waits for and fetches up front
-///     (in parallel); `value()` and `reduction_value()` below then serve it.
-///   - `static constexpr std::string_view rule_name`: the name reports use
-///     (the registry's name wins when the rule is built through it).
+///     what a step reads, declared once. invoke_rule waits for it and fetches it
+///     up front (in parallel), and passes it to
+///     `invoke_at_step(std::int64_t step, const step_inputs& inputs)`, in the
+///     order declared.
 /// Parameters are read in the constructor with rule_params' typed getters;
 /// a parameter no getter asked for is an error when the rule is invoked.
+/// The helpers of rules/values.hpp (scalar_of, allclose, ...) come with this header.
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <functional>
-#include <unordered_map>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "tdbg/core/error.hpp"
+#include "tdbg/config.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
@@ -57,7 +60,6 @@
 #include "tdbg/rules/logger.hpp"
 #include "tdbg/rules/rule_params.hpp"
 #include "tdbg/rules/values.hpp"
-#include "tdbg/storage/local_storage.hpp"
 #include "tdbg/trial/tensor.hpp"
 #include "tdbg/trial/trial.hpp"
 
@@ -76,9 +78,15 @@ struct tensor_request {
     std::optional<std::string> worker;
     /// 0 for the base trial, i for other_trials()[i - 1].
     std::size_t trial_index = 0;
-    /// When true a missing value is no error: fetched() then gives nullopt.
+    /// When true a missing value is no error: the input is then nullopt.
     /// Otherwise the exception the trial throws skips the step, as smdebug's fetch does.
     bool optional = false;
+
+    friend bool operator==(const tensor_request& a, const tensor_request& b) noexcept {
+        return a.name == b.name && a.step == b.step && a.step_mode == b.step_mode && a.which == b.which &&
+               a.worker == b.worker && a.trial_index == b.trial_index && a.optional == b.optional;
+    }
+    friend bool operator!=(const tensor_request& a, const tensor_request& b) noexcept { return !(a == b); }
 };
 
 /// A request for the value of `name` at global step `step`.
@@ -98,83 +106,126 @@ struct tensor_request {
     return r;
 }
 
-namespace detail {
-
-/// A request as a lookup key, viewing the strings of a request or of the caller's arguments.
-struct request_key {
-    std::size_t trial_index = 0;
-    std::string_view name;
-    std::int64_t step = 0;
-    int step_mode = 0;
-    std::string_view worker;
-    int which = -1;
-
-    friend bool operator==(const request_key& a, const request_key& b) noexcept {
-        return a.trial_index == b.trial_index && a.step == b.step && a.step_mode == b.step_mode && a.which == b.which &&
-               a.name == b.name && a.worker == b.worker;
-    }
-};
-
-struct request_key_hash {
-    std::size_t operator()(const request_key& k) const noexcept {
-        std::size_t h = std::hash<std::string_view>()(k.name);
-        auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6U) + (h >> 2U); };
-        mix(static_cast<std::size_t>(k.step));
-        mix(k.trial_index);
-        mix(static_cast<std::size_t>(k.step_mode) * 31U + static_cast<std::size_t>(k.which + 1));
-        mix(std::hash<std::string_view>()(k.worker));
-        return h;
-    }
-};
-
-inline int reduction_code(const std::optional<reduction>& r) noexcept {
-    return r ? static_cast<int>(r->kind) * 2 + (r->abs ? 1 : 0) : -1;
-}
-
-inline request_key key_of(std::size_t trial_index, std::string_view name, std::int64_t step, mode m,
-                          const std::optional<std::string>& worker, const std::optional<reduction>& which) noexcept {
-    return request_key{trial_index, name, step, static_cast<int>(m), worker ? std::string_view(*worker) : std::string_view(),
-                       reduction_code(which)};
-}
-
-inline request_key key_of(const tensor_request& q) noexcept {
-    return key_of(q.trial_index, q.name, q.step, q.step_mode, q.worker, q.which);
-}
-
-/// What invoke_rule prepared for one evaluation of one rule at one step: the
-/// declared requests and what was fetched for each (nullopt: optional and missing).
-struct step_context {
-    const void* owner = nullptr; // the rule being evaluated
-    std::int64_t step = 0;
-    std::vector<tensor_request> requests;
-    std::vector<std::optional<tensor_value>> values;
-    std::unordered_map<request_key, std::size_t, request_key_hash> index; // views into `requests`
-    std::string reason;
-
-    /// The fetched value for `key`: nullptr when not declared, else a pointer to it (nullopt when missing).
-    [[nodiscard]] const std::optional<tensor_value>* find(const request_key& key) const {
-        auto it = index.find(key);
-        return it == index.end() ? nullptr : &values[it->second];
-    }
-};
-
-/// The context of the evaluation running on this thread (invoke_rule sets it).
-inline step_context*& current_step_context() noexcept {
-    thread_local step_context* current = nullptr; // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): per-thread by design
-    return current;
-}
-
-/// Sets the current context for as long as it lives.
-class context_scope {
+/// What a rule found at a step: whether its condition is met, and why. A bool
+/// converts to it (`return false;`); condition_met(reason) says why it is met.
+class verdict {
 public:
-    explicit context_scope(step_context* ctx) noexcept : previous_(current_step_context()) { current_step_context() = ctx; }
-    context_scope(const context_scope&) = delete;
-    context_scope& operator=(const context_scope&) = delete;
-    ~context_scope() { current_step_context() = previous_; }
+    verdict(bool met) noexcept : met_(met) {} // NOLINT(google-explicit-constructor): `return true;` reads as smdebug's
+    /// True when the condition is met.
+    [[nodiscard]] bool met() const noexcept { return met_; }
+    explicit operator bool() const noexcept { return met_; }
+    /// Why the condition is met (empty when not given).
+    [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
 
 private:
-    step_context* previous_;
+    friend verdict condition_met(std::string reason);
+    verdict(bool met, std::string reason) : met_(met), reason_(std::move(reason)) {}
+    bool met_;
+    std::string reason_;
 };
+
+/// The condition is met, because of `reason` (free text for people).
+[[nodiscard]] inline verdict condition_met(std::string reason) { return verdict(true, std::move(reason)); }
+
+/// What a rule declared for a step (required_tensors) and what invoke_rule
+/// fetched for it, in the order declared.
+class step_inputs {
+public:
+    /// One declared request and its value (nullopt: optional, and not there).
+    struct input {
+        tensor_request request;
+        std::optional<tensor_value> value;
+    };
+
+    step_inputs() = default;
+    explicit step_inputs(std::vector<input> inputs) : inputs_(std::move(inputs)) {}
+
+    [[nodiscard]] std::size_t size() const noexcept { return inputs_.size(); }
+    [[nodiscard]] bool empty() const noexcept { return inputs_.empty(); }
+    [[nodiscard]] const input& operator[](std::size_t i) const { return inputs_[i]; }
+    [[nodiscard]] auto begin() const noexcept { return inputs_.begin(); }
+    [[nodiscard]] auto end() const noexcept { return inputs_.end(); }
+
+private:
+    std::vector<input> inputs_;
+};
+
+namespace detail {
+class rule_runner;
+} // namespace detail
+
+/// The interface invoke_rule evaluates rules through: one virtual call per
+/// step, never per tensor. Rules derive from rule<Derived>, which implements it.
+class rule_base {
+public:
+    rule_base(const rule_base&) = default;
+    rule_base(rule_base&&) noexcept = default;
+    rule_base& operator=(const rule_base&) = delete;
+    rule_base& operator=(rule_base&&) = delete;
+    virtual ~rule_base() = default;
+
+    /// The trial the rule watches.
+    [[nodiscard]] const trial& base_trial() const noexcept { return base_trial_; }
+    /// The other trials it compares with (none for most rules).
+    [[nodiscard]] const std::vector<trial>& other_trials() const noexcept { return other_trials_; }
+    /// The trial of a request: 0 the base trial, i other_trials()[i - 1].
+    [[nodiscard]] TDBG_DECL const trial& trial_at(std::size_t index) const;
+
+    /// Its name: the one set, else Derived::rule_name, else "Rule".
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    /// Names it (the registry uses its registered name).
+    void set_name(std::string name) { name_ = std::move(name); }
+    /// SageMaker's RuleConfigurationName (results carry it); the name unless set.
+    [[nodiscard]] const std::string& configuration_name() const noexcept {
+        return configuration_name_.empty() ? name_ : configuration_name_;
+    }
+    /// Sets the configuration name.
+    void set_configuration_name(std::string name) { configuration_name_ = std::move(name); }
+
+    /// Where its messages go (stderr unless set).
+    [[nodiscard]] const rule_logger& logger() const noexcept { return logger_; }
+    /// Sends its messages to `logger`.
+    void set_logger(rule_logger logger) { logger_ = std::move(logger); }
+    /// What happens when its condition is met (a log message unless changed).
+    [[nodiscard]] rule_actions& actions() noexcept { return actions_; }
+    /// What happens when its condition is met.
+    [[nodiscard]] const rule_actions& actions() const noexcept { return actions_; }
+    /// The parameters it was built with.
+    [[nodiscard]] const rule_params& params() const noexcept { return params_; }
+
+    /// The tensor `name` of the base trial.
+    [[nodiscard]] TDBG_DECL tdbg::tensor tensor(const std::string& name) const;
+    /// The value of `name` at `step` of `m` in the base trial.
+    [[nodiscard]] TDBG_DECL tensor_value value(const std::string& name, std::int64_t step, mode m = mode::global,
+                                               const std::optional<std::string>& worker = std::nullopt) const;
+    /// The reduction `r` of `name` at `step` in the base trial (stored, else computed).
+    [[nodiscard]] TDBG_DECL tensor_value reduction_value(const std::string& name, std::int64_t step, reduction r,
+                                                         mode m = mode::global,
+                                                         const std::optional<std::string>& worker = std::nullopt) const;
+    /// Reads `request` through its trial now.
+    [[nodiscard]] TDBG_DECL tensor_value read(const tensor_request& request) const;
+
+protected:
+    TDBG_DECL rule_base(trial base, std::vector<trial> others, rule_params params, std::string_view default_name);
+
+private:
+    friend class detail::rule_runner;
+
+    // What invoke_rule calls (rule<Derived> implements them from the derived class).
+    [[nodiscard]] virtual bool do_parallel_steps() const noexcept = 0;
+    [[nodiscard]] virtual std::vector<tensor_request> do_required_tensors(std::int64_t step) const = 0;
+    [[nodiscard]] virtual verdict do_invoke_at_step(std::int64_t step, const step_inputs& inputs) = 0;
+
+    trial base_trial_;
+    std::vector<trial> other_trials_;
+    rule_params params_;
+    rule_logger logger_;
+    rule_actions actions_;
+    std::string name_;
+    std::string configuration_name_;
+};
+
+namespace detail {
 
 template <class T, class = void>
 struct has_rule_name : std::false_type {};
@@ -186,19 +237,43 @@ struct declares_parallel_steps : std::false_type {};
 template <class T>
 struct declares_parallel_steps<T, std::void_t<decltype(bool(T::parallel_steps))>> : std::bool_constant<T::parallel_steps> {};
 
+template <class T, class = void>
+struct declares_inputs : std::false_type {};
+template <class T>
+struct declares_inputs<T, std::void_t<decltype(std::declval<const T&>().required_tensors(std::int64_t{}))>>
+    : std::true_type {};
+
+template <class T, class = void>
+struct invokes_with_step : std::false_type {};
+template <class T>
+struct invokes_with_step<T, std::void_t<decltype(verdict(std::declval<T&>().invoke_at_step(std::int64_t{})))>>
+    : std::true_type {};
+
+template <class T, class = void>
+struct invokes_with_inputs : std::false_type {};
+template <class T>
+struct invokes_with_inputs<T, std::void_t<decltype(verdict(std::declval<T&>().invoke_at_step(
+                                  std::int64_t{}, std::declval<const step_inputs&>())))>> : std::true_type {};
+
+template <class T>
+[[nodiscard]] constexpr std::string_view default_rule_name() noexcept {
+    if constexpr (has_rule_name<T>::value) {
+        return T::rule_name;
+    } else {
+        return "Rule";
+    }
+}
+
 } // namespace detail
 
 /// True when `Rule` lets invoke_rule evaluate several steps at once.
 template <class Rule>
 inline constexpr bool parallel_steps_v = detail::declares_parallel_steps<Rule>::value;
 
-/// The base of a rule `Derived` over runs in `Storage` (see the file comment).
-template <class Derived, class Storage = local_storage>
-class rule {
+/// The base of a rule class `Derived` (see the file comment).
+template <class Derived>
+class rule : public rule_base {
 public:
-    using storage_type = Storage;
-    using trial_type = ::tdbg::trial<Storage>;
-    using tensor_type = ::tdbg::tensor<Storage>;
     using derived_type = Derived;
 
     /// The rule as its own class.
@@ -206,143 +281,50 @@ public:
     /// The rule as its own class.
     [[nodiscard]] const Derived& derived() const noexcept { return static_cast<const Derived&>(*this); }
 
-    /// The trial the rule watches.
-    [[nodiscard]] const trial_type& base_trial() const noexcept { return base_trial_; }
-    /// The other trials it compares with (none for most rules).
-    [[nodiscard]] const std::vector<trial_type>& other_trials() const noexcept { return other_trials_; }
-
-    /// Where its messages go (stderr unless set).
-    [[nodiscard]] const rule_logger& logger() const noexcept { return logger_; }
-    /// Sends its messages to `logger`.
-    void set_logger(rule_logger logger) { logger_ = std::move(logger); }
-
-    /// What happens when its condition is met (a log message unless changed).
-    [[nodiscard]] rule_actions& actions() noexcept { return actions_; }
-    /// What happens when its condition is met.
-    [[nodiscard]] const rule_actions& actions() const noexcept { return actions_; }
-
-    /// The parameters it was built with.
-    [[nodiscard]] const rule_params& params() const noexcept { return params_; }
-
-    /// Its name: the one set, else Derived::rule_name, else "Rule".
-    [[nodiscard]] std::string name() const {
-        if (!name_.empty()) {
-            return name_;
-        }
-        if constexpr (detail::has_rule_name<Derived>::value) {
-            return std::string(Derived::rule_name);
-        } else {
-            return "Rule";
-        }
-    }
-    /// Names it (the registry uses its registered name).
-    void set_name(std::string name) { name_ = std::move(name); }
-
-    /// What the rule reads at `step`: nothing declared unless Derived says so.
-    [[nodiscard]] std::vector<tensor_request> required_tensors(std::int64_t /*step*/) const { return {}; }
-
-    /// The tensor `name` of the base trial.
-    [[nodiscard]] tensor_type tensor(const std::string& name) const { return base_trial_.tensor(name); }
-
-    /// The value of `name` at `step` of `m` in the base trial: what invoke_rule
-    /// fetched for this step when it was declared, else read now.
-    [[nodiscard]] tensor_value value(const std::string& name, std::int64_t step, mode m = mode::global,
-                                     const std::optional<std::string>& worker = std::nullopt) const {
-        if (const auto* v = prefetched(detail::key_of(0, name, step, m, worker, std::nullopt)); v != nullptr && *v) {
-            return **v;
-        }
-        return base_trial_.tensor(name).value(step, m, worker);
-    }
-
-    /// The reduction `r` of `name` at `step` (stored, else computed), fetched
-    /// ahead when declared, else read now.
-    [[nodiscard]] tensor_value reduction_value(const std::string& name, std::int64_t step, reduction r,
-                                               mode m = mode::global,
-                                               const std::optional<std::string>& worker = std::nullopt) const {
-        if (const auto* v = prefetched(detail::key_of(0, name, step, m, worker, r)); v != nullptr && *v) {
-            return **v;
-        }
-        return base_trial_.tensor(name).reduction_value(step, r, m, worker);
-    }
-
-    /// The declared request `request` as fetched: nullopt when it was optional and missing.
-    /// Reads it now when it was not declared for this step.
-    [[nodiscard]] std::optional<tensor_value> fetched(const tensor_request& request) const {
-        if (const auto* found = prefetched(detail::key_of(request))) {
-            return *found;
-        }
-        return read_request(request);
-    }
-
-    /// Gives the reason of the current step's trigger (the stop marker and log carry it).
-    void set_reason(std::string reason) const {
-        if (detail::step_context* ctx = detail::current_step_context(); ctx != nullptr && ctx->owner == this) {
-            ctx->reason = std::move(reason);
-        }
-    }
-
-    /// Reads `request` through its trial (no prefetch).
-    [[nodiscard]] tensor_value read_request(const tensor_request& request) const {
-        const trial_type& t = trial_at(request.trial_index);
-        auto handle = t.tensor(request.name);
-        if (request.which) {
-            return handle.reduction_value(request.step, *request.which, request.step_mode, request.worker);
-        }
-        return handle.value(request.step, request.step_mode, request.worker);
-    }
-
-    /// The trial of a request: 0 the base trial, i other_trials()[i - 1].
-    [[nodiscard]] const trial_type& trial_at(std::size_t index) const {
-        if (index == 0) {
-            return base_trial_;
-        }
-        if (index > other_trials_.size()) {
-            throw config_error("rule " + name() + ": trial index " + std::to_string(index) + " but only " +
-                               std::to_string(other_trials_.size()) + " other trial(s)");
-        }
-        return other_trials_[index - 1];
-    }
-
 protected:
-    /// A rule over `base_trial` with `params` (shared: the getters' record reaches this base).
-    explicit rule(trial_type base_trial, rule_params params = rule_params())
-        : base_trial_(std::move(base_trial)), params_(std::move(params)) {
-        name_params();
-    }
+    /// A rule over `base_trial` with `params`.
+    explicit rule(trial base_trial, rule_params params = rule_params())
+        : rule_base(std::move(base_trial), {}, std::move(params), detail::default_rule_name<Derived>()) {}
     /// A rule over `base_trial` that also reads `other_trials`.
-    rule(trial_type base_trial, std::vector<trial_type> other_trials, rule_params params = rule_params())
-        : base_trial_(std::move(base_trial)), other_trials_(std::move(other_trials)), params_(std::move(params)) {
-        name_params();
-    }
+    rule(trial base_trial, std::vector<trial> other_trials, rule_params params = rule_params())
+        : rule_base(std::move(base_trial), std::move(other_trials), std::move(params),
+                    detail::default_rule_name<Derived>()) {}
 
     rule(const rule&) = default;
     rule(rule&&) noexcept = default;
-    rule& operator=(const rule&) = default;
-    rule& operator=(rule&&) noexcept = default;
-    ~rule() = default;
+    rule& operator=(const rule&) = delete;
+    rule& operator=(rule&&) = delete;
+    ~rule() override = default;
 
 private:
-    // Parameter errors raised by the derived constructor name the rule.
-    void name_params() {
-        if (params_.context().empty()) {
-            params_.set_context(name());
+    [[nodiscard]] bool do_parallel_steps() const noexcept final { return parallel_steps_v<Derived>; }
+
+    [[nodiscard]] std::vector<tensor_request> do_required_tensors(std::int64_t step) const final {
+        if constexpr (detail::declares_inputs<Derived>::value) {
+            return derived().required_tensors(step);
+        } else {
+            (void)step;
+            return {};
         }
     }
 
-    [[nodiscard]] const std::optional<tensor_value>* prefetched(const detail::request_key& key) const {
-        const detail::step_context* ctx = detail::current_step_context();
-        if (ctx == nullptr || ctx->owner != this || ctx->index.empty()) {
-            return nullptr;
+    [[nodiscard]] verdict do_invoke_at_step(std::int64_t step, const step_inputs& inputs) final {
+        if constexpr (detail::declares_inputs<Derived>::value) {
+            static_assert(detail::invokes_with_inputs<Derived>::value,
+                          "a rule that declares required_tensors(step) reads them in "
+                          "invoke_at_step(std::int64_t step, const step_inputs& inputs)");
+            return derived().invoke_at_step(step, inputs);
+        } else {
+            static_assert(detail::invokes_with_step<Derived>::value,
+                          "a rule defines invoke_at_step(std::int64_t step), returning bool or tdbg::rules::verdict");
+            (void)inputs;
+            return derived().invoke_at_step(step);
         }
-        return ctx->find(key);
     }
-
-    trial_type base_trial_;
-    std::vector<trial_type> other_trials_;
-    rule_params params_;
-    rule_logger logger_;
-    rule_actions actions_;
-    std::string name_;
 };
 
 } // namespace tdbg::rules
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/rules/impl/rule.ipp"
+#endif

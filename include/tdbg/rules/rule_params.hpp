@@ -33,10 +33,9 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
+#include "tdbg/format/json.hpp"
 
 namespace tdbg::rules {
 
@@ -161,7 +160,7 @@ template <>
 struct param_traits<double> {
     static constexpr const char* expected = "a number such as 0.5 or 1e-07";
     static std::optional<double> parse(std::string_view text) { return parse_double(text); }
-    static nlohmann::json to_json(double v) { return v; }
+    static format::json_value to_json(double v) { return v; }
 };
 
 template <>
@@ -171,7 +170,7 @@ struct param_traits<float> {
         auto d = parse_double(text);
         return d ? std::optional<float>(static_cast<float>(*d)) : std::nullopt;
     }
-    static nlohmann::json to_json(float v) { return static_cast<double>(v); }
+    static format::json_value to_json(float v) { return static_cast<double>(v); }
 };
 
 template <class T>
@@ -193,21 +192,21 @@ struct param_traits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v
         }
         return static_cast<T>(*v);
     }
-    static nlohmann::json to_json(T v) { return v; }
+    static format::json_value to_json(T v) { return v; }
 };
 
 template <>
 struct param_traits<bool> {
     static constexpr const char* expected = "a boolean: True or False";
     static std::optional<bool> parse(std::string_view text) { return parse_bool(text); }
-    static nlohmann::json to_json(bool v) { return v; }
+    static format::json_value to_json(bool v) { return v; }
 };
 
 template <>
 struct param_traits<std::string> {
     static constexpr const char* expected = "a string";
     static std::optional<std::string> parse(std::string_view text) { return std::string(text); }
-    static nlohmann::json to_json(const std::string& v) { return v; }
+    static format::json_value to_json(const std::string& v) { return v; }
 };
 
 template <>
@@ -215,7 +214,7 @@ struct param_traits<std::vector<std::string>> {
     static constexpr const char* expected = "a comma-separated list such as \"a, b\"";
     static constexpr bool report_as_given = true; // resolved_params shows ".*", not [".*"]
     static std::optional<std::vector<std::string>> parse(std::string_view text) { return parse_list(text); }
-    static nlohmann::json to_json(const std::vector<std::string>& v) { return v; }
+    static format::json_value to_json(const std::vector<std::string>& v) { return format::json_value::array_of(v); }
 };
 
 template <>
@@ -232,7 +231,7 @@ struct param_traits<std::vector<double>> {
         }
         return out;
     }
-    static nlohmann::json to_json(const std::vector<double>& v) { return v; }
+    static format::json_value to_json(const std::vector<double>& v) { return format::json_value::array_of(v); }
 };
 
 template <>
@@ -245,7 +244,7 @@ struct param_traits<number_pair> {
         }
         return number_pair{(*items)[0], (*items)[1]};
     }
-    static nlohmann::json to_json(const number_pair& v) { return nlohmann::json::array({v.first, v.second}); }
+    static format::json_value to_json(const number_pair& v) { return format::json_value::array({v.first, v.second}); }
 };
 
 template <>
@@ -267,7 +266,7 @@ struct param_traits<mode> {
         }
         return std::nullopt;
     }
-    static nlohmann::json to_json(mode v) { return std::string(mode_name(v)); }
+    static format::json_value to_json(mode v) { return std::string(mode_name(v)); }
 };
 
 } // namespace detail
@@ -363,7 +362,7 @@ public:
     template <class T>
     [[nodiscard]] std::optional<T> get_optional(const std::string& key) const {
         auto v = parse_as<T>(key, true);
-        resolve(key, v ? report<T>(key, *v) : nlohmann::json(nullptr));
+        resolve(key, v ? report<T>(key, *v) : format::json_value());
         return v;
     }
 
@@ -427,9 +426,9 @@ public:
     }
 
     /// Every parameter a getter resolved, with its value (default included), by name.
-    [[nodiscard]] nlohmann::json resolved() const {
+    [[nodiscard]] format::json_value resolved() const {
         if (!state_) {
-            return nlohmann::json::object();
+            return format::json_value::object();
         }
         std::lock_guard<std::mutex> lock(state_->mutex);
         return state_->resolved;
@@ -441,7 +440,7 @@ private:
         std::string rule;
         std::map<std::string, std::string> values;
         std::set<std::string> known;
-        nlohmann::json resolved = nlohmann::json::object();
+        format::json_value resolved = format::json_value::object();
     };
 
     state& own() {
@@ -474,7 +473,7 @@ private:
     }
 
     template <class T>
-    [[nodiscard]] nlohmann::json report(const std::string& key, const T& value) const {
+    [[nodiscard]] format::json_value report(const std::string& key, const T& value) const {
         if constexpr (detail::reports_as_given<detail::param_traits<T>>::value) {
             if (auto text = raw(key)) {
                 return std::string(detail::trim_view(*text));
@@ -483,7 +482,7 @@ private:
         return detail::param_traits<T>::to_json(value);
     }
 
-    void resolve(const std::string& key, nlohmann::json value) const {
+    void resolve(const std::string& key, format::json_value value) const {
         if (!state_) {
             return; // a default-constructed rule_params has nothing to record into
         }

@@ -2,7 +2,9 @@
 /// \file
 /// The S3 backend: a run stored below `s3://bucket/prefix` in Amazon S3 or
 /// any S3-compatible server. Opt-in: needs libcurl and pugixml (CMake target
-/// `tdbg::s3`). Requests are signed with libcurl's Signature V4, run on
+/// `tdbg::s3`). Header-only in both build modes (see tdbg/config.hpp): the
+/// storage is erased into any_storage where it is opened, so only that file
+/// compiles it. Including this header registers the "s3" URL scheme. Requests are signed with libcurl's Signature V4, run on
 /// pooled keep-alive connections, and are retried with backoff on 5xx
 /// replies, timeouts and connection errors.
 
@@ -29,6 +31,7 @@
 #include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/storage/detail/s3_uri.hpp"
 #include "tdbg/storage/detail/s3_xml.hpp"
+#include "tdbg/storage/open.hpp"
 #include "tdbg/storage/storage.hpp"
 
 namespace tdbg {
@@ -337,7 +340,7 @@ public:
         std::string body;
         if (options_.region != "us-east-1") {
             body = "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>" +
-                   xml_escape(options_.region) + "</LocationConstraint></CreateBucketConfiguration>";
+                   markup_escape(options_.region) + "</LocationConstraint></CreateBucketConfiguration>";
         }
         const call c{"PUT", bucket_url({}), "create bucket s3://" + location_.bucket, body, {}, 1u << 20};
         const result r = send(c, {200, 409});
@@ -762,10 +765,22 @@ public:
     /// Request counters, shared by all copies of this storage.
     [[nodiscard]] s3_stats stats() const noexcept { return client_->stats(); }
 
+    /// Requests worth having in flight at once: each costs a round trip, so many
+    /// (the storage concept's request_concurrency capability).
+    [[nodiscard]] std::size_t request_concurrency() const noexcept { return 16; }
+
 private:
     std::shared_ptr<detail::s3_client> client_;
 };
 
 static_assert(is_storage_v<s3_storage>, "s3_storage must satisfy the storage concept");
+
+namespace detail {
+inline any_storage open_s3_url(std::string_view url) { return s3_storage(url); }
+} // namespace detail
+
+/// Makes open_storage, create_trial and the command line open "s3://bucket/prefix"
+/// in every program that includes this header.
+inline const storage_scheme_registrar s3_scheme_registration{"s3", &detail::open_s3_url};
 
 } // namespace tdbg

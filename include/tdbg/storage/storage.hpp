@@ -1,9 +1,10 @@
 #pragma once
 /// \file
-/// The storage concept: where a run's bytes live. Keys are relative,
-/// '/'-separated paths below the run's root ("index/000000000/...json").
+/// Where a run's bytes live: the storage concept a backend satisfies, and
+/// `any_storage`, the one handle the library holds any backend by.
 ///
-/// A backend `S` provides:
+/// Keys are relative, '/'-separated paths below the run's root
+/// ("index/000000000/000000000007_worker_0.json"). A backend `S` provides:
 ///   - `s.put(key, bytes)`: publish an object atomically (readers see all of it or nothing);
 ///   - `s.open_write(key)`: a writer with `append(bytes)` and `commit()` (atomic publish;
 ///     destroying it uncommitted discards it);
@@ -12,79 +13,54 @@
 ///     start with `prefix` (a string prefix, as in S3), sorted, greater than `start_after`;
 ///   - `s.exists(key) -> bool`;
 ///   - `s.describe() -> std::string`: where it is, for messages ("/runs/a", "s3://b/p").
-/// Missing objects make `read`/`read_range` throw `storage_error`.
+/// Missing objects make `read`/`read_range` throw `object_not_found` (a `storage_error`).
+///
+/// Optional capabilities, which the library uses when a backend has them:
+///   - `s.open_read(key) -> R`, an object opened for positional reads: `r.size()` (its
+///     bytes as opened) and `r.read_at(offset, out, length)` (fills `out`; throws
+///     storage_error past the end). The trial then reads records without a request
+///     per record setup (local files: one descriptor, pread).
+///   - `s.request_concurrency() -> std::size_t`: how many requests are worth having in
+///     flight at once (1, the default: requests cost CPU, as local files do; S3: many,
+///     as each costs a round trip).
+///
+/// Every call behind `any_storage` is a syscall or a network request, so the one
+/// indirect call it adds is noise; in exchange the hook, the trial and the rules
+/// are ordinary classes compiled once, whatever the backend.
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "tdbg/config.hpp"
 #include "tdbg/core/error.hpp"
 
 namespace tdbg {
 
 /// Throws invalid_name unless `key` is a safe relative key: not empty, not
 /// absolute, no "." or ".." component, no empty component, no NUL or backslash,
-/// at most 1024 bytes per component and 4096 in all.
-inline void validate_key(std::string_view key) {
-    auto fail = [&](const char* why) {
-        std::string shown(key.substr(0, 200));
-        for (char& c : shown) {
-            if (c == '\0') {
-                c = '?';
-            }
-        }
-        throw invalid_name("invalid storage key '" + shown + (key.size() > 200 ? "...'" : "'") + ": " + why);
-    };
-    if (key.empty()) {
-        fail("empty");
-    }
-    if (key.size() > 4096) {
-        fail("longer than 4096 bytes");
-    }
-    if (key.front() == '/') {
-        fail("absolute path");
-    }
-    std::size_t start = 0;
-    while (start <= key.size()) {
-        std::size_t end = key.find('/', start);
-        if (end == std::string_view::npos) {
-            end = key.size();
-        }
-        const std::string_view part = key.substr(start, end - start);
-        if (part.empty()) {
-            fail("empty path component");
-        }
-        if (part == "." || part == "..") {
-            fail("'.' or '..' component");
-        }
-        if (part.size() > 255) {
-            fail("a path component longer than 255 bytes");
-        }
-        for (char c : part) {
-            if (c == '\0') {
-                fail("NUL byte");
-            }
-            if (c == '\\') {
-                fail("backslash");
-            }
-        }
-        start = end + 1;
-    }
-}
+/// at most 255 bytes per component and 4096 in all.
+TDBG_DECL void validate_key(std::string_view key);
 
 namespace detail {
+
+template <class S>
+using storage_writer_t = std::decay_t<decltype(std::declval<S&>().open_write(std::declval<const std::string&>()))>;
+
 template <class S, class = void>
 struct is_storage : std::false_type {};
 
 template <class S>
 struct is_storage<
     S, std::void_t<decltype(std::declval<S&>().put(std::declval<const std::string&>(), std::declval<std::string_view>())),
-                   decltype(std::declval<S&>().open_write(std::declval<const std::string&>())),
-                   decltype(std::declval<S&>().open_write(std::declval<const std::string&>()).append(std::declval<std::string_view>())),
-                   decltype(std::declval<S&>().open_write(std::declval<const std::string&>()).commit()),
+                   storage_writer_t<S>,
+                   decltype(std::declval<storage_writer_t<S>&>().append(std::declval<std::string_view>())),
+                   decltype(std::declval<storage_writer_t<S>&>().commit()),
                    decltype(std::declval<const S&>().read(std::declval<const std::string&>())),
                    decltype(std::declval<const S&>().read_range(std::declval<const std::string&>(), std::uint64_t{}, std::uint64_t{})),
                    decltype(std::declval<const S&>().list(std::declval<const std::string&>(), std::declval<const std::string&>())),
@@ -92,12 +68,32 @@ struct is_storage<
                    decltype(std::declval<const S&>().describe())>>
     : std::bool_constant<
           std::is_same_v<decltype(std::declval<const S&>().read(std::declval<const std::string&>())), std::string> &&
+          std::is_same_v<decltype(std::declval<const S&>().read_range(std::declval<const std::string&>(), std::uint64_t{},
+                                                                      std::uint64_t{})),
+                         std::string> &&
           std::is_same_v<decltype(std::declval<const S&>().list(std::declval<const std::string&>(), std::declval<const std::string&>())),
                          std::vector<std::string>> &&
-          std::is_convertible_v<decltype(std::declval<const S&>().exists(std::declval<const std::string&>())), bool>> {};
+          std::is_convertible_v<decltype(std::declval<const S&>().exists(std::declval<const std::string&>())), bool> &&
+          std::is_convertible_v<decltype(std::declval<const S&>().describe()), std::string> &&
+          std::is_copy_constructible_v<S>> {};
+
+template <class S, class = void>
+struct has_open_read : std::false_type {};
+template <class S>
+struct has_open_read<S, std::void_t<decltype(std::declval<const S&>().open_read(std::declval<const std::string&>()).size()),
+                                    decltype(std::declval<const S&>().open_read(std::declval<const std::string&>()).read_at(
+                                        std::uint64_t{}, std::declval<char*>(), std::size_t{}))>> : std::true_type {};
+
+template <class S, class = void>
+struct has_request_concurrency : std::false_type {};
+template <class S>
+struct has_request_concurrency<S, std::void_t<decltype(std::size_t{std::declval<const S&>().request_concurrency()})>>
+    : std::true_type {};
+
 } // namespace detail
 
-/// True when `S` satisfies the storage concept (C++17 detection).
+/// True when `S` satisfies the storage concept (C++17 detection): a copyable class with the
+/// members above, the writing ones (put, open_write) callable on an `S&`, the others on a `const S&`.
 template <class S>
 inline constexpr bool is_storage_v = detail::is_storage<S>::value;
 
@@ -107,4 +103,200 @@ template <class S>
 concept storage = is_storage_v<S>;
 #endif
 
+/// An object opened for positional reads (the `open_read` capability).
+class object_reader {
+public:
+    object_reader() = default;
+    object_reader(const object_reader&) = delete;
+    object_reader& operator=(const object_reader&) = delete;
+    object_reader(object_reader&&) = delete;
+    object_reader& operator=(object_reader&&) = delete;
+    virtual ~object_reader() = default;
+
+    /// The object's size in bytes, as opened.
+    [[nodiscard]] virtual std::uint64_t size() const = 0;
+    /// Fills `out[0, length)` with the bytes at `offset`; throws storage_error past the end.
+    virtual void read_at(std::uint64_t offset, char* out, std::size_t length) const = 0;
+};
+
+namespace detail {
+
+// The interface every backend is erased to.
+class storage_interface {
+public:
+    // An object being written.
+    class writer_interface {
+    public:
+        writer_interface() = default;
+        writer_interface(const writer_interface&) = delete;
+        writer_interface& operator=(const writer_interface&) = delete;
+        writer_interface(writer_interface&&) = delete;
+        writer_interface& operator=(writer_interface&&) = delete;
+        virtual ~writer_interface() = default;
+        virtual void append(std::string_view bytes) = 0;
+        virtual void commit() = 0;
+    };
+
+    storage_interface() = default;
+    storage_interface(const storage_interface&) = delete;
+    storage_interface& operator=(const storage_interface&) = delete;
+    storage_interface(storage_interface&&) = delete;
+    storage_interface& operator=(storage_interface&&) = delete;
+    virtual ~storage_interface() = default;
+
+    virtual void put(const std::string& key, std::string_view bytes) const = 0;
+    [[nodiscard]] virtual std::unique_ptr<writer_interface> open_write(const std::string& key) const = 0;
+    [[nodiscard]] virtual std::string read(const std::string& key) const = 0;
+    [[nodiscard]] virtual std::string read_range(const std::string& key, std::uint64_t offset, std::uint64_t length) const = 0;
+    [[nodiscard]] virtual std::vector<std::string> list(const std::string& prefix, const std::string& start_after) const = 0;
+    [[nodiscard]] virtual bool exists(const std::string& key) const = 0;
+    [[nodiscard]] virtual std::string describe() const = 0;
+    [[nodiscard]] virtual std::unique_ptr<object_reader> open_read(const std::string& key) const = 0;
+    [[nodiscard]] virtual std::size_t request_concurrency() const = 0;
+    [[nodiscard]] virtual const void* target(const void* type_tag) const noexcept = 0;
+};
+
+// The address of a per-type variable: a type tag that needs no RTTI.
+template <class S>
+[[nodiscard]] const void* type_tag() noexcept {
+    static const char tag = 0;
+    return &tag;
+}
+
+template <class S>
+class storage_model final : public storage_interface {
+    using writer_type = storage_writer_t<S>;
+
+    class writer_model final : public writer_interface {
+    public:
+        explicit writer_model(writer_type w) : w_(std::move(w)) {}
+        void append(std::string_view bytes) override { w_.append(bytes); }
+        void commit() override { w_.commit(); }
+
+    private:
+        writer_type w_;
+    };
+
+    template <class R>
+    class reader_model final : public object_reader {
+    public:
+        explicit reader_model(R r) : r_(std::move(r)) {}
+        [[nodiscard]] std::uint64_t size() const override { return r_.size(); }
+        void read_at(std::uint64_t offset, char* out, std::size_t length) const override { r_.read_at(offset, out, length); }
+
+    private:
+        R r_;
+    };
+
+public:
+    explicit storage_model(S s) : s_(std::move(s)) {}
+
+    void put(const std::string& key, std::string_view bytes) const override { s_.put(key, bytes); }
+    [[nodiscard]] std::unique_ptr<writer_interface> open_write(const std::string& key) const override {
+        return std::make_unique<writer_model>(s_.open_write(key));
+    }
+    [[nodiscard]] std::string read(const std::string& key) const override { return s_.read(key); }
+    [[nodiscard]] std::string read_range(const std::string& key, std::uint64_t offset, std::uint64_t length) const override {
+        return s_.read_range(key, offset, length);
+    }
+    [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after) const override {
+        return s_.list(prefix, start_after);
+    }
+    [[nodiscard]] bool exists(const std::string& key) const override { return s_.exists(key); }
+    [[nodiscard]] std::string describe() const override { return s_.describe(); }
+    [[nodiscard]] std::unique_ptr<object_reader> open_read(const std::string& key) const override {
+        if constexpr (has_open_read<S>::value) {
+            using reader_type = std::decay_t<decltype(s_.open_read(key))>;
+            return std::make_unique<reader_model<reader_type>>(s_.open_read(key));
+        } else {
+            (void)key;
+            return nullptr;
+        }
+    }
+    [[nodiscard]] std::size_t request_concurrency() const override {
+        if constexpr (has_request_concurrency<S>::value) {
+            const std::size_t n = s_.request_concurrency();
+            return n == 0 ? 1 : n;
+        } else {
+            return 1;
+        }
+    }
+    [[nodiscard]] const void* target(const void* tag) const noexcept override {
+        return tag == type_tag<S>() ? &s_ : nullptr;
+    }
+
+private:
+    // Writing members may be non-const in a backend (the concept asks put and open_write of an S&).
+    mutable S s_;
+};
+
+} // namespace detail
+
+/// Any storage backend, held by one shared handle: copies share the backend.
+/// It satisfies the storage concept itself, with both capabilities.
+class any_storage {
+public:
+    /// Writes one object; `commit()` publishes it. Destroyed uncommitted, it is discarded.
+    class writer {
+    public:
+        /// Appends bytes to the object.
+        void append(std::string_view bytes) { w_->append(bytes); }
+        /// Publishes the object under its key.
+        void commit() { w_->commit(); }
+
+    private:
+        friend class any_storage;
+        explicit writer(std::unique_ptr<detail::storage_interface::writer_interface> w) : w_(std::move(w)) {}
+        std::unique_ptr<detail::storage_interface::writer_interface> w_;
+    };
+
+    /// Holds `storage`, any type that satisfies the storage concept.
+    template <class S, class = std::enable_if_t<!std::is_same_v<std::decay_t<S>, any_storage>>>
+    any_storage(S storage) // NOLINT(google-explicit-constructor): every storage is an any_storage
+        : self_(std::make_shared<const detail::storage_model<S>>(std::move(storage))) {
+        static_assert(is_storage_v<S>, "tdbg::any_storage: the type does not satisfy the storage concept (a copyable class "
+                                       "with put, open_write (append, commit), read, read_range, list, exists and "
+                                       "describe; see tdbg/storage/storage.hpp)");
+    }
+
+    /// Publishes `bytes` as `key` atomically.
+    void put(const std::string& key, std::string_view bytes) const { self_->put(key, bytes); }
+    /// Starts writing `key`.
+    [[nodiscard]] writer open_write(const std::string& key) const { return writer(self_->open_write(key)); }
+    /// The whole object `key`.
+    [[nodiscard]] std::string read(const std::string& key) const { return self_->read(key); }
+    /// `length` bytes of `key` from `offset`.
+    [[nodiscard]] std::string read_range(const std::string& key, std::uint64_t offset, std::uint64_t length) const {
+        return self_->read_range(key, offset, length);
+    }
+    /// The published keys starting with `prefix`, sorted, greater than `start_after`.
+    [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after = {}) const {
+        return self_->list(prefix, start_after);
+    }
+    /// True when `key` is published.
+    [[nodiscard]] bool exists(const std::string& key) const { return self_->exists(key); }
+    /// Where the storage is, for messages.
+    [[nodiscard]] std::string describe() const { return self_->describe(); }
+
+    /// `key` opened for positional reads; nullptr when the backend has no such capability.
+    [[nodiscard]] std::unique_ptr<object_reader> open_read(const std::string& key) const { return self_->open_read(key); }
+    /// How many requests are worth having in flight at once (at least 1).
+    [[nodiscard]] std::size_t request_concurrency() const { return self_->request_concurrency(); }
+
+    /// The held backend if it is an `S`, else nullptr.
+    template <class S>
+    [[nodiscard]] const S* target() const noexcept {
+        return static_cast<const S*>(self_->target(detail::type_tag<S>()));
+    }
+
+private:
+    std::shared_ptr<const detail::storage_interface> self_;
+};
+
+static_assert(is_storage_v<any_storage>, "any_storage must satisfy the storage concept");
+
 } // namespace tdbg
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/storage/impl/storage.ipp"
+#endif

@@ -1,16 +1,15 @@
 #pragma once
 /// \file
-/// Splits a long run into fixed chunks, computes them on up to N threads and
-/// merges the partial results in chunk order. The chunks do not depend on the
-/// thread count, so neither do the results.
+/// Splits a long run into fixed chunks, computes them on up to N threads of
+/// the library's pool and merges the partial results in chunk order. The
+/// chunks do not depend on the thread count, so neither do the results.
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
-#include <exception>
 #include <thread>
 #include <vector>
 
+#include "tdbg/core/detail/thread_pool.hpp"
 #include "tdbg/reduce/detail/real_stats.hpp"
 
 namespace tdbg::detail {
@@ -18,10 +17,10 @@ namespace tdbg::detail {
 /// Elements per chunk: 64 blocks (768 KiB of float32).
 inline constexpr std::size_t chunk_size = 64 * block_size;
 
-/// Below this many elements one thread does the work. Starting and joining a
-/// thread costs ~20 us and a chunk of the 18 reductions ~125 us, but a second
-/// core is often busy with the caller's own work: measured on a shared 2-core
-/// machine, a second thread paid from 8 chunks up (see benchmarks/README.md).
+/// Below this many elements one thread does the work. Waking a pool thread costs
+/// far less than a chunk of the 18 reductions (~125 us), but a second core is
+/// often busy with the caller's own work: measured on a shared 2-core machine,
+/// a second thread paid from 8 chunks up (see benchmarks/README.md).
 inline constexpr std::size_t parallel_threshold = 8 * chunk_size;
 
 /// The number of threads to use for n elements when the caller allows `max_threads` (0: all cores).
@@ -37,7 +36,6 @@ inline constexpr std::size_t parallel_threshold = 8 * chunk_size;
 
 /// The statistics of p[0..n) cut into chunk_size pieces, each reduced by
 /// `chunk(piece, length, key)` on up to `threads` threads and merged in order.
-/// Falls back to fewer threads when one cannot start.
 template <class T, class Stats, class Key>
 [[nodiscard]] Stats accumulate_chunks(const T* p, std::size_t n, Key key, unsigned threads,
                                       Stats (*chunk)(const T*, std::size_t, Key) noexcept) {
@@ -46,26 +44,10 @@ template <class T, class Stats, class Key>
     }
     const std::size_t chunks = (n + chunk_size - 1) / chunk_size;
     std::vector<Stats> parts(chunks);
-    std::atomic<std::size_t> next{0};
-    const auto work = [&]() noexcept {
-        for (std::size_t c = next++; c < chunks; c = next++) {
-            const std::size_t begin = c * chunk_size;
-            parts[c] = chunk(p + begin, std::min(n - begin, chunk_size), key);
-        }
-    };
-    std::vector<std::thread> helpers;
-    try {
-        helpers.reserve(threads);
-        for (unsigned t = 1; t < threads; ++t) {
-            helpers.emplace_back(work);
-        }
-    } catch (const std::exception&) {
-        // No more threads: the ones that started and this one finish the work.
-    }
-    work();
-    for (auto& helper : helpers) {
-        helper.join();
-    }
+    parallel_for_each_index(chunks, threads, [&](std::size_t c) {
+        const std::size_t begin = c * chunk_size;
+        parts[c] = chunk(p + begin, std::min(n - begin, chunk_size), key);
+    });
     Stats total = parts[0];
     for (std::size_t c = 1; c < chunks; ++c) {
         total.merge(parts[c]);

@@ -16,62 +16,34 @@
 /// (TensorUnavailableForStep). Parallel steps.
 
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
-#include "tdbg/core/dtype.hpp"
-#include "tdbg/rules/detail/activity.hpp"
+#include "tdbg/config.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
-#include "tdbg/storage/local_storage.hpp"
 
 namespace tdbg::rules {
 
-/// DeadRelu over runs in `Storage` (see the file comment).
-template <class Storage = local_storage>
-class basic_dead_relu : public rule<basic_dead_relu<Storage>, Storage> {
-    using base = rule<basic_dead_relu<Storage>, Storage>;
-
+/// DeadRelu (see the file comment).
+class dead_relu : public rule<dead_relu> {
 public:
-    using typename base::trial_type;
     static constexpr std::string_view rule_name = "DeadRelu";
     static constexpr bool parallel_steps = true;
 
-    /// The rule over `trial`, configured by `params`.
-    explicit basic_dead_relu(trial_type trial, const rule_params& params = rule_params())
-        : base(std::move(trial), params),
-          selection_({}, params.get<std::vector<std::string>>("tensor_regex", {".*relu_output"}), false),
-          threshold_inactivity_(params.get("threshold_inactivity", 1.0)),
-          threshold_layer_(params.get("threshold_layer", 50.0)) {}
+    /// The rule over `base`, configured by `params`.
+    TDBG_DECL explicit dead_relu(trial base, const rule_params& params = rule_params());
 
-    /// True when some ReLU layer at `step` has too many dead units.
-    [[nodiscard]] bool invoke_at_step(std::int64_t step) const {
-        return detail::any_tensor(selection_.names(this->base_trial()), step, this->name(),
-                                  [&](const std::string& name) -> std::optional<bool> {
-                                      const tensor_value v = this->value(name, step);
-                                      if (!is_real_valued(v.type()) || v.size() == 0) {
-                                          return std::nullopt;
-                                      }
-                                      const double dead = detail::inactive_unit_percent(
-                                          v, threshold_inactivity_, [](double x) { return x > 0.0; });
-                                      if (dead > threshold_layer_) {
-                                          this->set_reason(std::to_string(dead) + "% of the units of " + name + " are dead");
-                                          return true;
-                                      }
-                                      return false;
-                                  });
-    }
+    /// Met when some ReLU layer at `step` has too many dead units.
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
 
 private:
-    detail::tensor_selection<Storage> selection_;
+    detail::tensor_selection selection_;
     double threshold_inactivity_;
     double threshold_layer_;
 };
 
-/// DeadRelu over local runs.
-using dead_relu = basic_dead_relu<>;
-
 } // namespace tdbg::rules
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/rules/builtin/impl/dead_relu.ipp"
+#endif

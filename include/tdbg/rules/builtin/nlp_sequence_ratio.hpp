@@ -12,84 +12,36 @@
 /// Tensors without a value are not evaluated; a step with none is skipped
 /// (TensorUnavailableForStep). Parallel steps.
 
-#include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
-#include "tdbg/core/error.hpp"
+#include "tdbg/config.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
-#include "tdbg/rules/values.hpp"
-#include "tdbg/storage/local_storage.hpp"
 
 namespace tdbg::rules {
 
-/// NLPSequenceRatio over runs in `Storage` (see the file comment).
-template <class Storage = local_storage>
-class basic_nlp_sequence_ratio : public rule<basic_nlp_sequence_ratio<Storage>, Storage> {
-    using base = rule<basic_nlp_sequence_ratio<Storage>, Storage>;
-
+/// NLPSequenceRatio (see the file comment).
+class nlp_sequence_ratio : public rule<nlp_sequence_ratio> {
 public:
-    using typename base::trial_type;
     static constexpr std::string_view rule_name = "NLPSequenceRatio";
     static constexpr bool parallel_steps = true;
 
-    /// The rule over `trial`, configured by `params`.
-    explicit basic_nlp_sequence_ratio(trial_type trial, const rule_params& params = rule_params())
-        : base(std::move(trial), params),
-          selection_({}, params.get<std::vector<std::string>>("tensor_regex", {".*embedding0_input_0"}), false),
-          tokens_(params.get<std::vector<double>>("token_values", {0.0})),
-          thresholds_(params.get<std::vector<double>>("token_thresholds_percent", {50.0})) {
-        if (tokens_.empty()) {
-            throw config_error("rule NLPSequenceRatio: parameter 'token_values' lists no token");
-        }
-        if (thresholds_.size() == 1) {
-            thresholds_.resize(tokens_.size(), thresholds_.front());
-        }
-        if (thresholds_.size() != tokens_.size()) {
-            throw config_error("rule NLPSequenceRatio: " + std::to_string(tokens_.size()) + " token_values but " +
-                               std::to_string(thresholds_.size()) + " token_thresholds_percent (give one, or one per token)");
-        }
-    }
+    /// The rule over `base`, configured by `params`.
+    TDBG_DECL explicit nlp_sequence_ratio(trial base, const rule_params& params = rule_params());
 
-    /// True when a token's share of some sequence tensor at `step` is above its threshold.
-    [[nodiscard]] bool invoke_at_step(std::int64_t step) const {
-        return detail::any_tensor(selection_.names(this->base_trial()), step, this->name(),
-                                  [&](const std::string& name) -> std::optional<bool> {
-                                      const tensor_value v = this->value(name, step);
-                                      if (!is_real_valued(v.type()) || v.size() == 0) {
-                                          return std::nullopt;
-                                      }
-                                      std::vector<std::size_t> counts(tokens_.size(), 0);
-                                      for_each_real(v, [&](double x) {
-                                          for (std::size_t i = 0; i < tokens_.size(); ++i) {
-                                              counts[i] += x == tokens_[i] ? 1 : 0;
-                                          }
-                                      });
-                                      for (std::size_t i = 0; i < tokens_.size(); ++i) {
-                                          const double percent =
-                                              100.0 * static_cast<double>(counts[i]) / static_cast<double>(v.size());
-                                          if (percent > thresholds_[i]) {
-                                              this->set_reason("token " + std::to_string(tokens_[i]) + " is " +
-                                                               std::to_string(percent) + "% of " + name);
-                                              return true;
-                                          }
-                                      }
-                                      return false;
-                                  });
-    }
+    /// Met when a token's share of some sequence tensor at `step` is above its threshold.
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
 
 private:
-    detail::tensor_selection<Storage> selection_;
+    detail::tensor_selection selection_;
     std::vector<double> tokens_;
     std::vector<double> thresholds_;
 };
 
-/// NLPSequenceRatio over local runs.
-using nlp_sequence_ratio = basic_nlp_sequence_ratio<>;
-
 } // namespace tdbg::rules
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/rules/builtin/impl/nlp_sequence_ratio.ipp"
+#endif

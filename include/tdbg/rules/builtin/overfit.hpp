@@ -17,71 +17,30 @@
 /// other modes, and steps before a first TRAIN phase, evaluate to False. Keeps
 /// state: evaluated sequentially.
 
-#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
-#include "tdbg/core/error.hpp"
+#include "tdbg/config.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
-#include "tdbg/rules/values.hpp"
-#include "tdbg/storage/local_storage.hpp"
 
 namespace tdbg::rules {
 
-/// Overfit over runs in `Storage` (see the file comment).
-template <class Storage = local_storage>
-class basic_overfit : public rule<basic_overfit<Storage>, Storage> {
-    using base = rule<basic_overfit<Storage>, Storage>;
-
+/// Overfit (see the file comment).
+class overfit : public rule<overfit> {
 public:
-    using typename base::trial_type;
     static constexpr std::string_view rule_name = "Overfit";
 
-    /// The rule over `trial`, configured by `params`.
-    explicit basic_overfit(trial_type trial, const rule_params& params = rule_params())
-        : base(std::move(trial), params),
-          selection_({"losses"}, params.get_optional<std::vector<std::string>>("tensor_regex").value_or(
-                                     std::vector<std::string>{}),
-                     false),
-          start_step_(params.get<std::int64_t>("start_step", 0)), patience_(params.get<std::int64_t>("patience", 1)),
-          ratio_threshold_(params.get("ratio_threshold", 0.1)) {
-        if (patience_ < 1) {
-            throw config_error("rule Overfit: parameter 'patience' must be at least 1, got " + std::to_string(patience_));
-        }
-    }
+    /// The rule over `base`, configured by `params`.
+    TDBG_DECL explicit overfit(trial base, const rule_params& params = rule_params());
 
-    /// Records the step's losses; true at an EVAL step once the ratio stayed above the threshold long enough.
-    [[nodiscard]] bool invoke_at_step(std::int64_t step) {
-        if (step < start_step_) {
-            return false;
-        }
-        const auto m = this->base_trial().mode_of(step);
-        if (m != mode::train && m != mode::eval) {
-            return false;
-        }
-        bool met = false;
-        for (const std::string& name : selection_.names(this->base_trial())) {
-            std::optional<double> loss;
-            try {
-                const tensor_value v = this->value(name, step);
-                if (v.size() == 1 && is_real_valued(v.type())) {
-                    loss = scalar_of(v);
-                }
-            } catch (const tensor_unavailable_for_step&) {
-            }
-            if (loss) {
-                met = record(name, *m, *loss, step) || met;
-            }
-        }
-        return met;
-    }
+    /// Records the step's losses; met at an EVAL step once the ratio stayed above the threshold long enough.
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step);
 
 private:
     struct loss_state {
@@ -91,55 +50,20 @@ private:
         std::int64_t exceeded = 0;
     };
 
-    static double mean(const std::vector<double>& v) {
-        double sum = 0;
-        for (double x : v) {
-            sum += x;
-        }
-        return sum / static_cast<double>(v.size());
-    }
+    // The mean of `v` (not empty).
+    [[nodiscard]] TDBG_DECL static double mean(const std::vector<double>& v);
+    // Records the loss of `tensor_name` at `step` (of mode `m`); met when the ratio stayed above long enough.
+    [[nodiscard]] TDBG_DECL verdict record(const std::string& tensor_name, mode m, double loss, std::int64_t step);
 
-    bool record(const std::string& name, mode m, double loss, std::int64_t step) {
-        loss_state& s = state_[name];
-        const bool new_phase = s.last_mode != m;
-        s.last_mode = m;
-        if (m == mode::train) {
-            if (new_phase) {
-                s.train.clear();
-            }
-            s.train.push_back(loss);
-            return false;
-        }
-        if (new_phase) {
-            s.eval.clear();
-        }
-        s.eval.push_back(loss);
-        if (s.train.empty()) {
-            return false;
-        }
-        const double train_mean = mean(s.train);
-        const double eval_mean = mean(s.eval);
-        if (train_mean == 0.0) {
-            return false;
-        }
-        const double ratio = (eval_mean - train_mean) / std::fabs(train_mean);
-        s.exceeded = ratio > ratio_threshold_ ? s.exceeded + 1 : 0;
-        if (s.exceeded >= patience_) {
-            this->set_reason(name + ": validation mean " + std::to_string(eval_mean) + " vs training mean " +
-                             std::to_string(train_mean) + " at step " + std::to_string(step));
-            return true;
-        }
-        return false;
-    }
-
-    detail::tensor_selection<Storage> selection_;
+    detail::tensor_selection selection_;
     std::int64_t start_step_;
     std::int64_t patience_;
     double ratio_threshold_;
     std::map<std::string, loss_state> state_;
 };
 
-/// Overfit over local runs.
-using overfit = basic_overfit<>;
-
 } // namespace tdbg::rules
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/rules/builtin/impl/overfit.ipp"
+#endif

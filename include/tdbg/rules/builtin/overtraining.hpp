@@ -22,68 +22,23 @@
 #include <string_view>
 #include <utility>
 
-#include "tdbg/core/error.hpp"
+#include "tdbg/config.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
-#include "tdbg/rules/values.hpp"
-#include "tdbg/storage/local_storage.hpp"
 
 namespace tdbg::rules {
 
-/// Overtraining over runs in `Storage` (see the file comment).
-template <class Storage = local_storage>
-class basic_overtraining : public rule<basic_overtraining<Storage>, Storage> {
-    using base = rule<basic_overtraining<Storage>, Storage>;
-
+/// Overtraining (see the file comment).
+class overtraining : public rule<overtraining> {
 public:
-    using typename base::trial_type;
     static constexpr std::string_view rule_name = "Overtraining";
 
-    /// The rule over `trial`, configured by `params`.
-    explicit basic_overtraining(trial_type trial, const rule_params& params = rule_params())
-        : base(std::move(trial), params), patience_train_(params.get<std::int64_t>("patience_train", 5)),
-          patience_validation_(params.get<std::int64_t>("patience_validation", 10)), delta_(params.get("delta", 0.1)) {
-        if (patience_train_ < 1 || patience_validation_ < 1) {
-            throw config_error("rule Overtraining: 'patience_train' and 'patience_validation' must be at least 1");
-        }
-    }
+    /// The rule over `base`, configured by `params`.
+    TDBG_DECL explicit overtraining(trial base, const rule_params& params = rule_params());
 
-    /// True when, at this TRAIN or EVAL step, a loss has gone too long without a new optimum.
-    [[nodiscard]] bool invoke_at_step(std::int64_t step) {
-        const auto m = this->base_trial().mode_of(step);
-        if (m != mode::train && m != mode::eval) {
-            return false;
-        }
-        const std::int64_t patience = *m == mode::train ? patience_train_ : patience_validation_;
-        bool met = false;
-        for (const std::string& name : losses_.names(this->base_trial())) {
-            std::optional<double> loss;
-            try {
-                const tensor_value v = this->value(name, step);
-                if (v.size() == 1 && is_real_valued(v.type())) {
-                    loss = scalar_of(v);
-                }
-            } catch (const tensor_unavailable_for_step&) {
-            }
-            if (!loss) {
-                continue;
-            }
-            progress& p = state_[{name, *m}];
-            if (!p.best || *loss < *p.best - delta_) {
-                p.best = *loss;
-                p.since = 0;
-                continue;
-            }
-            ++p.since;
-            if (p.since >= patience) {
-                this->set_reason(name + " (" + std::string(mode_name(*m)) + ") has not improved on " +
-                                 std::to_string(*p.best) + " for " + std::to_string(p.since) + " steps");
-                met = true;
-            }
-        }
-        return met;
-    }
+    /// Met when, at this TRAIN or EVAL step, a loss has gone too long without a new optimum.
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step);
 
 private:
     struct progress {
@@ -94,11 +49,12 @@ private:
     std::int64_t patience_train_;
     std::int64_t patience_validation_;
     double delta_;
-    detail::tensor_selection<Storage> losses_{{"losses"}, {}, false};
+    detail::tensor_selection losses_{{"losses"}, {}, false};
     std::map<std::pair<std::string, mode>, progress> state_;
 };
 
-/// Overtraining over local runs.
-using overtraining = basic_overtraining<>;
-
 } // namespace tdbg::rules
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/rules/builtin/impl/overtraining.ipp"
+#endif

@@ -17,20 +17,20 @@
 
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
+#include "tdbg/rules/rule.hpp"
 #include "tdbg/rules/rule_params.hpp"
 #include "tdbg/trial/tensor.hpp"
 #include "tdbg/trial/trial.hpp"
 
 namespace tdbg::rules::detail {
 
-/// Collections and regexes naming tensors of a trial over `Storage`; their union is selected.
-template <class Storage>
+/// Collections and regexes naming tensors of a trial; their union is selected.
 class tensor_selection {
 public:
     /// The selected tensors: names (sorted) and handles, in the same order.
     struct selected {
         std::vector<std::string> names;
-        std::vector<tensor<Storage>> handles;
+        std::vector<tdbg::tensor> handles;
         std::size_t known = 0; // how many tensor names the trial had
     };
 
@@ -70,7 +70,7 @@ public:
     /// The selected tensors of `t`. Names only ever get added to a trial: the
     /// answer is kept until the trial knows more names, and for good once the
     /// run has ended (then it costs a pointer copy).
-    [[nodiscard]] std::shared_ptr<const selected> snapshot(const trial<Storage>& t) const {
+    [[nodiscard]] std::shared_ptr<const selected> snapshot(const trial& t) const {
         {
             std::lock_guard<std::mutex> lock(mutex_);
             if (cached_ && t.loaded_all_steps() && cached_ended_) {
@@ -117,7 +117,7 @@ public:
     }
 
     /// The selected tensor names of `t`, sorted.
-    [[nodiscard]] std::vector<std::string> names(const trial<Storage>& t) const { return snapshot(t)->names; }
+    [[nodiscard]] std::vector<std::string> names(const trial& t) const { return snapshot(t)->names; }
 
 private:
     std::vector<std::string> collections_;
@@ -129,24 +129,24 @@ private:
 };
 
 /// Reads SageMaker's `collection_names` and `tensor_regex` (comma-separated lists, default None).
-template <class Storage>
-tensor_selection<Storage> selection_from(const rule_params& params, bool all_when_empty,
+inline tensor_selection selection_from(const rule_params& params, bool all_when_empty,
                                          const std::vector<std::string>& default_regexes = {}) {
     auto collections = params.get_optional<std::vector<std::string>>("collection_names");
     auto regexes = params.get_optional<std::vector<std::string>>("tensor_regex");
     std::vector<std::string> r = regexes ? *regexes : default_regexes;
-    return tensor_selection<Storage>(collections.value_or(std::vector<std::string>{}), std::move(r), all_when_empty);
+    return tensor_selection(collections.value_or(std::vector<std::string>{}), std::move(r), all_when_empty);
 }
 
 /// The shape the "any tensor" built-ins share: `check(i)` says whether the
-/// condition holds for the i-th of `count` tensors (nullopt: that tensor cannot
-/// be evaluated at this step). True as soon as one holds; tensor_unavailable_for_step
-/// when no tensor could be evaluated, so that invoke_rule records the step as skipped.
+/// condition holds for the i-th of `count` tensors (a verdict; nullopt: that
+/// tensor cannot be evaluated at this step). Met as soon as one is;
+/// tensor_unavailable_for_step when no tensor could be evaluated, so that
+/// invoke_rule records the step as skipped.
 template <class Check>
-bool any_tensor_index(std::size_t count, std::int64_t step, const std::string& rule_name, Check&& check) {
+verdict any_tensor_index(std::size_t count, std::int64_t step, const std::string& rule_name, Check&& check) {
     bool evaluated = false;
     for (std::size_t i = 0; i < count; ++i) {
-        std::optional<bool> outcome;
+        std::optional<verdict> outcome;
         try {
             outcome = check(i);
         } catch (const tensor_unavailable_for_step&) {
@@ -158,8 +158,8 @@ bool any_tensor_index(std::size_t count, std::int64_t step, const std::string& r
         }
         if (outcome) {
             evaluated = true;
-            if (*outcome) {
-                return true;
+            if (outcome->met()) {
+                return std::move(*outcome);
             }
         }
     }
@@ -172,7 +172,7 @@ bool any_tensor_index(std::size_t count, std::int64_t step, const std::string& r
 
 /// any_tensor_index over `names`, `check(name)`.
 template <class Check>
-bool any_tensor(const std::vector<std::string>& names, std::int64_t step, const std::string& rule_name, Check&& check) {
+verdict any_tensor(const std::vector<std::string>& names, std::int64_t step, const std::string& rule_name, Check&& check) {
     return any_tensor_index(names.size(), step, rule_name, [&](std::size_t i) { return check(names[i]); });
 }
 

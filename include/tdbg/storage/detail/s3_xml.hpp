@@ -11,6 +11,7 @@
 
 #include <pugixml.hpp>
 
+#include "tdbg/core/detail/markup.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/storage/detail/s3_uri.hpp"
 
@@ -100,28 +101,11 @@ inline std::string parse_upload_id(std::string_view xml, const std::string& what
     return id;
 }
 
-/// Escapes text for an XML element.
-inline std::string xml_escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text) {
-        switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&apos;"; break;
-        default: out += c;
-        }
-    }
-    return out;
-}
-
 /// The CompleteMultipartUpload body for parts 1..n with these ETags.
 inline std::string complete_multipart_body(const std::vector<std::string>& etags) {
     std::string out = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
     for (std::size_t i = 0; i < etags.size(); ++i) {
-        out += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + xml_escape(etags[i]) +
+        out += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + markup_escape(etags[i]) +
                "</ETag></Part>";
     }
     out += "</CompleteMultipartUpload>";

@@ -4,31 +4,24 @@
 /// syscall-bound, so an event file whose records are small is read whole on
 /// its second use and kept (LRU, bounded in bytes): a step's tensors read one
 /// after the other then cost one read. Files of large records are always read
-/// by range. For a local run the reads go through a small cache of open file
-/// descriptors (pread), without zero-filling the buffers.
+/// by range. Where the storage can open an object for positional reads (its
+/// open_read capability: a local file's descriptor and pread), the reads go
+/// through a small cache of opened objects, into buffers not zero-filled first.
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "tdbg/core/error.hpp"
-#include "tdbg/storage/local_storage.hpp"
 #include "tdbg/storage/storage.hpp"
 
 namespace tdbg::detail {
@@ -80,20 +73,12 @@ struct byte_buffer {
     [[nodiscard]] std::string_view view() const noexcept { return {begin(), size}; }
 };
 
-/// Open file descriptors of local event files, shared by readers (pread is
-/// thread-safe); a descriptor closes when the last reader and the cache drop it.
-class fd_cache {
+/// Event files opened for positional reads, shared by readers (read_at is
+/// thread-safe); an object closes when the last reader and the cache drop it.
+class object_cache {
 public:
-    struct handle {
-        handle(int f, std::uint64_t n) noexcept : fd(f), size(n) {}
-        handle(const handle&) = delete;
-        handle& operator=(const handle&) = delete;
-        ~handle() { ::close(fd); }
-        int fd;
-        std::uint64_t size; // published event files do not change
-    };
-
-    std::shared_ptr<handle> get(const local_storage& storage, const event_file& file, std::uint32_t id) {
+    /// `file` opened through `storage`; nullptr when the storage cannot open objects.
+    std::shared_ptr<const object_reader> get(const any_storage& storage, const event_file& file, std::uint32_t id) {
         {
             std::lock_guard<std::mutex> lock(mutex_);
             for (std::size_t i = 0; i < open_.size(); ++i) {
@@ -104,36 +89,23 @@ public:
                 }
             }
         }
-        validate_key(file.key);
-        const auto path = storage.root() / file.key;
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            const int saved = errno;
-            if (saved == ENOENT) {
-                throw object_not_found("no such object: " + path.string());
-            }
-            throw storage_error("cannot open " + path.string() + ": " + std::strerror(saved));
+        std::shared_ptr<const object_reader> opened = storage.open_read(file.key);
+        if (!opened) {
+            return nullptr;
         }
-        struct stat st {};
-        if (::fstat(fd, &st) != 0) {
-            const int saved = errno;
-            ::close(fd);
-            throw storage_error("cannot stat " + path.string() + ": " + std::strerror(saved));
-        }
-        auto h = std::make_shared<handle>(fd, static_cast<std::uint64_t>(st.st_size));
         std::lock_guard<std::mutex> lock(mutex_);
-        open_.insert(open_.begin(), {id, h});
+        open_.insert(open_.begin(), {id, opened});
         if (open_.size() > capacity) {
             open_.pop_back();
         }
-        return h;
+        return opened;
     }
 
     static constexpr std::size_t capacity = 32;
 
 private:
     std::mutex mutex_;
-    std::vector<std::pair<std::uint32_t, std::shared_ptr<handle>>> open_; // most recent first
+    std::vector<std::pair<std::uint32_t, std::shared_ptr<const object_reader>>> open_; // most recent first
 };
 
 /// Reads records (see the file comment). Thread-safe; I/O runs outside its lock.
@@ -151,8 +123,7 @@ public:
     record_cache() : record_cache(options{}) {}
     explicit record_cache(options opts) : options_(opts) {}
 
-    template <class Storage>
-    record_bytes fetch(const Storage& storage, const record_request& request) {
+    record_bytes fetch(const any_storage& storage, const record_request& request) {
         const event_file& file = *request.file;
         if (request.length == 0 || request.offset + request.length < request.offset) {
             throw format_error("index entry with an empty or overflowing byte range (length " +
@@ -194,49 +165,30 @@ private:
                file.whole_reads.load(std::memory_order_relaxed) < 2;     // evicted and read again: stop
     }
 
-    template <class Storage>
-    record_bytes read_bytes(const Storage& storage, const record_request& request, std::uint64_t offset,
+    record_bytes read_bytes(const any_storage& storage, const record_request& request, std::uint64_t offset,
                             std::uint64_t length, std::uint32_t align_at) {
         const event_file& file = *request.file;
-        if constexpr (std::is_same_v<Storage, local_storage>) {
-            const auto h = fds_.get(storage, file, request.file_id);
+        if (const auto object = objects_.get(storage, file, request.file_id)) {
             // Checked before allocating: a corrupt index entry must not ask for more than the file holds.
-            if (offset > h->size || length > h->size - offset) {
+            if (offset > object->size() || length > object->size() - offset) {
                 throw format_error("the index locates bytes " + std::to_string(offset) + ".." +
                                        std::to_string(offset + length) + " but the event file has " +
-                                       std::to_string(h->size) + " bytes",
+                                       std::to_string(object->size()) + " bytes",
                                    file.key, offset);
             }
             auto buffer = std::make_shared<byte_buffer>(static_cast<std::size_t>(length), align_at);
-            std::uint64_t done = 0;
-            while (done < length) {
-                const ssize_t n = ::pread(h->fd, buffer->begin() + done, static_cast<std::size_t>(length - done),
-                                          static_cast<off_t>(offset + done));
-                if (n < 0 && errno == EINTR) {
-                    continue;
-                }
-                if (n < 0) {
-                    throw storage_error("cannot read " + file.key + ": " + std::strerror(errno));
-                }
-                if (n == 0) {
-                    throw storage_error(file.key + ": wanted bytes " + std::to_string(offset) + ".." +
-                                        std::to_string(offset + length) + " but the file ends at byte " +
-                                        std::to_string(offset + done));
-                }
-                done += static_cast<std::uint64_t>(n);
-            }
+            object->read_at(offset, buffer->begin(), buffer->size);
             const std::string_view view = buffer->view();
             return {std::move(buffer), view};
-        } else {
-            (void)align_at; // the storage decides where its bytes go
-            auto bytes = std::make_shared<const std::string>(storage.read_range(file.key, offset, length));
-            if (bytes->size() != length) {
-                throw storage_error(file.key + ": wanted " + std::to_string(length) + " bytes at " +
-                                    std::to_string(offset) + ", got " + std::to_string(bytes->size()));
-            }
-            const std::string_view view(*bytes);
-            return {std::move(bytes), view};
         }
+        // The storage decides where its bytes go.
+        auto bytes = std::make_shared<const std::string>(storage.read_range(file.key, offset, length));
+        if (bytes->size() != length) {
+            throw storage_error(file.key + ": wanted " + std::to_string(length) + " bytes at " + std::to_string(offset) +
+                                ", got " + std::to_string(bytes->size()));
+        }
+        const std::string_view view(*bytes);
+        return {std::move(bytes), view};
     }
 
     void keep(std::uint32_t id, const record_bytes& data) {
@@ -255,7 +207,7 @@ private:
     }
 
     options options_;
-    fd_cache fds_;
+    object_cache objects_;
     std::mutex mutex_;
     std::list<kept_file> lru_;
     std::unordered_map<std::uint32_t, std::list<kept_file>::iterator> kept_;

@@ -14,13 +14,11 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <thread>
-#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -34,36 +32,17 @@
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/tfrecord.hpp"
-#include "tdbg/storage/local_storage.hpp"
 #include "tdbg/storage/storage.hpp"
-#include "tdbg/trial/detail/index_files.hpp"
-#include "tdbg/trial/detail/index_parser.hpp"
-#include "tdbg/trial/detail/parallel.hpp"
+#include "tdbg/format/detail/index_parser.hpp"
+#include "tdbg/core/detail/thread_pool.hpp"
 #include "tdbg/trial/detail/record_cache.hpp"
 #include "tdbg/trial/detail/step_table.hpp"
 #include "tdbg/trial/detail/tensor_decoder.hpp"
 #include "tdbg/trial/detail/tensor_table.hpp"
+#include "tdbg/trial/options.hpp"
 #include "tdbg/trial/step_state.hpp"
 
 namespace tdbg {
-
-/// How a trial reads a run. The defaults suit both finished and live runs.
-struct trial_options {
-    /// wait_for_steps polls the storage this often while a step is not yet available.
-    std::chrono::milliseconds poll_interval{2000};
-    /// How long opening waits for the first collection file of a live run (0: not at all).
-    std::chrono::milliseconds collection_wait{0};
-    /// smdebug's INCOMPLETE_STEP_WAIT_WINDOW: after this many steps waiting for a
-    /// lagging worker, the older half is declared complete (0: never).
-    std::size_t incomplete_step_wait_window = 1000;
-    /// Threads that read index files (0: the hardware's).
-    std::size_t threads = 0;
-    /// Event files of small records up to this size may be read whole and kept
-    /// when a second record of theirs is read (see detail::record_cache).
-    std::uint64_t whole_file_limit = std::uint64_t{16} << 20U;
-    /// The bytes of whole event files kept in memory.
-    std::uint64_t file_cache_bytes = std::uint64_t{256} << 20U;
-};
 
 namespace detail {
 
@@ -85,13 +64,15 @@ struct resolved_entry {
     std::optional<std::vector<std::int64_t>> shape;
 };
 
+/// The prefix under which index files live.
+inline constexpr std::string_view index_prefix = "index/";
+
 /// The state shared by a trial and its tensor handles. Lookups take a shared
 /// lock; a refresh reads and parses new index files without it and merges
 /// them under an exclusive lock, so readers wait only for the merge.
-template <class Storage>
 class trial_core {
 public:
-    trial_core(Storage storage, std::string name, step_range range, trial_options options)
+    trial_core(any_storage storage, std::string name, step_range range, trial_options options)
         : storage_(std::move(storage)), name_(std::move(name)), range_(range), options_(options),
           cache_(make_cache_options(options)) {
         range_.validate();
@@ -105,7 +86,7 @@ public:
     trial_core& operator=(trial_core&&) = delete;
     ~trial_core() = default;
 
-    [[nodiscard]] const Storage& storage() const noexcept { return storage_; }
+    [[nodiscard]] const any_storage& storage() const noexcept { return storage_; }
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
     [[nodiscard]] const step_range& range() const noexcept { return range_; }
     [[nodiscard]] const trial_options& options() const noexcept { return options_; }
@@ -116,12 +97,18 @@ public:
 
     /// The switch smdebug calls dynamic_refresh; shared with refresh guards.
     [[nodiscard]] const std::shared_ptr<std::atomic<bool>>& refresh_flag() const noexcept { return refresh_flag_; }
+    /// How many refresh_pause objects hold refreshing off now.
+    [[nodiscard]] const std::shared_ptr<std::atomic<int>>& refresh_pauses() const noexcept { return refresh_pauses_; }
+    /// True when queries refresh: the flag is on and nothing pauses it.
+    [[nodiscard]] bool refreshing() const noexcept {
+        return refresh_flag_->load(std::memory_order_relaxed) && refresh_pauses_->load(std::memory_order_relaxed) == 0;
+    }
 
     // ---- refreshing -------------------------------------------------------
 
     /// Reads new index files unless refresh is off or the run is over.
     void maybe_refresh() {
-        if (!refresh_flag_->load(std::memory_order_relaxed)) {
+        if (!refreshing()) {
             return;
         }
         refresh_now();
@@ -141,14 +128,14 @@ public:
         std::vector<pending_index> pending = list_new_index_files(listed);
         std::vector<loaded_index> parsed(pending.size());
         // Everything is parsed before anything is merged: a corrupt file leaves the state as it was.
-        // Local files are CPU-bound to parse: a thread per 64 of them. Any other storage
-        // (S3) is latency-bound: many requests in flight, a thread per 2 files, up to 16.
-        constexpr bool local = std::is_same_v<Storage, local_storage>;
-        const std::size_t threads = local || options_.threads != 0 ? options_.threads : 16;
-        parallel_blocks(pending.size(), threads, local ? 64 : 2, [&](std::size_t first, std::size_t last) {
-            index_file_reader<Storage> reader(storage_);
+        // Where a request costs CPU (local files), parsing dominates: a thread per 64 files,
+        // as many as the cores. Where it costs a round trip (S3), many are kept in flight: a
+        // thread per 2 files, as many as the storage takes.
+        const std::size_t requests = storage_.request_concurrency();
+        const std::size_t threads = options_.threads != 0 ? options_.threads : requests > 1 ? requests : 0;
+        parallel_blocks(pending.size(), threads, requests > 1 ? 2 : 64, [&](std::size_t first, std::size_t last) {
             for (std::size_t i = first; i < last; ++i) {
-                read_index_file(reader, pending[i].key, parsed[i]);
+                read_index_file(pending[i].key, parsed[i]);
             }
         });
         std::unique_lock<std::shared_mutex> lock(state_mutex_);
@@ -331,6 +318,28 @@ public:
         throw step_not_yet_available(describe_step(step, m) + " is not yet available (trial " + name_ + ")");
     }
 
+    /// The wall time of the first record of global step `step`'s event file, of the
+    /// first worker (by name) that has one; nullopt when no worker does.
+    [[nodiscard]] std::optional<double> wall_time(std::int64_t step) const {
+        for (const std::string& worker : workers()) {
+            const std::string key = format::event_file_key(step, worker);
+            std::string header;
+            try {
+                header = storage_.read_range(key, 0, format::record_header_size);
+            } catch (const object_not_found&) {
+                continue;
+            }
+            const std::uint64_t length = format::detail::checked_record_length(header.data(), key, 0);
+            if (length > (std::uint64_t{1} << 30U)) {
+                throw format_error("record length " + std::to_string(length) + " is not plausible", key, 0);
+            }
+            const std::string record = storage_.read_range(key, 0, format::record_overhead + length);
+            const std::string_view payload = format::record_payload(record, key, 0);
+            return format::decode_event(payload, key, format::record_header_size).wall_time;
+        }
+        return std::nullopt;
+    }
+
     /// Reads and decodes the record `request` locates, checking it holds `tag`.
     /// With `hint`, the read is placed where the tensor's elements were last
     /// found (so that they are aligned and the value views them), and the hint is updated.
@@ -487,7 +496,7 @@ private:
     // The index files not read yet (in range), and in `listed` every new key seen.
     [[nodiscard]] std::vector<pending_index> list_new_index_files(std::vector<std::string>& listed) const {
         std::vector<pending_index> out;
-        for (std::string& key : list_index_keys(storage_, token_)) {
+        for (std::string& key : storage_.list(std::string(index_prefix), token_)) {
             if (key.size() < 5 || key.compare(key.size() - 5, 5, ".json") != 0) {
                 continue; // smdebug also skips what is not an index file (".csv" is a legacy format)
             }
@@ -510,23 +519,18 @@ private:
     // An index file's text, and the view the merge reads.
     struct loaded_index {
         std::string text;
-        std::unique_ptr<format::index_file> full; // when the fast path declined
-        index_view view;
+        std::deque<std::string> decoded; // its strings that had escapes
+        format::detail::index_view view;
     };
 
-    void read_index_file(index_file_reader<Storage>& reader, const std::string& key, loaded_index& out) const {
-        out.text = reader.read(key);
-        if (!parse_index_fast(out.text, out.view)) {
-            out.view = index_view{};
-            try {
-                out.full = std::make_unique<format::index_file>(
-                    format::parse_index_file(out.text, storage_.describe() + "/" + key));
-            } catch (const format_error& e) {
-                throw index_reader_error(std::string("empty or corrupt index file: ") + e.what());
-            }
-            out.view = view_of(*out.full);
+    void read_index_file(const std::string& key, loaded_index& out) const {
+        out.text = storage_.read(key);
+        try {
+            format::detail::parse_index_view(out.text, storage_.describe() + "/" + key, out.view, out.decoded);
+        } catch (const format_error& e) {
+            throw index_reader_error(std::string("empty or corrupt index file: ") + e.what());
         }
-        for (const location_view& loc : out.view.tensors) {
+        for (const format::detail::location_view& loc : out.view.tensors) {
             if (loc.length == 0 || loc.name.empty()) {
                 throw index_reader_error("index file " + storage_.describe() + "/" + key + ": an entry of tensor '" +
                                          std::string(loc.name) + "' with an empty name or a record of length 0");
@@ -580,7 +584,7 @@ private:
     }
 
     // smdebug's _add_tensor, for every entry of one index file.
-    void merge(const pending_index& where, const index_view& index, std::vector<tensor_record*>& hints) {
+    void merge(const pending_index& where, const format::detail::index_view& index, std::vector<tensor_record*>& hints) {
         if (index.tensors.empty() && index.shapes.empty()) {
             return; // smdebug records a step only through its tensors
         }
@@ -590,14 +594,14 @@ private:
             file = intern_file(index.event_file_name);
             event_file& f = files_[file];
             std::uint64_t extent = f.extent.load(std::memory_order_relaxed);
-            for (const location_view& loc : index.tensors) {
+            for (const format::detail::location_view& loc : index.tensors) {
                 extent = std::max(extent, loc.start + loc.length);
             }
             f.extent.store(extent, std::memory_order_relaxed);
             f.records.fetch_add(static_cast<std::uint32_t>(index.tensors.size()), std::memory_order_relaxed);
         }
         std::size_t position = 0;
-        for (const location_view& loc : index.tensors) {
+        for (const format::detail::location_view& loc : index.tensors) {
             const value_location at{file, loc.start, loc.length};
             if (loc.name.substr(0, format::reduction_prefix.size()) == format::reduction_prefix) {
                 if (auto reduced = format::parse_reduction_tensor_name(loc.name)) {
@@ -620,7 +624,7 @@ private:
         }
         // smdebug's reader lets a shape entry replace the value entry of the same
         // tensor; tdbg keeps both, so a value saved with its shape stays readable.
-        for (const shape_view& sh : index.shapes) {
+        for (const format::detail::shape_view& sh : index.shapes) {
             record_for(sh.name).at(where.step, worker, index.index_mode, index.mode_step).more().shape = sh.shape;
         }
         steps_.add(where.step, index.index_mode, index.mode_step, worker);
@@ -639,12 +643,13 @@ private:
         }
     }
 
-    Storage storage_;
+    any_storage storage_;
     std::string name_;
     step_range range_;
     trial_options options_;
     record_cache cache_;
     std::shared_ptr<std::atomic<bool>> refresh_flag_ = std::make_shared<std::atomic<bool>>(true);
+    std::shared_ptr<std::atomic<int>> refresh_pauses_ = std::make_shared<std::atomic<int>>(0);
 
     format::collections_file collections_;
     std::map<std::string, format::collection_spec> collection_map_;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "tdbg/hook/stop_marker.hpp"
+#include "tdbg/format/stop_marker.hpp"
 
 using namespace tdbg;
 

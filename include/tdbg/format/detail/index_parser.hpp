@@ -1,0 +1,245 @@
+#pragma once
+/// \file
+/// Index files read in one pass, as views into their text: the one parser of
+/// index files, behind both the trial (which keeps only what it merges) and
+/// format::parse_index_file (which copies the views out). Keys in any order,
+/// unknown keys ignored, strings with escapes decoded into the caller's store;
+/// every error names the file, the key and the byte offset.
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/format/detail/json_reader.hpp"
+
+namespace tdbg::format::detail {
+
+/// One tensor_payload entry, its name viewing the text (or the decoded store).
+struct location_view {
+    std::string_view name;
+    std::uint64_t start = 0;
+    std::uint64_t length = 0;
+};
+
+/// One shape_payload entry.
+struct shape_view {
+    std::string_view name;
+    std::optional<std::string_view> original_name; ///< absent from the file: smdebug's reader uses the name
+    std::vector<std::int64_t> shape;
+};
+
+/// An index file's contents, viewing the text it was read from.
+struct index_view {
+    mode index_mode = mode::global;
+    std::int64_t mode_step = 0;
+    std::string_view event_file_name;
+    std::vector<location_view> tensors;
+    std::vector<shape_view> shapes;
+};
+
+class index_parser {
+public:
+    index_parser(std::string_view text, std::string_view file, std::deque<std::string>& decoded)
+        : in_(text, file, "index file"), file_(file), decoded_(decoded) {}
+
+    void parse(index_view& out) {
+        bool has_meta = false;
+        in_.begin_object();
+        std::string_view key;
+        while (in_.next_key(key)) {
+            if (key == "meta") {
+                read_meta(out);
+                has_meta = true;
+            } else if (key == "tensor_payload") {
+                read_tensors(out.tensors);
+            } else if (key == "shape_payload") {
+                read_shapes(out.shapes);
+            } else {
+                in_.skip_value();
+            }
+        }
+        in_.finish();
+        if (!has_meta) {
+            fail("meta", "is missing");
+        }
+        if (!out.tensors.empty() && out.event_file_name.empty()) {
+            fail("meta.event_file_name", "is missing, but tensor_payload lists records");
+        }
+    }
+
+private:
+    [[noreturn]] void fail(std::string_view path, std::string_view why) const {
+        throw format_error(fmt::format("index file: key '{}' {}", path, why), std::string(file_), in_.offset());
+    }
+
+    // The string's view, made to last as long as the text: escapes were decoded into the reader's buffer.
+    std::string_view lasting(std::string_view s) {
+        return in_.string_in_text() ? s : std::string_view(decoded_.emplace_back(s));
+    }
+
+    std::string_view string_at(std::string_view path) {
+        if (in_.peek() != json_reader::value_kind::string) {
+            fail(path, "must be a string");
+        }
+        return lasting(in_.read_string());
+    }
+
+    std::int64_t integer_at(std::string_view path) {
+        if (in_.peek() != json_reader::value_kind::number) {
+            fail(path, "must be an integer");
+        }
+        const json_number n = in_.read_number();
+        if (n.type != json_number::kind::integer) {
+            fail(path, "must be an integer that fits 64 bits");
+        }
+        return n.integer;
+    }
+
+    std::uint64_t unsigned_at(std::string_view path) {
+        if (in_.peek() != json_reader::value_kind::number) {
+            fail(path, "must be a non-negative integer");
+        }
+        const json_number n = in_.read_number();
+        if (n.type == json_number::kind::unsigned_integer) {
+            return n.unsigned_integer;
+        }
+        if (n.type != json_number::kind::integer || n.integer < 0) {
+            fail(path, "must be a non-negative integer");
+        }
+        return static_cast<std::uint64_t>(n.integer);
+    }
+
+    void expect_kind(json_reader::value_kind kind, std::string_view path, std::string_view what) {
+        if (in_.peek() != kind) {
+            fail(path, fmt::format("must be {}", what));
+        }
+    }
+
+    void read_meta(index_view& out) {
+        expect_kind(json_reader::value_kind::object, "meta", "an object");
+        bool has_mode = false;
+        bool has_mode_step = false;
+        in_.begin_object();
+        std::string_view key;
+        while (in_.next_key(key)) {
+            if (key == "mode") {
+                const std::string_view text = string_at("meta.mode");
+                const auto m = try_parse_mode(text);
+                if (!m) {
+                    fail("meta.mode", fmt::format("must be TRAIN, EVAL, PREDICT or GLOBAL, found '{}'", text.substr(0, 100)));
+                }
+                out.index_mode = *m;
+                has_mode = true;
+            } else if (key == "mode_step") {
+                out.mode_step = integer_at("meta.mode_step");
+                has_mode_step = true;
+            } else if (key == "event_file_name") {
+                out.event_file_name = string_at("meta.event_file_name");
+            } else {
+                in_.skip_value();
+            }
+        }
+        if (!has_mode) {
+            fail("meta.mode", "is missing");
+        }
+        if (!has_mode_step) {
+            fail("meta.mode_step", "is missing");
+        }
+    }
+
+    void read_tensors(std::vector<location_view>& out) {
+        expect_kind(json_reader::value_kind::array, "tensor_payload", "a list");
+        out.clear();
+        in_.begin_array();
+        while (in_.next_item()) {
+            const std::string path = fmt::format("tensor_payload[{}]", out.size());
+            expect_kind(json_reader::value_kind::object, path, "an object");
+            location_view loc;
+            bool name = false;
+            bool start = false;
+            bool length = false;
+            in_.begin_object();
+            std::string_view key;
+            while (in_.next_key(key)) {
+                if (key == "tensorname") {
+                    loc.name = string_at(path + ".tensorname");
+                    name = true;
+                } else if (key == "start_idx") {
+                    loc.start = unsigned_at(path + ".start_idx");
+                    start = true;
+                } else if (key == "length") {
+                    loc.length = unsigned_at(path + ".length");
+                    length = true;
+                } else {
+                    in_.skip_value();
+                }
+            }
+            if (!name || !start || !length) {
+                fail(path + (!name ? ".tensorname" : !start ? ".start_idx" : ".length"), "is missing");
+            }
+            out.push_back(loc);
+        }
+    }
+
+    void read_shapes(std::vector<shape_view>& out) {
+        expect_kind(json_reader::value_kind::array, "shape_payload", "a list");
+        out.clear();
+        in_.begin_array();
+        while (in_.next_item()) {
+            const std::string path = fmt::format("shape_payload[{}]", out.size());
+            expect_kind(json_reader::value_kind::object, path, "an object");
+            shape_view entry;
+            bool name = false;
+            bool shape = false;
+            in_.begin_object();
+            std::string_view key;
+            while (in_.next_key(key)) {
+                if (key == "tensorname") {
+                    entry.name = string_at(path + ".tensorname");
+                    name = true;
+                } else if (key == "originalname") {
+                    entry.original_name = string_at(path + ".originalname");
+                } else if (key == "shape") {
+                    expect_kind(json_reader::value_kind::array, path + ".shape", "a list");
+                    entry.shape.clear();
+                    in_.begin_array();
+                    while (in_.next_item()) {
+                        const std::string dim_path = fmt::format("{}.shape[{}]", path, entry.shape.size());
+                        const std::int64_t size = integer_at(dim_path);
+                        if (size < 0) {
+                            fail(dim_path, fmt::format("must not be negative, found {}", size));
+                        }
+                        entry.shape.push_back(size);
+                    }
+                    shape = true;
+                } else {
+                    in_.skip_value();
+                }
+            }
+            if (!name || !shape) {
+                fail(path + (!name ? ".tensorname" : ".shape"), "is missing");
+            }
+            out.push_back(std::move(entry));
+        }
+    }
+
+    json_reader in_;
+    std::string_view file_;
+    std::deque<std::string>& decoded_;
+};
+
+/// Reads the index file `text` (named `file` in errors) into `out`, which views
+/// `text` and, for strings with escapes, `decoded`. Throws format_error.
+inline void parse_index_view(std::string_view text, std::string_view file, index_view& out,
+                             std::deque<std::string>& decoded) {
+    index_parser(text, file, decoded).parse(out);
+}
+
+} // namespace tdbg::format::detail

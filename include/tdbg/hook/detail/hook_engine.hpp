@@ -1,0 +1,630 @@
+#pragma once
+/// \file
+/// What a hook is made of, behind the public class (hook/hook.hpp):
+///   - collection_selection (selection.hpp): which collections save a tensor now;
+///   - step_clock: the global step and each mode's step;
+///   - export_schedule: when the collections file is queued again;
+///   - the writer (writer.hpp): background threads and their queue;
+/// and hook_engine, which holds them and is the one place of the step
+/// protocol: what begin_step, end_step and close do, in which order, with
+/// the writer and with errors.
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <complex>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/detail/utf8.hpp"
+#include "tdbg/core/error.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/core/tensor_value.hpp"
+#include "tdbg/format/collections_file.hpp"
+#include "tdbg/format/event.hpp"
+#include "tdbg/format/layout.hpp"
+#include "tdbg/format/stop_marker.hpp"
+#include "tdbg/hook/collection.hpp"
+#include "tdbg/hook/detail/buffer_pool.hpp"
+#include "tdbg/hook/detail/selection.hpp"
+#include "tdbg/hook/options.hpp"
+#include "tdbg/hook/worker.hpp"
+#include "tdbg/hook/writer.hpp"
+#include "tdbg/reduce/compute.hpp"
+#include "tdbg/storage/local_storage.hpp"
+#include "tdbg/storage/storage.hpp"
+
+namespace tdbg::detail {
+
+/// smdebug's _clean_tag for TensorBoard tags: characters other than
+/// [-/\w.] become '_', leading slashes go.
+inline std::string clean_tensorboard_tag(std::string_view name) {
+    std::string out;
+    out.reserve(name.size());
+    for (const char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                        c == '-' || c == '/' || c == '.' || u >= 0x80;
+        out.push_back(ok ? c : '_');
+    }
+    const auto first = out.find_first_not_of('/');
+    return first == std::string::npos ? std::string() : out.substr(first);
+}
+
+inline double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+/// Throws invalid_name unless `name` can name a tensor: not empty, UTF-8 (names go
+/// into JSON files, which hold UTF-8 only), no NUL byte.
+inline void check_tensor_name(std::string_view name) {
+    if (name.empty()) {
+        throw invalid_name("tdbg::hook: an empty tensor name");
+    }
+    if (const auto at = invalid_utf8_at(name); at != std::string_view::npos) {
+        throw invalid_name(fmt::format("tensor name is not valid UTF-8 at byte {}", at));
+    }
+    if (name.find('\0') != std::string_view::npos) {
+        throw invalid_name("tensor name contains a NUL byte");
+    }
+}
+
+/// The global step and each mode's step, as smdebug's _increment_step and
+/// set_mode keep them: every counter starts at -1; begin() advances the
+/// global step and the current mode's, and GLOBAL's follows the global step.
+class step_clock {
+public:
+    [[nodiscard]] mode current() const noexcept { return mode_; }
+    [[nodiscard]] std::int64_t global() const noexcept { return step_; }
+    [[nodiscard]] std::int64_t mode_step(mode m) const noexcept { return mode_steps_[index(m)]; }
+    [[nodiscard]] std::int64_t mode_step() const noexcept { return mode_step(mode_); }
+    /// True between begin() and end().
+    [[nodiscard]] bool open() const noexcept { return open_; }
+
+    void set_mode(mode m) noexcept { mode_ = m; }
+    void begin() noexcept {
+        ++step_;
+        ++mode_steps_[index(mode_)];
+        if (mode_ != mode::global) {
+            mode_steps_[index(mode::global)] = step_;
+        }
+        open_ = true;
+    }
+    /// Closes the step; false when none was open.
+    bool end() noexcept { return std::exchange(open_, false); }
+
+private:
+    static std::size_t index(mode m) noexcept { return static_cast<std::size_t>(m) - 1; }
+
+    mode mode_ = mode::global;
+    std::int64_t step_ = -1;
+    std::array<std::int64_t, 4> mode_steps_{-1, -1, -1, -1};
+    bool open_ = false;
+};
+
+/// When the collections file is queued: before the first index file (a run whose
+/// first index file is published can always be opened), at close when the
+/// collections learned names since, and again after a writer error (the file may
+/// be what failed, a full disk say).
+class export_schedule {
+public:
+    [[nodiscard]] bool due_at_step_end(bool step_wrote, std::uint64_t writer_errors) const noexcept {
+        return step_wrote && (!exported_ || writer_errors != errors_at_export_);
+    }
+    [[nodiscard]] bool due_at_close(std::uint64_t version, std::uint64_t writer_errors) const noexcept {
+        return !exported_ || version != version_at_export_ || writer_errors != errors_at_export_;
+    }
+    /// The file of `version` was queued when the writer had seen `writer_errors` errors.
+    void queued(std::uint64_t version, std::uint64_t writer_errors) noexcept {
+        exported_ = true;
+        version_at_export_ = version;
+        errors_at_export_ = writer_errors;
+    }
+
+private:
+    bool exported_ = false;
+    std::uint64_t version_at_export_ = 0;
+    std::uint64_t errors_at_export_ = 0;
+};
+
+/// Everything behind a tdbg::hook (see the file comment).
+class hook_engine {
+public:
+    hook_engine(any_storage storage, hook_options options)
+        : storage_(std::move(storage)), options_(std::move(options)), selection_(validated(options_)) {
+        worker_ = detect_worker();
+        if (options_.worker) {
+            worker_.name = *options_.worker;
+            worker_.source = "options";
+        }
+        if (options_.num_workers) {
+            if (*options_.num_workers < 1) {
+                throw config_error(
+                    fmt::format("hook_options.num_workers must be at least 1, found {}", *options_.num_workers));
+            }
+            worker_.size = *options_.num_workers;
+        }
+        format::validate_worker_name(worker_.name);
+        if (storage_.exists(std::string(format::end_marker_key))) {
+            throw config_error(fmt::format("the run at {} has ended already (it holds {}); write to a new directory",
+                                           storage_.describe(), format::end_marker_key));
+        }
+        const bool chief = worker_.name == worker_name(0);
+        if (!options_.dry_run && (options_.include_workers == workers_to_save::all || chief)) {
+            writer_options w;
+            w.worker = worker_.name;
+            w.max_queue_bytes = options_.max_queue_bytes;
+            w.on_full_queue = options_.on_full_queue;
+            w.nice = options_.writer_nice;
+            w.data_threads = options_.writer_threads;
+            if (exports_tensorboard()) {
+                w.tensorboard_put = tensorboard_target();
+            }
+            pool_ = std::make_shared<buffer_pool>(options_.max_queue_bytes);
+            writer_ = std::make_unique<async_writer>(storage_, std::move(w));
+        }
+    }
+
+    hook_engine(const hook_engine&) = delete;
+    hook_engine& operator=(const hook_engine&) = delete;
+    hook_engine(hook_engine&&) = delete;
+    hook_engine& operator=(hook_engine&&) = delete;
+    ~hook_engine() = default;
+
+    // ---- collections --------------------------------------------------------
+
+    [[nodiscard]] collection_selection& selection() noexcept { return selection_; }
+
+    // ---- the step protocol ----------------------------------------------------
+
+    void set_mode(mode m) {
+        check_open("set_mode");
+        end_step();
+        clock_.set_mode(m);
+    }
+
+    /// Publishes the previous step, looks for the stop marker, then advances the clock.
+    void begin_step() {
+        check_open("begin_step");
+        end_step();
+        check_stop_marker();
+        clock_.begin();
+        step_wrote_ = false;
+    }
+
+    /// Publishes the current step: its scalars, the collections file when due, then
+    /// the step's end (its event file, index file and TensorBoard files). A writer
+    /// error is reported after that, so that what the step queued keeps its place
+    /// before later steps and the end marker.
+    void end_step() {
+        if (!clock_.end()) {
+            return;
+        }
+        std::exception_ptr pending;
+        try {
+            rethrow_writer_error();
+        } catch (...) {
+            pending = std::current_exception();
+        }
+        try {
+            write_scalars();
+            if (writer_) {
+                if (exports_.due_at_step_end(step_wrote_, writer_->errors_seen())) {
+                    queue_collections_file();
+                }
+                writer_->push(write_items::step_end{clock_.global()});
+            }
+        } catch (...) {
+            if (!pending) {
+                throw;
+            }
+            // A later writer error: the earlier one is reported first (both are in errors_seen()).
+        }
+        if (pending) {
+            std::rethrow_exception(pending);
+        }
+    }
+
+    /// Publishes the current step, the collections file and the end marker, and
+    /// stops the writer; the first error is rethrown after all of it was tried.
+    void close() {
+        if (closed_) {
+            return;
+        }
+        std::exception_ptr first;
+        auto keep_first = [&] {
+            if (!first) {
+                first = std::current_exception();
+            }
+        };
+        try {
+            end_step();
+        } catch (...) {
+            keep_first();
+        }
+        closed_ = true;
+        try {
+            if (writer_ && exports_.due_at_close(selection_.version(), writer_->errors_seen())) {
+                queue_collections_file();
+            }
+            if (!options_.dry_run && std::getenv("TRAINING_JOB_NAME") == nullptr) {
+                // smdebug leaves the end marker to SageMaker in its jobs; every worker writes it otherwise.
+                if (writer_) {
+                    writer_->push(write_items::object{std::string(format::end_marker_key), std::string()});
+                } else {
+                    storage_.put(std::string(format::end_marker_key), std::string_view());
+                }
+            }
+        } catch (...) {
+            keep_first();
+        }
+        if (writer_) {
+            try {
+                writer_->close();
+            } catch (...) {
+                keep_first();
+            }
+        }
+        if (first) {
+            std::rethrow_exception(first);
+        }
+    }
+
+    /// Waits until the writer has written everything queued so far; rethrows its error.
+    void flush() {
+        rethrow_writer_error();
+        if (writer_) {
+            writer_->flush();
+        }
+    }
+
+    [[nodiscard]] const step_clock& clock() const noexcept { return clock_; }
+    [[nodiscard]] bool closed() const noexcept { return closed_; }
+
+    // ---- saving ---------------------------------------------------------------
+
+    /// True when some saved collection saves at this step.
+    [[nodiscard]] bool is_saving_step() {
+        return clock_.open() && selection_.any_saves(clock_.current(), clock_.mode_step());
+    }
+
+    /// True when `name` would be saved at this step.
+    [[nodiscard]] bool should_save(std::string_view name) {
+        return clock_.open() && !selection_.active(name, clock_.current(), clock_.mode_step()).empty();
+    }
+
+    /// Checks that `name` can be saved now and adds it to `collections`; returns
+    /// true when it is saved at this step (save_prepared then saves it).
+    bool prepare_save(std::string_view name, std::initializer_list<std::string_view> collections) {
+        check_saving(name);
+        selection_.add_explicit(name, collections);
+        active_ = selection_.active(name, clock_.current(), clock_.mode_step());
+        return !active_.empty();
+    }
+
+    /// Saves `value` as `name` in the collections prepare_save found (smdebug's
+    /// _write_for_tensor: shape, reductions, histogram, raw tensor, scalar summary).
+    void save_prepared(std::string_view name, const tensor_value& value) {
+        if (!writer_) {
+            return;
+        }
+        const std::vector<std::size_t> active = std::move(active_);
+        const double wall_time = now_seconds();
+        const std::string tensor_name(name);
+        bool save_raw = false;
+        bool save_shape = false;
+        for (const std::size_t i : active) {
+            save_raw = save_raw || selection_.at(i).reductions.save_raw_tensor;
+            save_shape = save_shape || selection_.at(i).reductions.save_shape;
+        }
+        if (save_shape) {
+            format::shape_entry s;
+            s.tensorname = tensor_name;
+            s.originalname = tensor_name;
+            s.shape.assign(value.shape().begin(), value.shape().end());
+            writer_->push(write_items::shape{clock_.global(), clock_.current(), clock_.mode_step(), std::move(s)});
+            step_wrote_ = true;
+        }
+        if (value.size() != 0) {
+            write_reductions(tensor_name, value, active, wall_time);
+        }
+        std::optional<tensor_value> owned;
+        auto owned_value = [&]() -> const tensor_value& {
+            if (!owned) {
+                owned = value.owns_data() ? value : pool_->copy(value);
+            }
+            return *owned;
+        };
+        const bool tensorboard = exports_tensorboard();
+        if (tensorboard && value.nbytes() != 0 && value.type() != dtype::boolean) {
+            for (const std::size_t i : active) {
+                const auto& e = selection_.at(i);
+                if (e.histogram && !is_raw_only_collection(e.coll.name())) {
+                    writer_->push(write_items::tb_histogram{clock_.current(), clock_.global(), wall_time,
+                                                            clean_tensorboard_tag(e.coll.name() + "/" + tensor_name),
+                                                            owned_value()});
+                    break;
+                }
+            }
+        }
+        // smdebug writes no record for an empty tensor.
+        if (save_raw && value.nbytes() != 0) {
+            push_record(make_event(tensor_name, owned_value(), wall_time));
+        }
+        if (tensorboard && value.size() == 1) {
+            for (const std::size_t i : active) {
+                if (is_scalar_collection(selection_.at(i).coll.name())) {
+                    writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), wall_time,
+                                                         clean_tensorboard_tag(tensor_name),
+                                                         static_cast<float>(scalar_as_double(value))});
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Queues `scalar/<name>` for the end of this step, whatever the save configs say.
+    void save_scalar(std::string_view name, double value) {
+        check_saving(name);
+        scalars_.push_back(pending_scalar{"scalar/" + std::string(name), value, now_seconds()});
+    }
+
+    // ---- information -------------------------------------------------------------
+
+    [[nodiscard]] const worker_info& worker() const noexcept { return worker_; }
+    [[nodiscard]] const hook_options& options() const noexcept { return options_; }
+    [[nodiscard]] const any_storage& storage() const noexcept { return storage_; }
+    [[nodiscard]] async_writer* writer() const noexcept { return writer_.get(); }
+    [[nodiscard]] const std::optional<stop_request>& stop() const noexcept { return stop_; }
+
+private:
+    struct pending_scalar {
+        std::string name;
+        double value = 0;
+        double wall_time = 0;
+    };
+
+    static const hook_options& validated(const hook_options& options) {
+        if (options.reduction_config) {
+            options.reduction_config->validate();
+        }
+        return options;
+    }
+
+    [[nodiscard]] bool exports_tensorboard() const noexcept {
+        return options_.export_tensorboard || !options_.tensorboard_dir.empty();
+    }
+
+    // TensorBoard files go inside the run for a relative (or empty) directory,
+    // and to the local filesystem for an absolute one.
+    std::function<void(const std::string&, const std::string&)> tensorboard_target() {
+        const std::string dir = options_.tensorboard_dir.empty() ? std::string("tensorboard") : options_.tensorboard_dir;
+        if (!dir.empty() && dir.front() == '/') {
+            const any_storage local = local_storage(dir);
+            return [local](const std::string& key, const std::string& bytes) { local.put(key, bytes); };
+        }
+        std::string prefix = dir;
+        while (!prefix.empty() && prefix.back() == '/') {
+            prefix.pop_back();
+        }
+        validate_key(prefix);
+        const any_storage run = storage_;
+        return [run, prefix](const std::string& key, const std::string& bytes) { run.put(prefix + "/" + key, bytes); };
+    }
+
+    void check_open(const char* what) const {
+        if (closed_) {
+            throw usage_error(fmt::format("tdbg::hook::{} after close()", what));
+        }
+    }
+
+    void check_saving(std::string_view name) {
+        check_open("save");
+        rethrow_writer_error();
+        if (!clock_.open()) {
+            throw usage_error(fmt::format("tdbg::hook: cannot save '{}': no step is open (call begin_step() {})", name,
+                                          clock_.global() < 0 ? "before saving)" : "at the start of each step)"));
+        }
+        if (checked_names_.count(std::string(name)) == 0) {
+            check_tensor_name(name);
+            checked_names_.emplace(name);
+        }
+    }
+
+    void rethrow_writer_error() {
+        if (writer_) {
+            writer_->rethrow_if_failed();
+        }
+    }
+
+    format::tensor_event make_event(std::string tag, tensor_value value, double wall_time) const {
+        format::tensor_event ev;
+        ev.step = clock_.global();
+        ev.wall_time = wall_time;
+        ev.tag = std::move(tag);
+        ev.value = std::move(value);
+        ev.mode = clock_.current();
+        ev.mode_step = clock_.mode_step();
+        return ev;
+    }
+
+    // Each reduction once, in smdebug's order over the collections; a
+    // collection's compiled kernel computes its whole list in one pass, the
+    // rest goes through one runtime pass.
+    void write_reductions(const std::string& name, const tensor_value& value, const std::vector<std::size_t>& active,
+                          double wall_time) {
+        std::vector<reduction> order;
+        std::vector<std::optional<tensor_value>> results;
+        for (const std::size_t i : active) {
+            const auto& e = selection_.at(i);
+            if (is_scalar_collection(e.coll.name())) {
+                continue; // smdebug's SCALAR_COLLECTIONS get no reductions
+            }
+            const auto wanted = e.reductions.all();
+            std::vector<std::size_t> fresh;
+            for (std::size_t k = 0; k < wanted.size(); ++k) {
+                if (std::find(order.begin(), order.end(), wanted[k]) == order.end()) {
+                    order.push_back(wanted[k]);
+                    results.emplace_back();
+                    fresh.push_back(k);
+                }
+            }
+            const bool own_kernel = e.coll.kernel() && !fresh.empty() && e.coll.reduction_config() &&
+                                    *e.coll.reduction_config() == e.reductions;
+            if (own_kernel) {
+                std::vector<tensor_value> computed;
+                try {
+                    computed = e.coll.kernel()(value);
+                } catch (const dtype_mismatch&) {
+                    computed.clear(); // no reductions of this dtype, as smdebug skips what numpy refuses
+                }
+                if (computed.size() == wanted.size()) {
+                    for (const std::size_t k : fresh) {
+                        const auto pos =
+                            static_cast<std::size_t>(std::find(order.begin(), order.end(), wanted[k]) - order.begin());
+                        results[pos] = std::move(computed[k]);
+                    }
+                }
+            }
+        }
+        if (order.empty()) {
+            return;
+        }
+        std::vector<reduction> missing;
+        for (std::size_t k = 0; k < order.size(); ++k) {
+            if (!results[k]) {
+                missing.push_back(order[k]);
+            }
+        }
+        if (!missing.empty()) {
+            std::vector<tensor_value> computed;
+            try {
+                computed = compute_reductions(value, missing);
+            } catch (const dtype_mismatch&) {
+                computed.clear();
+            }
+            std::size_t next = 0;
+            for (std::size_t k = 0; k < order.size() && next < computed.size(); ++k) {
+                if (!results[k]) {
+                    results[k] = std::move(computed[next++]);
+                }
+            }
+        }
+        for (std::size_t k = 0; k < order.size(); ++k) {
+            if (!results[k]) {
+                continue;
+            }
+            // smdebug's core hook stores a reduction as shape (1,).
+            const tensor_value& r = *results[k];
+            tensor_value stored = tensor_value::from_bytes(r.type(), {1}, r.bytes());
+            push_record(make_event(format::reduction_tensor_name(order[k], name), std::move(stored), wall_time));
+        }
+    }
+
+    // Queues one record of this step's event file; the first one lets the
+    // writer open the file ahead, while it may still write the previous step.
+    void push_record(format::tensor_event ev) {
+        if (prepared_step_ != clock_.global()) {
+            writer_->prepare_step(clock_.global());
+            prepared_step_ = clock_.global();
+        }
+        if (writer_->push(write_items::tensor{std::move(ev)})) {
+            step_wrote_ = true;
+        }
+    }
+
+    static double scalar_as_double(const tensor_value& value) {
+        return visit_dtype(value.type(), [&](auto tag) -> double {
+            using T = typename decltype(tag)::type;
+            if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::complex<float>> ||
+                          std::is_same_v<T, std::complex<double>>) {
+                return 0.0;
+            } else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+                return static_cast<double>(value.data_as<T>()[0].value());
+            } else {
+                return static_cast<double>(value.data_as<T>()[0]);
+            }
+        });
+    }
+
+    // smdebug's _write_scalars: at the end of the step, into the step's files.
+    void write_scalars() {
+        std::vector<pending_scalar> scalars = std::move(scalars_);
+        scalars_.clear();
+        if (!writer_) {
+            return;
+        }
+        const bool tensorboard = exports_tensorboard();
+        for (pending_scalar& s : scalars) {
+            if (tensorboard) {
+                writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), s.wall_time,
+                                                     clean_tensorboard_tag(s.name), static_cast<float>(s.value)});
+            }
+            push_record(make_event(s.name, tensor_value(std::vector<double>{s.value}), s.wall_time));
+        }
+    }
+
+    void queue_collections_file() {
+        const int workers = options_.include_workers == workers_to_save::all ? worker_.size : 1;
+        const std::uint64_t version = selection_.version();
+        const std::string text = format::to_json(selection_.to_file(workers));
+        // Counted before the push: should this very file fail, the count moves on and the next step exports again.
+        const std::uint64_t errors_before = writer_->errors_seen();
+        writer_->push(write_items::object{format::collections_file_key(worker_.name), text});
+        exports_.queued(version, errors_before);
+    }
+
+    void check_stop_marker() {
+        if (stop_) {
+            return;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (last_stop_check_ && now - *last_stop_check_ < options_.stop_check_interval) {
+            return;
+        }
+        last_stop_check_ = now;
+        const std::string key(format::stop_marker_key);
+        if (!storage_.exists(key)) {
+            return;
+        }
+        std::string text;
+        try {
+            text = storage_.read(key);
+        } catch (const storage_error&) {
+            // Present but unreadable (being replaced): its presence is the request.
+        }
+        stop_ = parse_stop_marker(text);
+    }
+
+    any_storage storage_;
+    hook_options options_;
+    worker_info worker_;
+    collection_selection selection_;
+    step_clock clock_;
+    export_schedule exports_;
+    bool closed_ = false;
+    bool step_wrote_ = false;          // the current step queued a record or a shape
+    std::int64_t prepared_step_ = -1;  // the last step whose event file the writer was told to open
+    std::vector<std::size_t> active_;  // prepare_save's collections, for save_prepared
+    std::set<std::string> checked_names_;
+    std::vector<pending_scalar> scalars_;
+    std::optional<std::chrono::steady_clock::time_point> last_stop_check_;
+    std::optional<stop_request> stop_;
+    std::shared_ptr<buffer_pool> pool_;
+    std::unique_ptr<async_writer> writer_;
+};
+
+} // namespace tdbg::detail

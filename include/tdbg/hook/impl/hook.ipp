@@ -1,0 +1,101 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/hook/hook.hpp: the public hook forwards to its engine
+/// (hook/detail/hook_engine.hpp).
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/hook/detail/hook_engine.hpp"
+#include "tdbg/hook/hook.hpp"
+#include "tdbg/hook/json_config.hpp"
+#include "tdbg/storage/open.hpp"
+
+namespace tdbg {
+
+namespace detail {
+
+inline any_storage storage_of(const hook_options& options) {
+    if (options.out_dir.empty()) {
+        throw config_error("hook_options.out_dir is empty: the hook needs a run directory");
+    }
+    return open_storage(options.out_dir);
+}
+
+} // namespace detail
+
+TDBG_DECL hook::hook(const hook_options& options) : hook(detail::storage_of(options), options) {}
+
+TDBG_DECL hook::hook(any_storage storage, hook_options options)
+    : engine_(std::make_unique<detail::hook_engine>(std::move(storage), std::move(options))) {}
+
+TDBG_DECL hook::~hook() {
+    try {
+        close();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "tdbg::hook: error while closing: %s\n", e.what());
+    } catch (...) {
+        std::fprintf(stderr, "tdbg::hook: unknown error while closing\n");
+    }
+}
+
+TDBG_DECL std::unique_ptr<hook> hook::create_from_json_file(const std::string& file) {
+    return std::make_unique<hook>(load_hook_config(file));
+}
+
+TDBG_DECL std::unique_ptr<hook> hook::create_from_environment() {
+    auto options = hook_config_from_environment();
+    return options ? std::make_unique<hook>(std::move(*options)) : nullptr;
+}
+
+TDBG_DECL collection& hook::get_collection(std::string_view name) { return engine_->selection().get(name); }
+TDBG_DECL const collection* hook::find_collection(std::string_view name) const { return engine_->selection().find(name); }
+TDBG_DECL void hook::add_collection(collection c) { engine_->selection().add(std::move(c)); }
+TDBG_DECL std::vector<std::string> hook::collection_names() const { return engine_->selection().names(); }
+TDBG_DECL bool hook::is_collection_included(std::string_view name) const { return engine_->selection().is_included(name); }
+
+TDBG_DECL void hook::set_mode(tdbg::mode m) { engine_->set_mode(m); }
+TDBG_DECL tdbg::mode hook::current_mode() const noexcept { return engine_->clock().current(); }
+TDBG_DECL std::int64_t hook::global_step() const noexcept { return engine_->clock().global(); }
+TDBG_DECL std::int64_t hook::mode_step() const noexcept { return engine_->clock().mode_step(); }
+TDBG_DECL std::int64_t hook::mode_step(tdbg::mode m) const noexcept { return engine_->clock().mode_step(m); }
+TDBG_DECL void hook::begin_step() { engine_->begin_step(); }
+TDBG_DECL void hook::end_step() { engine_->end_step(); }
+
+TDBG_DECL bool hook::is_saving_step() { return engine_->is_saving_step(); }
+TDBG_DECL bool hook::should_save_tensor(std::string_view name) { return engine_->should_save(name); }
+
+TDBG_DECL void hook::save_tensor(std::string_view name, const tensor_value& value,
+                                 std::initializer_list<std::string_view> collections) {
+    if (engine_->prepare_save(name, collections)) {
+        engine_->save_prepared(name, value);
+    }
+}
+
+TDBG_DECL bool hook::prepare_save(std::string_view name, std::initializer_list<std::string_view> collections) {
+    return engine_->prepare_save(name, collections);
+}
+TDBG_DECL void hook::save_prepared(std::string_view name, const tensor_value& value) { engine_->save_prepared(name, value); }
+TDBG_DECL void hook::save_scalar(std::string_view name, double value) { engine_->save_scalar(name, value); }
+
+TDBG_DECL void hook::flush() { engine_->flush(); }
+TDBG_DECL void hook::close() { engine_->close(); }
+TDBG_DECL bool hook::should_stop() const noexcept { return engine_->stop().has_value(); }
+TDBG_DECL const std::optional<tdbg::stop_request>& hook::stop_request() const noexcept { return engine_->stop(); }
+
+TDBG_DECL const std::string& hook::worker() const noexcept { return engine_->worker().name; }
+TDBG_DECL int hook::num_workers() const noexcept { return engine_->worker().size; }
+TDBG_DECL bool hook::is_writing() const noexcept { return engine_->writer() != nullptr; }
+TDBG_DECL std::uint64_t hook::dropped_tensors() const { return engine_->writer() ? engine_->writer()->dropped() : 0; }
+TDBG_DECL std::pair<double, double> hook::writer_cpu_seconds() const noexcept {
+    return engine_->writer() ? engine_->writer()->thread_cpu_seconds() : std::pair<double, double>{0.0, 0.0};
+}
+TDBG_DECL std::size_t hook::queued_bytes() const { return engine_->writer() ? engine_->writer()->queued_bytes() : 0; }
+TDBG_DECL const any_storage& hook::storage() const noexcept { return engine_->storage(); }
+TDBG_DECL const hook_options& hook::options() const noexcept { return engine_->options(); }
+
+} // namespace tdbg

@@ -1,0 +1,71 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/check_input_images.hpp.
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/rules/builtin/check_input_images.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL check_input_images::check_input_images(trial base, const rule_params& params)
+    : rule(std::move(base), params), threshold_mean_(params.get("threshold_mean", 0.2)),
+      threshold_samples_(params.get<std::int64_t>("threshold_samples", 500)),
+      images_({}, {params.get("regex", ".*hybridsequential0_input_0")}, false),
+      channel_(params.get<std::int64_t>("channel", 1)) {
+    if (channel_ < 1) {
+        throw config_error("rule CheckInputImages: parameter 'channel' must be at least 1 (dimension 0 is the batch)");
+    }
+}
+
+TDBG_DECL verdict check_input_images::invoke_at_step(std::int64_t step) {
+    bool evaluated = false;
+    for (const std::string& image_name : images_.names(base_trial())) {
+        tensor_value v;
+        try {
+            v = value(image_name, step);
+        } catch (const tensor_unavailable_for_step&) {
+            continue;
+        }
+        const auto& shape = v.shape();
+        const auto c = static_cast<std::size_t>(channel_);
+        if (!is_real_valued(v.type()) || shape.size() <= c || v.size() == 0) {
+            continue;
+        }
+        evaluated = true;
+        std::size_t inner = 1;
+        for (std::size_t d = c + 1; d < shape.size(); ++d) {
+            inner *= shape[d];
+        }
+        const std::size_t channels = shape[c];
+        const std::vector<double> x = to_doubles(v);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            auto& s = channels_[(i / inner) % channels];
+            s.first += x[i];
+            s.second += 1;
+        }
+        samples_ += static_cast<std::int64_t>(shape[0]);
+    }
+    if (!evaluated) {
+        throw tensor_unavailable_for_step(fmt::format("rule CheckInputImages: no input images at step {}", step));
+    }
+    if (samples_ < threshold_samples_) {
+        return false;
+    }
+    for (const auto& [channel, s] : channels_) {
+        const double mean = s.first / static_cast<double>(s.second);
+        if (std::fabs(mean) > threshold_mean_) {
+            return condition_met(fmt::format("channel {} has mean {:.6g} over {} images", channel, mean, samples_));
+        }
+    }
+    return false;
+}
+
+} // namespace tdbg::rules

@@ -1,0 +1,79 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/class_imbalance.hpp.
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/rules/builtin/class_imbalance.hpp"
+#include "tdbg/rules/detail/activity.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL class_imbalance::class_imbalance(trial base, const rule_params& params)
+    : rule(std::move(base), params), threshold_imbalance_(params.get("threshold_imbalance", 10.0)),
+      threshold_misprediction_(params.get("threshold_misprediction", 0.7)),
+      samples_(params.get<std::int64_t>("samples", 500)), argmax_(params.get("argmax", false)),
+      labels_({}, {params.get("labels_regex", ".*labels")}, false),
+      predictions_({}, {params.get("predictions_regex", ".*predictions")}, false) {}
+
+TDBG_DECL verdict class_imbalance::invoke_at_step(std::int64_t step) {
+    const auto labels = values_at(labels_, step);
+    const auto predictions = values_at(predictions_, step);
+    const std::size_t pairs = std::min(labels.size(), predictions.size());
+    if (pairs == 0) {
+        throw tensor_unavailable_for_step(fmt::format("rule ClassImbalance: no labels and predictions at step {}", step));
+    }
+    for (std::size_t i = 0; i < pairs; ++i) {
+        const auto l = detail::class_ids(labels[i], false);
+        const auto p = detail::class_ids(predictions[i], argmax_);
+        for (std::size_t k = 0; k < l.size(); ++k) {
+            auto& c = counts_[l[k]];
+            ++c.samples;
+            if (k < p.size() && p[k] != l[k]) {
+                ++c.mispredicted;
+            }
+            ++total_;
+        }
+    }
+    if (total_ < samples_ || counts_.empty()) {
+        return false;
+    }
+    std::int64_t smallest = counts_.begin()->second.samples;
+    std::int64_t largest = smallest;
+    for (const auto& [cls, c] : counts_) {
+        smallest = std::min(smallest, c.samples);
+        largest = std::max(largest, c.samples);
+        const double wrong = static_cast<double>(c.mispredicted) / static_cast<double>(c.samples);
+        if (wrong > threshold_misprediction_) {
+            return condition_met(fmt::format("class {} is mispredicted in {:.6g}% of its samples", cls, wrong * 100));
+        }
+    }
+    if (static_cast<double>(largest) / static_cast<double>(smallest) > threshold_imbalance_) {
+        return condition_met(fmt::format("the largest class has {} samples, the smallest {}", largest, smallest));
+    }
+    return false;
+}
+
+TDBG_DECL std::vector<tensor_value> class_imbalance::values_at(const detail::tensor_selection& selection,
+                                                               std::int64_t step) const {
+    std::vector<tensor_value> out;
+    for (const std::string& tensor_name : selection.names(base_trial())) {
+        try {
+            tensor_value v = value(tensor_name, step);
+            if (is_real_valued(v.type())) {
+                out.push_back(std::move(v));
+            }
+        } catch (const tensor_unavailable_for_step&) {
+        }
+    }
+    return out;
+}
+
+} // namespace tdbg::rules

@@ -1,0 +1,97 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/confusion.hpp.
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/rules/builtin/confusion.hpp"
+#include "tdbg/rules/detail/activity.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL confusion::confusion(trial base, const rule_params& params)
+    : rule(std::move(base), params), category_no_(params.get_optional<std::int64_t>("category_no")),
+      labels_name_(params.get("labels", "labels")), predictions_name_(params.get("predictions", "predictions")),
+      labels_({params.get("labels_collection", "labels")}, {}, false),
+      predictions_({params.get("predictions_collection", "predictions")}, {}, false),
+      min_diag_(params.get("min_diag", 0.9)), max_off_diag_(params.get("max_off_diag", 0.1)) {
+    if (category_no_ && (*category_no_ < 2 || *category_no_ > std::numeric_limits<std::int32_t>::max())) {
+        throw config_error(fmt::format("rule Confusion: parameter 'category_no' must be at least 2, got {}", *category_no_));
+    }
+}
+
+TDBG_DECL verdict confusion::invoke_at_step(std::int64_t step) const {
+    const auto labels = values_at(labels_, labels_name_, step);
+    const auto predictions = values_at(predictions_, predictions_name_, step);
+    const std::size_t pairs = std::min(labels.size(), predictions.size());
+    if (pairs == 0) {
+        throw tensor_unavailable_for_step(fmt::format("rule Confusion: no labels and predictions at step {}", step));
+    }
+    std::vector<std::pair<std::int64_t, std::int64_t>> samples;
+    std::int64_t largest = 0;
+    for (std::size_t i = 0; i < pairs; ++i) {
+        const auto l = detail::class_ids(labels[i], false);
+        const auto p = detail::class_ids(predictions[i], true);
+        for (std::size_t k = 0; k < std::min(l.size(), p.size()); ++k) {
+            samples.emplace_back(l[k], p[k]);
+            largest = std::max({largest, l[k], p[k]});
+        }
+    }
+    const std::int64_t n = category_no_ ? *category_no_ : largest + 1;
+    // Sparse: only the cells that occur (the ids come from the data and may be large).
+    std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> cells; // (prediction, label) -> count
+    std::map<std::int64_t, std::int64_t> columns;                        // prediction -> count
+    for (const auto& [l, p] : samples) {
+        if (l >= 0 && p >= 0 && l < n && p < n) {
+            ++cells[{p, l}];
+            ++columns[p];
+        }
+    }
+    for (const auto& [i, column] : columns) {
+        const auto diag_cell = cells.find({i, i});
+        const double diag =
+            static_cast<double>(diag_cell == cells.end() ? 0 : diag_cell->second) / static_cast<double>(column);
+        if (diag < min_diag_) {
+            return condition_met(
+                fmt::format("only {:.6g} of the samples predicted as {} are of that class", diag, i));
+        }
+        for (auto it = cells.lower_bound({i, std::numeric_limits<std::int64_t>::min()});
+             it != cells.end() && it->first.first == i; ++it) {
+            const double off = static_cast<double>(it->second) / static_cast<double>(column);
+            if (it->first.second != i && off > max_off_diag_) {
+                return condition_met(fmt::format("{:.6g} of the samples predicted as {} are of class {}", off, i,
+                                                 it->first.second));
+            }
+        }
+    }
+    return false;
+}
+
+TDBG_DECL std::vector<tensor_value> confusion::values_at(const detail::tensor_selection& selection,
+                                                         const std::string& tensor_name, std::int64_t step) const {
+    std::vector<std::string> names = selection.names(base_trial());
+    if (base_trial().has_tensor(tensor_name) && std::find(names.begin(), names.end(), tensor_name) == names.end()) {
+        names.insert(names.begin(), tensor_name);
+    }
+    std::vector<tensor_value> out;
+    for (const std::string& n : names) {
+        try {
+            tensor_value v = value(n, step);
+            if (is_real_valued(v.type())) {
+                out.push_back(std::move(v));
+            }
+        } catch (const tensor_unavailable_for_step&) {
+        }
+    }
+    return out;
+}
+
+} // namespace tdbg::rules

@@ -1,0 +1,41 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/dead_relu.hpp.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/rules/builtin/dead_relu.hpp"
+#include "tdbg/rules/detail/activity.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL dead_relu::dead_relu(trial base, const rule_params& params)
+    : rule(std::move(base), params),
+      selection_({}, params.get<std::vector<std::string>>("tensor_regex", {".*relu_output"}), false),
+      threshold_inactivity_(params.get("threshold_inactivity", 1.0)),
+      threshold_layer_(params.get("threshold_layer", 50.0)) {}
+
+TDBG_DECL verdict dead_relu::invoke_at_step(std::int64_t step) const {
+    return detail::any_tensor(selection_.names(base_trial()), step, name(),
+                              [&](const std::string& tensor_name) -> std::optional<verdict> {
+                                  const tensor_value v = value(tensor_name, step);
+                                  if (!is_real_valued(v.type()) || v.size() == 0) {
+                                      return std::nullopt;
+                                  }
+                                  const double dead = detail::inactive_unit_percent(v, threshold_inactivity_,
+                                                                                    [](double x) { return x > 0.0; });
+                                  if (dead > threshold_layer_) {
+                                      return condition_met(
+                                          fmt::format("{:.6g}% of the units of {} are dead", dead, tensor_name));
+                                  }
+                                  return verdict(false);
+                              });
+}
+
+} // namespace tdbg::rules

@@ -1,0 +1,62 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/feature_importance_overweight.hpp.
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/rules/builtin/feature_importance_overweight.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL feature_importance_overweight::feature_importance_overweight(trial base, const rule_params& params)
+    : rule(std::move(base), params), threshold_(params.get("threshold", 0.8)),
+      nfeatures_(params.get<std::int64_t>("nfeatures", 3)),
+      selection_({}, {params.get("tensor_regex", ".*feature_importance/weight")}, false) {
+    if (nfeatures_ < 1) {
+        throw config_error("rule FeatureImportanceOverweight: parameter 'nfeatures' must be at least 1");
+    }
+}
+
+TDBG_DECL verdict feature_importance_overweight::invoke_at_step(std::int64_t step) const {
+    std::vector<double> importance;
+    for (const std::string& tensor_name : selection_.names(base_trial())) {
+        try {
+            const tensor_value v = value(tensor_name, step);
+            if (is_real_valued(v.type())) {
+                for_each_real(v, [&](double x) { importance.push_back(x); });
+            }
+        } catch (const tensor_unavailable_for_step&) {
+        }
+    }
+    double total = 0;
+    for (double x : importance) {
+        total += x;
+    }
+    const auto n = static_cast<std::size_t>(nfeatures_);
+    if (importance.size() <= n || !(total > 0)) {
+        throw tensor_unavailable_for_step(
+            fmt::format("rule FeatureImportanceOverweight: {} feature importance(s) at step {}, need more than {}",
+                        importance.size(), step, n));
+    }
+    std::partial_sort(importance.begin(), importance.begin() + static_cast<std::ptrdiff_t>(n), importance.end(),
+                      std::greater<>());
+    double top = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        top += importance[i];
+    }
+    if (top / total > threshold_) {
+        return condition_met(fmt::format("the top {} features hold {:.6g} of the importance", n, top / total));
+    }
+    return false;
+}
+
+} // namespace tdbg::rules

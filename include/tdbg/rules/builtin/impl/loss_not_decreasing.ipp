@@ -1,0 +1,111 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/loss_not_decreasing.hpp.
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/rules/builtin/loss_not_decreasing.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL loss_not_decreasing::loss_not_decreasing(trial base, const rule_params& params)
+    : rule(std::move(base), params), selection_(detail::selection_from(params, false)),
+      use_losses_collection_(params.get("use_losses_collection", true)),
+      num_steps_(params.get<std::int64_t>("num_steps", 10)), diff_percent_(params.get("diff_percent", 0.0)),
+      mode_(params.get_optional<mode>("mode")) {
+    if (num_steps_ < 1) {
+        throw config_error(
+            fmt::format("rule LossNotDecreasing: parameter 'num_steps' must be at least 1, got {}", num_steps_));
+    }
+    if (selection_.unspecified() && !use_losses_collection_) {
+        throw config_error("rule LossNotDecreasing: give collection_names or tensor_regex, or use_losses_collection");
+    }
+}
+
+TDBG_DECL verdict loss_not_decreasing::invoke_at_step(std::int64_t step) {
+    const std::vector<std::string> names = losses();
+    if (!mode_) {
+        mode_ = pick_mode(names);
+        if (!mode_) {
+            return false; // no selected tensor has steps yet
+        }
+    }
+    const mode m = *mode_;
+    std::int64_t s = step;
+    if (m != mode::global) {
+        if (base_trial().mode_of(step) != m) {
+            return false;
+        }
+        s = base_trial().mode_step(step).value_or(step);
+    }
+    // Every loss is checked (each check moves its last check); the last one met gives the reason.
+    verdict met = false;
+    for (const std::string& tensor_name : names) {
+        verdict outcome = check(tensor_name, s, m);
+        if (outcome) {
+            met = std::move(outcome);
+        }
+    }
+    return met;
+}
+
+TDBG_DECL std::vector<std::string> loss_not_decreasing::losses() const {
+    std::vector<std::string> names = selection_.names(base_trial());
+    if (use_losses_collection_ && base_trial().collections().count("losses") != 0) {
+        for (auto& n : losses_.names(base_trial())) {
+            names.push_back(std::move(n));
+        }
+        std::sort(names.begin(), names.end());
+        names.erase(std::unique(names.begin(), names.end()), names.end());
+    }
+    return names;
+}
+
+TDBG_DECL std::optional<mode> loss_not_decreasing::pick_mode(const std::vector<std::string>& names) const {
+    for (mode m : {mode::eval, mode::train, mode::global}) {
+        for (const std::string& tensor_name : names) {
+            if (!tensor(tensor_name).steps(m).empty()) {
+                return m;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+TDBG_DECL verdict loss_not_decreasing::check(const std::string& tensor_name, std::int64_t s, mode m) {
+    const auto t = tensor(tensor_name);
+    const std::vector<std::int64_t> steps = t.steps(m);
+    if (!std::binary_search(steps.begin(), steps.end(), s)) {
+        return false;
+    }
+    auto last = last_check_.find(tensor_name);
+    if (last != last_check_.end() && s < last->second + num_steps_) {
+        return false;
+    }
+    auto after = std::upper_bound(steps.begin(), steps.end(), s - num_steps_);
+    if (after == steps.begin()) {
+        return false;
+    }
+    const std::int64_t b = *(after - 1);
+    const tensor_value now = value(tensor_name, s, m);
+    const tensor_value before = value(tensor_name, b, m);
+    if (now.size() != 1 || before.size() != 1 || !is_real_valued(now.type()) || !is_real_valued(before.type())) {
+        return false; // not a scalar loss
+    }
+    last_check_[tensor_name] = s;
+    const double loss_s = scalar_of(now);
+    const double loss_b = scalar_of(before);
+    if (loss_s >= loss_b - std::fabs(loss_b) * diff_percent_ / 100.0) {
+        return condition_met(fmt::format("{} went from {:.6g} at mode step {} to {:.6g} at mode step {}", tensor_name,
+                                         loss_b, b, loss_s, s));
+    }
+    return false;
+}
+
+} // namespace tdbg::rules

@@ -1,0 +1,61 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/nlp_sequence_ratio.hpp.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/rules/builtin/nlp_sequence_ratio.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL nlp_sequence_ratio::nlp_sequence_ratio(trial base, const rule_params& params)
+    : rule(std::move(base), params),
+      selection_({}, params.get<std::vector<std::string>>("tensor_regex", {".*embedding0_input_0"}), false),
+      tokens_(params.get<std::vector<double>>("token_values", {0.0})),
+      thresholds_(params.get<std::vector<double>>("token_thresholds_percent", {50.0})) {
+    if (tokens_.empty()) {
+        throw config_error("rule NLPSequenceRatio: parameter 'token_values' lists no token");
+    }
+    if (thresholds_.size() == 1) {
+        thresholds_.resize(tokens_.size(), thresholds_.front());
+    }
+    if (thresholds_.size() != tokens_.size()) {
+        throw config_error(fmt::format(
+            "rule NLPSequenceRatio: {} token_values but {} token_thresholds_percent (give one, or one per token)",
+            tokens_.size(), thresholds_.size()));
+    }
+}
+
+TDBG_DECL verdict nlp_sequence_ratio::invoke_at_step(std::int64_t step) const {
+    return detail::any_tensor(selection_.names(base_trial()), step, name(),
+                              [&](const std::string& tensor_name) -> std::optional<verdict> {
+                                  const tensor_value v = value(tensor_name, step);
+                                  if (!is_real_valued(v.type()) || v.size() == 0) {
+                                      return std::nullopt;
+                                  }
+                                  std::vector<std::size_t> counts(tokens_.size(), 0);
+                                  for_each_real(v, [&](double x) {
+                                      for (std::size_t i = 0; i < tokens_.size(); ++i) {
+                                          counts[i] += x == tokens_[i] ? 1 : 0;
+                                      }
+                                  });
+                                  for (std::size_t i = 0; i < tokens_.size(); ++i) {
+                                      const double percent =
+                                          100.0 * static_cast<double>(counts[i]) / static_cast<double>(v.size());
+                                      if (percent > thresholds_[i]) {
+                                          return condition_met(fmt::format("token {:.6g} is {:.6g}% of {}", tokens_[i],
+                                                                           percent, tensor_name));
+                                      }
+                                  }
+                                  return verdict(false);
+                              });
+}
+
+} // namespace tdbg::rules

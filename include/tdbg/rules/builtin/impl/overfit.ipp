@@ -1,0 +1,97 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/overfit.hpp.
+
+#include <cmath>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/rules/builtin/overfit.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL overfit::overfit(trial base, const rule_params& params)
+    : rule(std::move(base), params),
+      selection_({"losses"},
+                 params.get_optional<std::vector<std::string>>("tensor_regex").value_or(std::vector<std::string>{}),
+                 false),
+      start_step_(params.get<std::int64_t>("start_step", 0)), patience_(params.get<std::int64_t>("patience", 1)),
+      ratio_threshold_(params.get("ratio_threshold", 0.1)) {
+    if (patience_ < 1) {
+        throw config_error(fmt::format("rule Overfit: parameter 'patience' must be at least 1, got {}", patience_));
+    }
+}
+
+TDBG_DECL verdict overfit::invoke_at_step(std::int64_t step) {
+    if (step < start_step_) {
+        return false;
+    }
+    const auto m = base_trial().mode_of(step);
+    if (m != mode::train && m != mode::eval) {
+        return false;
+    }
+    // Every loss is recorded; the last one met gives the reason.
+    verdict met = false;
+    for (const std::string& tensor_name : selection_.names(base_trial())) {
+        std::optional<double> loss;
+        try {
+            const tensor_value v = value(tensor_name, step);
+            if (v.size() == 1 && is_real_valued(v.type())) {
+                loss = scalar_of(v);
+            }
+        } catch (const tensor_unavailable_for_step&) {
+        }
+        if (loss) {
+            verdict outcome = record(tensor_name, *m, *loss, step);
+            if (outcome) {
+                met = std::move(outcome);
+            }
+        }
+    }
+    return met;
+}
+
+TDBG_DECL double overfit::mean(const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) {
+        sum += x;
+    }
+    return sum / static_cast<double>(v.size());
+}
+
+TDBG_DECL verdict overfit::record(const std::string& tensor_name, mode m, double loss, std::int64_t step) {
+    loss_state& s = state_[tensor_name];
+    const bool new_phase = s.last_mode != m;
+    s.last_mode = m;
+    if (m == mode::train) {
+        if (new_phase) {
+            s.train.clear();
+        }
+        s.train.push_back(loss);
+        return false;
+    }
+    if (new_phase) {
+        s.eval.clear();
+    }
+    s.eval.push_back(loss);
+    if (s.train.empty()) {
+        return false;
+    }
+    const double train_mean = mean(s.train);
+    const double eval_mean = mean(s.eval);
+    if (train_mean == 0.0) {
+        return false;
+    }
+    const double ratio = (eval_mean - train_mean) / std::fabs(train_mean);
+    s.exceeded = ratio > ratio_threshold_ ? s.exceeded + 1 : 0;
+    if (s.exceeded >= patience_) {
+        return condition_met(fmt::format("{}: validation mean {:.6g} vs training mean {:.6g} at step {}", tensor_name,
+                                         eval_mean, train_mean, step));
+    }
+    return false;
+}
+
+} // namespace tdbg::rules

@@ -1,0 +1,129 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/poor_weight_initialization.hpp.
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/core/reduction.hpp"
+#include "tdbg/reduce/compute.hpp"
+#include "tdbg/rules/builtin/poor_weight_initialization.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL poor_weight_initialization::poor_weight_initialization(trial base, const rule_params& params)
+    : rule(std::move(base), params),
+      activations_({}, params.get<std::vector<std::string>>("activation_inputs_regex", {".*relu_input"}), false),
+      threshold_(params.get("threshold", 10.0)), distribution_range_(params.get("distribution_range", 0.001)),
+      patience_(params.get<std::int64_t>("patience", 5)), steps_(params.get<std::int64_t>("steps", 10)) {
+    if (patience_ < 1 || steps_ < 1) {
+        throw config_error("rule PoorWeightInitialization: 'patience' and 'steps' must be at least 1");
+    }
+}
+
+TDBG_DECL verdict poor_weight_initialization::invoke_at_step(std::int64_t step) const {
+    const std::vector<std::int64_t> all = base_trial().steps(mode::global, true);
+    const auto index = std::lower_bound(all.begin(), all.end(), step) - all.begin();
+    if (index >= steps_) {
+        return false;
+    }
+    bool evaluated = false;
+    verdict met = activation_variance(step, evaluated);
+    if (!met) {
+        met = gradient_spread(step, evaluated);
+    }
+    if (!met) {
+        met = loss_stalled(step, evaluated);
+    }
+    if (!met && !evaluated) {
+        throw tensor_unavailable_for_step(
+            fmt::format("rule PoorWeightInitialization: no activation input, gradient or loss at step {}", step));
+    }
+    return met;
+}
+
+TDBG_DECL void poor_weight_initialization::for_each_value(
+    const detail::tensor_selection& selection, std::int64_t step,
+    const std::function<void(const std::string&, const tensor_value&)>& f) const {
+    for (const std::string& tensor_name : selection.names(base_trial())) {
+        try {
+            f(tensor_name, value(tensor_name, step));
+        } catch (const tensor_unavailable_for_step&) {
+        }
+    }
+}
+
+TDBG_DECL verdict poor_weight_initialization::activation_variance(std::int64_t step, bool& evaluated) const {
+    std::vector<double> variances;
+    for_each_value(activations_, step, [&](const std::string&, const tensor_value& v) {
+        if (is_real_valued(v.type()) && v.size() > 0) {
+            variances.push_back(scalar_of(compute_reduction(v, reduction{reduction_kind::variance, false})));
+        }
+    });
+    if (variances.size() < 2) {
+        return false;
+    }
+    evaluated = true;
+    const auto [lo, hi] = std::minmax_element(variances.begin(), variances.end());
+    const bool met = *lo > 0 ? *hi / *lo > threshold_ : *hi > 0;
+    if (met) {
+        return condition_met(fmt::format("activation input variances range from {:.6g} to {:.6g}", *lo, *hi));
+    }
+    return false;
+}
+
+TDBG_DECL verdict poor_weight_initialization::gradient_spread(std::int64_t step, bool& evaluated) const {
+    double narrowest = std::numeric_limits<double>::infinity();
+    std::string which;
+    for_each_value(gradients_, step, [&](const std::string& tensor_name, const tensor_value& v) {
+        if (!is_real_valued(v.type()) || v.size() == 0) {
+            return;
+        }
+        const std::vector<double> x = to_doubles(v);
+        const double spread = percentile(x, 95.0) - percentile(x, 5.0);
+        evaluated = true;
+        if (spread < narrowest) {
+            narrowest = spread;
+            which = tensor_name;
+        }
+    });
+    if (narrowest < distribution_range_) {
+        return condition_met(fmt::format("the 5th to 95th percentile range of {} is {:.6g}", which, narrowest));
+    }
+    return false;
+}
+
+TDBG_DECL verdict poor_weight_initialization::loss_stalled(std::int64_t step, bool& evaluated) const {
+    for (const std::string& tensor_name : losses_.names(base_trial())) {
+        const auto t = tensor(tensor_name);
+        const std::vector<std::int64_t> prev = t.prev_steps(step);
+        if (prev.empty() || prev.back() != step || prev.size() <= static_cast<std::size_t>(patience_)) {
+            continue;
+        }
+        const std::int64_t earlier = prev[prev.size() - 1 - static_cast<std::size_t>(patience_)];
+        try {
+            const tensor_value now = value(tensor_name, step);
+            const tensor_value before = value(tensor_name, earlier);
+            if (now.size() != 1 || before.size() != 1 || !is_real_valued(now.type())) {
+                continue;
+            }
+            evaluated = true;
+            if (scalar_of(now) >= scalar_of(before)) {
+                return condition_met(
+                    fmt::format("{} did not decrease from step {} to step {}", tensor_name, earlier, step));
+            }
+        } catch (const tensor_unavailable_for_step&) {
+        }
+    }
+    return false;
+}
+
+} // namespace tdbg::rules

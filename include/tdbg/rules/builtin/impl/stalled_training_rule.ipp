@@ -1,0 +1,43 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/stalled_training_rule.hpp.
+
+#include <string>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/rules/actions.hpp"
+#include "tdbg/rules/builtin/stalled_training_rule.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL stalled_training_rule::stalled_training_rule(trial base, const rule_params& params)
+    : rule(std::move(base), params), threshold_(params.get<std::int64_t>("threshold", 1800)) {
+    const bool stop = params.get("stop_training_on_fire", false);
+    (void)params.get_optional<std::string>("training_job_name_prefix");
+    if (threshold_ < 0) {
+        throw config_error(
+            fmt::format("rule StalledTrainingRule: parameter 'threshold' must be >= 0, got {}", threshold_));
+    }
+    if (stop) {
+        actions().add(stop_training_action(base_trial().storage()));
+    }
+}
+
+TDBG_DECL verdict stalled_training_rule::invoke_at_step(std::int64_t step) {
+    // The wall time of the first record of the step's event file (first worker that has one).
+    const std::optional<double> time = base_trial().wall_time(step);
+    if (!time) {
+        return false;
+    }
+    const std::optional<double> previous = last_time_;
+    last_time_ = time;
+    if (previous && *time - *previous > static_cast<double>(threshold_)) {
+        return condition_met(fmt::format("no step for {:.6g} s before step {}", *time - *previous, step));
+    }
+    return false;
+}
+
+} // namespace tdbg::rules

@@ -1,0 +1,48 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/tensor_variance.hpp.
+
+#include <string>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/core/reduction.hpp"
+#include "tdbg/rules/builtin/tensor_variance.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL tensor_variance::tensor_variance(trial base, const rule_params& params)
+    : rule(std::move(base), params), selection_(detail::selection_from(params, false)),
+      max_threshold_(params.get_optional<double>("max_threshold")),
+      min_threshold_(params.get_optional<double>("min_threshold")) {
+    if (selection_.unspecified()) {
+        throw config_error("rule TensorVariance: give collection_names or tensor_regex (or both)");
+    }
+}
+
+TDBG_DECL std::vector<tensor_request> tensor_variance::required_tensors(std::int64_t step) const {
+    std::vector<tensor_request> out;
+    for (const std::string& name : selection_.names(base_trial())) {
+        out.push_back(reduction_request(name, step, reduction{reduction_kind::variance, false}, true));
+    }
+    return out;
+}
+
+TDBG_DECL verdict tensor_variance::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
+        const step_inputs::input& in = inputs[i];
+        if (!in.value) {
+            return std::nullopt; // neither stored nor computable (strings have no variance)
+        }
+        const double var = scalar_of(*in.value);
+        if ((max_threshold_ && var > *max_threshold_) || (min_threshold_ && var < *min_threshold_)) {
+            return condition_met(fmt::format("variance of {} = {:.6g}", in.request.name, var));
+        }
+        return verdict(false);
+    });
+}
+
+} // namespace tdbg::rules

@@ -1,0 +1,39 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/builtin/tree_depth.hpp.
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "tdbg/rules/builtin/tree_depth.hpp"
+#include "tdbg/rules/values.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL tree_depth::tree_depth(trial base, const rule_params& params)
+    : rule(std::move(base), params), depth_(params.get("depth", 4.0)) {}
+
+TDBG_DECL verdict tree_depth::invoke_at_step(std::int64_t step) const {
+    return detail::any_tensor(nodes_.names(base_trial()), step, name(),
+                              [&](const std::string& tensor_name) -> std::optional<verdict> {
+                                  const tensor_value v = value(tensor_name, step);
+                                  if (!is_real_valued(v.type()) || v.size() == 0) {
+                                      return std::nullopt;
+                                  }
+                                  double largest = 0;
+                                  for_each_real(v, [&](double x) { largest = std::max(largest, x); });
+                                  const double d = std::floor(std::log2(largest + 1.0));
+                                  if (d < depth_) {
+                                      return condition_met(fmt::format("the trees of {} are {:.6g} deep, less than {:.6g}",
+                                                                       tensor_name, d, depth_));
+                                  }
+                                  return verdict(false);
+                              });
+}
+
+} // namespace tdbg::rules

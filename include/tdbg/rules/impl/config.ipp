@@ -1,0 +1,132 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/config.hpp.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/format/json.hpp"
+#include "tdbg/rules/config.hpp"
+
+namespace tdbg::rules {
+
+namespace detail {
+
+inline bool is_tolerated_sagemaker_key(const std::string& key) {
+    return key == "RuleEvaluatorImage" || key == "InstanceType" || key == "VolumeSizeInGB" || key == "LocalPath" ||
+           key == "S3OutputPath";
+}
+
+inline rule_configuration parse_one_configuration(const format::json_value& j, const std::string& where) {
+    if (!j.is_object()) {
+        throw config_error(where + ": a rule configuration must be a JSON object, got " + std::string(j.type_name()));
+    }
+    rule_configuration out;
+    bool have_parameters = false;
+    for (const auto& [key, value] : j.members()) {
+        if (key == "RuleConfigurationName") {
+            if (!value.is_string() || value.as_string().empty()) {
+                throw config_error(where + ": RuleConfigurationName must be a non-empty string");
+            }
+            out.configuration_name = value.as_string();
+        } else if (key == "RuleParameters") {
+            have_parameters = true;
+            if (!value.is_object()) {
+                throw config_error(where + ": RuleParameters must be an object of strings");
+            }
+            for (const auto& [pkey, pvalue] : value.members()) {
+                std::string text;
+                if (pvalue.is_string()) {
+                    text = pvalue.as_string();
+                } else if (pvalue.is_number() || pvalue.is_bool()) {
+                    text = format::dump_json(pvalue);
+                } else {
+                    throw config_error(fmt::format("{}: RuleParameters.{} must be a string (got {})", where, pkey,
+                                                   pvalue.type_name()));
+                }
+                if (pkey == "rule_to_invoke") {
+                    out.rule_to_invoke = text;
+                } else {
+                    out.parameters[pkey] = text;
+                }
+            }
+        } else if (!is_tolerated_sagemaker_key(key)) {
+            throw config_error(fmt::format("{}: unknown key '{}' (expected RuleConfigurationName, RuleParameters, "
+                                           "RuleEvaluatorImage, InstanceType, VolumeSizeInGB, LocalPath, S3OutputPath)",
+                                           where, key));
+        }
+    }
+    if (!have_parameters || out.rule_to_invoke.empty()) {
+        throw config_error(where + ": RuleParameters.rule_to_invoke is required (the rule to run, e.g. \"VanishingGradient\")");
+    }
+    if (out.configuration_name.empty()) {
+        out.configuration_name = out.rule_to_invoke;
+    }
+    return out;
+}
+
+} // namespace detail
+
+TDBG_DECL std::vector<rule_configuration> parse_rule_configurations(std::string_view json, const std::string& source) {
+    format::json_value j;
+    try {
+        j = format::parse_json(json, source, "the rule configuration");
+    } catch (const format_error& e) {
+        throw config_error(fmt::format("{}: not valid JSON: {}", source, e.what()));
+    }
+    const format::json_value* list = &j;
+    if (const format::json_value* configurations = j.is_object() ? j.find("DebugRuleConfigurations") : nullptr) {
+        list = configurations;
+        if (!list->is_array()) {
+            throw config_error(source + ": DebugRuleConfigurations must be an array");
+        }
+    }
+    std::vector<rule_configuration> out;
+    if (list->is_array()) {
+        if (list->size() == 0) {
+            throw config_error(source + ": no rule configurations");
+        }
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            out.push_back(detail::parse_one_configuration(list->items()[i], source + " entry " + std::to_string(i)));
+        }
+    } else {
+        out.push_back(detail::parse_one_configuration(*list, source));
+    }
+    std::map<std::string, std::size_t> seen;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        if (!seen.emplace(out[i].configuration_name, i).second) {
+            throw config_error(source + ": RuleConfigurationName '" + out[i].configuration_name + "' is used twice");
+        }
+    }
+    return out;
+}
+
+TDBG_DECL std::vector<rule_configuration> load_rule_configurations(const std::string& path) {
+    const std::filesystem::path file(path);
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(file, ec);
+    if (ec) {
+        throw config_error("cannot read rule configuration " + file.string() + ": " + ec.message());
+    }
+    if (size > (std::uintmax_t{16} << 20U)) {
+        throw config_error("rule configuration " + file.string() + " is larger than 16 MiB");
+    }
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+        throw config_error("cannot open rule configuration " + file.string());
+    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return parse_rule_configurations(text, file.string());
+}
+
+} // namespace tdbg::rules

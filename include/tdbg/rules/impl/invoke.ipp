@@ -1,0 +1,294 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/invoke.hpp.
+
+#include <chrono>
+#include <exception>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/detail/thread_pool.hpp"
+#include "tdbg/core/error.hpp"
+#include "tdbg/rules/invoke.hpp"
+#include "tdbg/trial/step_state.hpp"
+
+namespace tdbg::rules {
+
+namespace detail {
+
+// One step's outcome before folding.
+struct pending_outcome {
+    std::int64_t step = 0;
+    enum class kind { triggered, not_triggered, skipped, ended, failed } what = kind::not_triggered;
+    std::string reason; // skip reason, or the trigger's reason
+    std::exception_ptr error;
+};
+
+// What invoke_rule calls on a rule (its private interface).
+class rule_runner {
+public:
+    static bool parallel_steps(const rule_base& r) noexcept { return r.do_parallel_steps(); }
+
+    // Evaluates `r` at `step` (which has passed); never throws.
+    static pending_outcome evaluate_step(rule_base& r, std::int64_t step, std::size_t fetch_threads) {
+        pending_outcome out;
+        out.step = step;
+        try {
+            const step_inputs inputs = fetch(r, r.do_required_tensors(step), step, fetch_threads);
+            const verdict v = r.do_invoke_at_step(step, inputs);
+            out.what = v.met() ? pending_outcome::kind::triggered : pending_outcome::kind::not_triggered;
+            out.reason = v.reason();
+        } catch (const tensor_unavailable_for_step&) {
+            out.what = pending_outcome::kind::skipped;
+            out.reason = std::string(skip_reason::tensor_unavailable_for_step);
+        } catch (const step_unavailable&) {
+            out.what = pending_outcome::kind::skipped;
+            out.reason = std::string(skip_reason::step_unavailable);
+        } catch (const tensor_unavailable&) {
+            out.what = pending_outcome::kind::skipped;
+            out.reason = std::string(skip_reason::tensor_unavailable);
+        } catch (const no_more_data&) {
+            out.what = pending_outcome::kind::ended;
+        } catch (...) {
+            out.what = pending_outcome::kind::failed;
+            out.error = std::current_exception();
+        }
+        return out;
+    }
+
+private:
+    // Reads what the rule declared for `step`, in parallel. A missing optional
+    // input is nullopt; a missing required one throws (the step is skipped).
+    static step_inputs fetch(const rule_base& r, std::vector<tensor_request> requests, std::int64_t step,
+                             std::size_t threads) {
+        if (requests.empty()) {
+            return {};
+        }
+        // Other steps a request names must have passed, as smdebug's fetch waits for them.
+        std::set<std::int64_t> others;
+        for (const auto& q : requests) {
+            if (q.trial_index == 0 && q.step_mode == mode::global && q.step != step) {
+                others.insert(q.step);
+            }
+        }
+        if (!others.empty()) {
+            r.base_trial().wait_for_steps(std::vector<std::int64_t>(others.begin(), others.end()));
+        }
+        std::vector<step_inputs::input> inputs(requests.size());
+        tdbg::detail::parallel_for_each_index(requests.size(), threads, [&](std::size_t i) {
+            inputs[i].request = std::move(requests[i]);
+            try {
+                inputs[i].value = r.read(inputs[i].request);
+            } catch (const tensor_unavailable_for_step&) {
+                if (!inputs[i].request.optional) {
+                    throw;
+                }
+            } catch (const tensor_unavailable&) {
+                if (!inputs[i].request.optional) {
+                    throw;
+                }
+            } catch (const step_unavailable&) {
+                if (!inputs[i].request.optional) {
+                    throw;
+                }
+            } catch (const invalid_worker&) {
+                if (!inputs[i].request.optional) {
+                    throw;
+                }
+            } catch (const dtype_mismatch&) {
+                if (!inputs[i].request.optional) {
+                    throw; // e.g. a reduction of a string tensor
+                }
+            }
+        });
+        return step_inputs(std::move(inputs));
+    }
+};
+
+// Pauses refreshing of the rule's trials while it lives.
+inline std::vector<refresh_pause> pause_trials(const rule_base& r) {
+    std::vector<refresh_pause> pauses;
+    pauses.push_back(r.base_trial().pause_refresh());
+    for (const auto& t : r.other_trials()) {
+        pauses.push_back(t.pause_refresh());
+    }
+    return pauses;
+}
+
+// The trial's first global step, waiting for one when the run has none yet; none when it ended empty.
+inline std::optional<std::int64_t> first_step(const trial& t, const invoke_options& options) {
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+        t.refresh();
+        const auto steps = t.steps(mode::global, true);
+        if (!steps.empty()) {
+            return steps.front();
+        }
+        if (t.loaded_all_steps()) {
+            return std::nullopt;
+        }
+        if (options.step_timeout && std::chrono::steady_clock::now() - start >= *options.step_timeout) {
+            if (options.skip_late_steps) {
+                return std::nullopt;
+            }
+            throw step_not_yet_available(fmt::format("no step of trial {} has been written yet", t.name()));
+        }
+        std::this_thread::sleep_for(options.poll_interval);
+    }
+}
+
+TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_result& result) {
+    result.rule = r.name();
+    result.configuration_name = r.configuration_name();
+    result.params = r.params().items();
+    r.params().check_unknown();
+    result.resolved_params = r.params().resolved();
+
+    const trial& base = r.base_trial();
+    std::int64_t step = 0;
+    if (options.start_step) {
+        step = *options.start_step;
+    } else if (auto first = first_step(base, options)) {
+        step = *first;
+    } else {
+        result.end = evaluation_end::no_more_data;
+        return;
+    }
+    result.first_step = step;
+    result.next_step = step;
+    r.logger().debug(fmt::format("started rule {} at step {}", result.rule, step));
+
+    const std::size_t threads = tdbg::detail::default_thread_count(options.threads);
+    const std::size_t batch_limit = rule_runner::parallel_steps(r) && threads > 1 ? 64 : 1;
+    const auto past_end = [&](std::int64_t s) { return options.end_step && s >= *options.end_step; };
+
+    auto record = [&](std::int64_t s, step_outcome outcome) {
+        result.next_step = s + 1;
+        if (options.on_step) {
+            options.on_step(s, outcome);
+        }
+    };
+
+    bool finished = false;
+    while (!finished) {
+        if (past_end(step)) {
+            result.end = evaluation_end::end_step;
+            break;
+        }
+        // Collect steps: wait for the first, take the following ones only if they
+        // have passed already (a live run's next step is waited for after this batch).
+        std::vector<pending_outcome> batch;
+        std::size_t to_evaluate = 0;
+        std::exception_ptr late;
+        while (to_evaluate < batch_limit && !past_end(step)) {
+            if (to_evaluate > 0 && base.has_passed_step(step) == step_state::not_yet_available) {
+                break;
+            }
+            pending_outcome slot;
+            slot.step = step;
+            try {
+                base.wait_for_steps({step}, mode::global,
+                                    to_evaluate > 0 ? std::optional(std::chrono::milliseconds(0)) : options.step_timeout);
+                slot.what = pending_outcome::kind::not_triggered; // to be evaluated
+                ++to_evaluate;
+            } catch (const step_unavailable&) {
+                slot.what = pending_outcome::kind::skipped;
+                slot.reason = std::string(skip_reason::step_unavailable);
+            } catch (const no_more_data&) {
+                slot.what = pending_outcome::kind::ended;
+            } catch (const step_not_yet_available&) {
+                if (to_evaluate > 0) {
+                    break; // evaluate what is there first
+                }
+                if (!options.skip_late_steps) {
+                    late = std::current_exception();
+                    break;
+                }
+                slot.what = pending_outcome::kind::skipped;
+                slot.reason = std::string(skip_reason::step_not_yet_available);
+            }
+            const bool ended = slot.what == pending_outcome::kind::ended;
+            batch.push_back(std::move(slot));
+            ++step;
+            if (ended) {
+                break;
+            }
+        }
+
+        {
+            std::vector<std::size_t> pending;
+            for (std::size_t i = 0; i < batch.size(); ++i) {
+                if (batch[i].what == pending_outcome::kind::not_triggered) {
+                    pending.push_back(i);
+                }
+            }
+            const auto pauses = pause_trials(r);
+            if (pending.size() == 1) {
+                batch[pending[0]] = rule_runner::evaluate_step(r, batch[pending[0]].step, threads);
+            } else if (!pending.empty()) {
+                tdbg::detail::parallel_for_each_index(pending.size(), threads, [&](std::size_t i) {
+                    batch[pending[i]] = rule_runner::evaluate_step(r, batch[pending[i]].step, 1);
+                });
+            }
+        }
+
+        for (pending_outcome& o : batch) {
+            switch (o.what) {
+            case pending_outcome::kind::triggered: {
+                result.triggered_steps.push_back(o.step);
+                record(o.step, step_outcome::triggered);
+                r.actions().invoke(trigger{result.rule, o.step, o.reason}, r.logger());
+                if (options.raise_eval_cond) {
+                    result.end = evaluation_end::condition_met;
+                    throw rule_evaluation_condition_met(result.rule, o.step);
+                }
+                break;
+            }
+            case pending_outcome::kind::not_triggered:
+                result.not_triggered_steps.push_back(o.step);
+                record(o.step, step_outcome::not_triggered);
+                break;
+            case pending_outcome::kind::skipped:
+                r.logger().debug(fmt::format("rule {}: step {} skipped ({})", result.rule, o.step, o.reason));
+                result.skipped_steps[o.reason].push_back(o.step);
+                record(o.step, step_outcome::skipped);
+                break;
+            case pending_outcome::kind::ended: finished = true; break;
+            case pending_outcome::kind::failed: std::rethrow_exception(o.error);
+            }
+            if (finished) {
+                break;
+            }
+        }
+        if (finished) {
+            result.end = evaluation_end::no_more_data;
+        } else if (late) {
+            std::rethrow_exception(late);
+        }
+    }
+    r.logger().debug(fmt::format("ended rule {} before step {}", result.rule, result.next_step.value_or(step)));
+}
+
+} // namespace detail
+
+TDBG_DECL evaluation_result invoke_rule(rule_base& r, const invoke_options& options) {
+    evaluation_result result;
+    detail::run_rule(r, options, result);
+    return result;
+}
+
+TDBG_DECL evaluation_result invoke_rule(rule_base& r, std::optional<std::int64_t> start_step,
+                                        std::optional<std::int64_t> end_step, bool raise_eval_cond) {
+    invoke_options options;
+    options.start_step = start_step;
+    options.end_step = end_step;
+    options.raise_eval_cond = raise_eval_cond;
+    return invoke_rule(r, options);
+}
+
+} // namespace tdbg::rules

@@ -1,0 +1,54 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/junit.hpp.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/detail/markup.hpp"
+#include "tdbg/rules/junit.hpp"
+
+namespace tdbg::rules {
+
+TDBG_DECL std::string to_junit_xml(const std::vector<evaluation_result>& results, const std::string& suite_name,
+                                   double seconds) {
+    using tdbg::detail::markup_escape;
+    std::size_t failures = 0;
+    std::size_t errors = 0;
+    for (const auto& r : results) {
+        failures += r.status() == evaluation_status::issues_found ? 1 : 0;
+        errors += r.status() == evaluation_status::error ? 1 : 0;
+    }
+    const std::string counts =
+        fmt::format(R"(tests="{}" failures="{}" errors="{}")", results.size(), failures, errors);
+    const std::string time = fmt::format("{:.6f}", seconds);
+    std::string out = R"(<?xml version="1.0" encoding="UTF-8"?>)" "\n";
+    out += fmt::format(R"(<testsuites name="tdbg rules" {} time="{}">)" "\n", counts, time);
+    out += fmt::format(R"(  <testsuite name="{}" {} skipped="0" time="{}">)" "\n", markup_escape(suite_name), counts,
+                       time);
+    for (const auto& r : results) {
+        out += fmt::format(R"(    <testcase classname="tdbg.rules.{}" name="{}">)" "\n", markup_escape(r.rule),
+                           markup_escape(r.display_name()));
+        if (r.status() == evaluation_status::issues_found) {
+            std::string steps;
+            for (const auto s : r.triggered_steps) {
+                steps.append(steps.empty() ? "" : ", ").append(std::to_string(s));
+            }
+            out += fmt::format(R"(      <failure type="IssuesFound" message="{}">{}</failure>)" "\n",
+                               markup_escape(r.display_name() + " triggered at steps " + format_steps(r.triggered_steps)),
+                               markup_escape("triggered at steps: " + steps));
+        } else if (r.status() == evaluation_status::error) {
+            out += fmt::format(R"(      <error type="Error" message="{}">{}</error>)" "\n", markup_escape(r.error),
+                               markup_escape(r.error));
+        }
+        out += fmt::format("      <system-out>{}</system-out>\n", markup_escape(to_text(r)));
+        out += "    </testcase>\n";
+    }
+    out += "  </testsuite>\n</testsuites>\n";
+    return out;
+}
+
+} // namespace tdbg::rules

@@ -1,0 +1,161 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/registry.hpp; the built-in rules are registered
+/// here, once, under their SageMaker names.
+
+#include <cctype>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/rules/actions.hpp"
+#include "tdbg/rules/builtin.hpp"
+#include "tdbg/rules/registry.hpp"
+
+namespace tdbg::rules {
+
+namespace detail {
+
+struct registry_entry {
+    registry::factory make;
+    bool compares_runs = false;
+};
+
+struct registry_state {
+    std::mutex mutex;
+    std::map<std::string, registry_entry> factories;
+};
+
+inline registry_state& registry_table() {
+    static registry_state state;
+    static const bool builtins_added = [] {
+        for_each_builtin_rule([](std::string_view name, auto tag) {
+            using rule_class = typename decltype(tag)::type;
+            state.factories[std::string(name)] =
+                registry_entry{registry::make_factory<rule_class>(), registry::takes_other_trials<rule_class>()};
+        });
+        return true;
+    }();
+    (void)builtins_added;
+    return state;
+}
+
+inline std::string normalize_rule_name(std::string_view name) {
+    std::string out;
+    for (const char c : name) {
+        if (c != '_' && c != '-' && c != ' ') {
+            out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+        }
+    }
+    return out;
+}
+
+} // namespace detail
+
+TDBG_DECL void registry::add(const std::string& name, factory make, bool compares_runs) {
+    if (name.empty()) {
+        throw config_error("registry: a rule needs a name");
+    }
+    auto& s = detail::registry_table();
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    s.factories[name] = detail::registry_entry{std::move(make), compares_runs};
+}
+
+TDBG_DECL bool registry::compares_runs(std::string_view name) {
+    const auto found = lookup(name);
+    if (!found) {
+        return false;
+    }
+    auto& s = detail::registry_table();
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    return s.factories.at(*found).compares_runs;
+}
+
+TDBG_DECL bool registry::remove(const std::string& name) {
+    auto& s = detail::registry_table();
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    return s.factories.erase(name) != 0;
+}
+
+TDBG_DECL std::optional<std::string> registry::lookup(std::string_view name) {
+    auto& s = detail::registry_table();
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.factories.count(std::string(name)) != 0) {
+        return std::string(name);
+    }
+    const std::string wanted = detail::normalize_rule_name(name);
+    for (const auto& item : s.factories) {
+        if (detail::normalize_rule_name(item.first) == wanted) {
+            return item.first;
+        }
+    }
+    return std::nullopt;
+}
+
+TDBG_DECL std::vector<std::string> registry::names() {
+    auto& s = detail::registry_table();
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    std::vector<std::string> out;
+    for (const auto& item : s.factories) {
+        out.push_back(item.first);
+    }
+    return out;
+}
+
+TDBG_DECL any_rule registry::create(std::string_view name, const trial& base, const rule_params& params,
+                                    std::vector<trial> others, const rule_logger& logger) {
+    const auto found = lookup(name);
+    if (!found) {
+        std::string known;
+        for (const auto& n : names()) {
+            known += (known.empty() ? "" : ", ") + n;
+        }
+        throw config_error(fmt::format("unknown rule '{}'; registered rules: {}", name, known));
+    }
+    factory make;
+    {
+        auto& s = detail::registry_table();
+        const std::lock_guard<std::mutex> lock(s.mutex);
+        make = s.factories.at(*found).make;
+    }
+    std::map<std::string, std::string> given = params.items();
+    std::optional<std::string> action_str;
+    for (const char* reserved : {"rule_to_invoke", "source_s3_uri", "action_str", "action_json_str"}) {
+        auto it = given.find(reserved);
+        if (it == given.end()) {
+            continue;
+        }
+        if (std::string_view(reserved).substr(0, 6) == "action") {
+            action_str = it->second;
+        } else if (std::string_view(reserved) == "source_s3_uri") {
+            logger.info(fmt::format("rule {}: source_s3_uri (a Python rule source) ignored; running the registered C++ rule",
+                                    *found));
+        }
+        given.erase(it);
+    }
+    rule_params own(given);
+    own.set_context(*found);
+    any_rule r = make(base, std::move(others), own);
+    own.check_unknown();
+    r.set_name(*found);
+    r.set_logger(logger);
+    if (action_str) {
+        add_actions_from_string(r.actions(), *action_str, base.storage(), logger);
+    }
+    return r;
+}
+
+TDBG_DECL any_rule registry::create(const rule_configuration& config, const trial& base, std::vector<trial> others,
+                                    const rule_logger& logger) {
+    any_rule r = create(config.rule_to_invoke, base, rule_params(config.parameters), std::move(others), logger);
+    r.set_configuration_name(config.configuration_name);
+    return r;
+}
+
+} // namespace tdbg::rules

@@ -1,0 +1,162 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/trial/tensor.hpp.
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/reduce/compute.hpp"
+#include "tdbg/trial/detail/trial_core.hpp"
+#include "tdbg/trial/tensor.hpp"
+
+namespace tdbg {
+
+namespace detail {
+
+inline tensor_value::shape_type to_shape(const std::vector<std::int64_t>& dims) {
+    tensor_value::shape_type out;
+    out.reserve(dims.size());
+    for (const std::int64_t d : dims) {
+        out.push_back(static_cast<std::size_t>(d < 0 ? 0 : d));
+    }
+    return out;
+}
+
+} // namespace detail
+
+TDBG_DECL tensor::tensor(std::shared_ptr<detail::trial_core> core, const detail::tensor_record* record)
+    : core_(std::move(core)), record_(record) {}
+
+TDBG_DECL const std::string& tensor::name() const noexcept { return record_->name(); }
+
+TDBG_DECL std::vector<std::int64_t> tensor::steps(mode m, bool show_incomplete_steps) const {
+    core_->maybe_refresh();
+    return core_->tensor_steps(*record_, m, show_incomplete_steps);
+}
+
+TDBG_DECL tensor_value tensor::value(std::int64_t step, mode m, const std::optional<std::string>& worker) const {
+    const detail::resolved_entry found = core_->locate(*record_, step, m, worker);
+    if (!found.value) {
+        throw tensor_unavailable_for_step(fmt::format("value of tensor '{}' is not available for {} as it was not saved{} (trial {})",
+                                                      name(), detail::describe_step(step, m),
+                                                      found.reductions.empty() ? "" : "; its reductions were saved",
+                                                      core_->name()));
+    }
+    return core_->fetch(*found.value, name(), &record_->content_hint());
+}
+
+TDBG_DECL std::map<std::int64_t, tensor_value> tensor::values(mode m, const std::optional<std::string>& worker) const {
+    std::map<std::int64_t, tensor_value> out;
+    for (const std::int64_t step : steps(m)) {
+        if (worker) {
+            const auto entries = core_->entries_at(*record_, step, m);
+            const bool wrote = std::any_of(entries.begin(), entries.end(),
+                                           [&](const detail::resolved_entry& e) { return *e.worker == *worker; });
+            if (!wrote) {
+                continue;
+            }
+        }
+        out.emplace(step, value(step, m, worker));
+    }
+    return out;
+}
+
+TDBG_DECL tensor_value tensor::reduction_value(std::int64_t step, reduction r, mode m,
+                                               const std::optional<std::string>& worker) const {
+    const detail::resolved_entry found = core_->locate(*record_, step, m, worker);
+    for (const auto& [which, where] : found.reductions) {
+        if (which == r) {
+            return core_->fetch(where, format::reduction_tensor_name(r, name()));
+        }
+    }
+    if (!found.value) {
+        throw tensor_unavailable_for_step(
+            fmt::format("reduction {} of tensor '{}' is not available for {}: neither it nor the value was saved (trial {})",
+                        reduction_name(r), name(), detail::describe_step(step, m), core_->name()));
+    }
+    return compute_reduction(core_->fetch(*found.value, name(), &record_->content_hint()), r);
+}
+
+TDBG_DECL tensor_value tensor::reduction_value(std::int64_t step, std::string_view reduction_name_text, mode m,
+                                               const std::optional<std::string>& worker, bool abs) const {
+    auto r = parse_reduction(reduction_name_text);
+    if (!r) {
+        throw config_error(fmt::format("unknown reduction '{}' (expected min, max, mean, std, variance, sum, prod, l1 or l2)",
+                                       reduction_name_text));
+    }
+    r->abs = r->abs || abs;
+    return reduction_value(step, *r, m, worker);
+}
+
+TDBG_DECL std::map<reduction, tensor_value> tensor::reduction_values(std::int64_t step, mode m,
+                                                                     const std::optional<std::string>& worker) const {
+    const detail::resolved_entry found = core_->locate(*record_, step, m, worker);
+    std::map<reduction, tensor_value> out;
+    for (const auto& [which, where] : found.reductions) {
+        out.emplace(which, core_->fetch(where, format::reduction_tensor_name(which, name())));
+    }
+    return out;
+}
+
+TDBG_DECL tensor_value::shape_type tensor::shape(std::int64_t step, mode m, const std::optional<std::string>& worker) const {
+    const detail::resolved_entry found = core_->locate(*record_, step, m, worker);
+    if (found.shape) {
+        return detail::to_shape(*found.shape);
+    }
+    if (!found.value) {
+        throw shape_unavailable_for_step(fmt::format("shape of tensor '{}' is not available for {} as it was not saved (trial {})",
+                                                     name(), detail::describe_step(step, m), core_->name()));
+    }
+    return core_->fetch(*found.value, name(), &record_->content_hint()).shape();
+}
+
+TDBG_DECL std::vector<std::string> tensor::workers(std::int64_t step, mode m) const {
+    std::vector<std::string> out;
+    for (const auto& e : core_->entries_at(*record_, step, m)) {
+        out.push_back(*e.worker);
+    }
+    if (out.empty()) {
+        throw tensor_unavailable_for_step(fmt::format("tensor '{}' was not saved for {} (trial {})", name(),
+                                                      detail::describe_step(step, m), core_->name()));
+    }
+    return out;
+}
+
+TDBG_DECL std::vector<std::int64_t> tensor::prev_steps(std::int64_t step, std::optional<std::size_t> n, mode m) const {
+    std::vector<std::int64_t> all = steps(m);
+    all.erase(std::upper_bound(all.begin(), all.end(), step), all.end());
+    if (n && *n > 0 && all.size() > *n) {
+        all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(*n));
+    }
+    return all;
+}
+
+TDBG_DECL std::vector<tensor_step_info> tensor::entries(mode m, bool show_incomplete_steps) const {
+    std::vector<tensor_step_info> out;
+    for (const std::int64_t step : steps(m, show_incomplete_steps)) {
+        for (const auto& e : core_->entries_at(*record_, step, m)) {
+            tensor_step_info info;
+            info.step = e.step;
+            info.step_mode = e.entry_mode;
+            info.mode_step = e.mode_step;
+            info.worker = *e.worker;
+            info.has_value = e.value.has_value();
+            if (e.shape) {
+                info.stored_shape = detail::to_shape(*e.shape);
+            }
+            for (const auto& item : e.reductions) {
+                info.stored_reductions.push_back(item.first);
+            }
+            std::sort(info.stored_reductions.begin(), info.stored_reductions.end(),
+                      [](reduction a, reduction b) { return reduction_name(a) < reduction_name(b); });
+            out.push_back(std::move(info));
+        }
+    }
+    return out;
+}
+
+} // namespace tdbg

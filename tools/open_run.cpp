@@ -1,0 +1,68 @@
+// Opening the run a subcommand was given (open_run.hpp).
+
+#include "open_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "commands.hpp"
+#include "tdbg/core/error.hpp"
+#include "tdbg/format/json.hpp"
+
+namespace tdbg::cli {
+
+trial open_run(const std::string& location, trial_options options) {
+    const bool url = location.find("://") != std::string::npos;
+    if (!url) {
+        std::error_code ec;
+        auto status = std::filesystem::status(location, ec);
+        const auto deadline = std::chrono::steady_clock::now() + options.collection_wait;
+        while ((ec || !std::filesystem::exists(status)) && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(
+                std::min<std::chrono::milliseconds>(options.poll_interval, std::chrono::milliseconds(500)));
+            status = std::filesystem::status(location, ec);
+        }
+        if (ec || !std::filesystem::exists(status)) {
+            throw tdbg::error(fmt::format("{}: no such directory{}", location,
+                                          options.collection_wait.count() > 0 ? " (waited for it to appear)" : ""));
+        }
+        if (!std::filesystem::is_directory(status)) {
+            throw tdbg::error(fmt::format(
+                "{}: not a directory (give the run's directory, the one holding index/ and events/)", location));
+        }
+    }
+    try {
+        return create_trial(location, std::nullopt, {}, options);
+    } catch (const missing_collection_files&) {
+        throw tdbg::error(fmt::format("{}: not a run{} (no collections/000000000/<worker>_collections.json; "
+                                      "expected the out_dir of a tdbg or smdebug hook)",
+                                      location, url ? "" : " directory"));
+    }
+}
+
+std::string single_run_argument(const std::vector<std::string>& positional) {
+    if (positional.empty()) {
+        throw usage_error("missing the run directory");
+    }
+    if (positional.size() > 1) {
+        throw usage_error(fmt::format("expected one run directory, got {} arguments", positional.size()));
+    }
+    return positional.front();
+}
+
+std::string json_document_text(const format::json_value& doc) {
+    format::json_style style;
+    style.indent = 1;
+    style.sort_keys = true;
+    style.replace_invalid_utf8 = true;
+    return format::dump_json(doc, style) + "\n";
+}
+
+} // namespace tdbg::cli
