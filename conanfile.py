@@ -21,7 +21,7 @@ class TdbgConan(ConanFile):
 
     def requirements(self):
         self.requires("xtensor/0.24.7", transitive_headers=True)
-        self.requires("nlohmann_json/3.11.2", transitive_headers=True)
+        self.requires("pcre2/10.42", transitive_headers=True, transitive_libs=True)
         self.requires("fmt/9.1.0", transitive_headers=True)
         if self.options.s3:
             self.requires("libcurl/[>=7.75 <9]", transitive_headers=True)

@@ -5,7 +5,7 @@
 # To build the library, its examples and the tdbg command line.
 TDBG_BUILD_PACKAGES=(
     build-essential g++ cmake ninja-build pkg-config
-    xtensor-dev libxtensor-dev xtl-dev libxsimd-dev nlohmann-json3-dev libfmt-dev
+    xtensor-dev libxtensor-dev xtl-dev libxsimd-dev libfmt-dev libpcre2-dev
 )
 
 # To run the whole test suite and the static analysis: Catch2, the Python side of the
@@ -16,7 +16,7 @@ TDBG_BUILD_PACKAGES=(
 # data-parallel example under mpirun (tests/mpi).
 TDBG_TEST_PACKAGES=(
     "${TDBG_BUILD_PACKAGES[@]}"
-    catch2 python3 python3-protobuf python3-numpy protobuf-compiler clang-tidy
+    catch2 nlohmann-json3-dev python3 python3-protobuf python3-numpy protobuf-compiler clang-tidy
     python3-boto3 python3-pandas python3-psutil python3-packaging python3-requests python3-six python3-torch
     python3-swift curl libcurl4-openssl-dev libpugixml-dev
     libtorch-dev

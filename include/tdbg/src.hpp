@@ -15,6 +15,7 @@
 #include "tdbg/tdbg.hpp"
 
 #include "tdbg/core/impl/pattern.ipp"
+#include "tdbg/core/impl/thread_pool.ipp"
 #include "tdbg/format/impl/collections_file.ipp"
 #include "tdbg/format/impl/index_file.ipp"
 #include "tdbg/format/impl/json.ipp"

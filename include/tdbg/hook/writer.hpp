@@ -549,8 +549,9 @@ private:
             finish_step(l);
         }
         if (!l.step) {
-            l.step.emplace();
-            l.step->step = step;
+            open_step opened;
+            opened.step = step;
+            l.step = std::move(opened);
         }
         return *l.step;
     }

@@ -1,8 +1,9 @@
 #pragma once
 /// \file
 /// A regular expression as a user wrote it (a collection's include regex, a
-/// rule's tensor_regex), compiled once. Matching is Python's `re.search`: the
-/// pattern may match anywhere in the name.
+/// rule's tensor_regex), compiled once with PCRE2 (core/impl/pattern.ipp).
+/// The syntax is Python's `re` (PCRE2 reads it), and matching is `re.search`:
+/// the pattern may match anywhere in the name.
 
 #include <memory>
 #include <string>
@@ -23,7 +24,8 @@ public:
 
     /// The pattern as written.
     [[nodiscard]] const std::string& text() const noexcept { return text_; }
-    /// True when the pattern matches somewhere in `subject`.
+    /// True when the pattern matches somewhere in `subject`. Throws config_error
+    /// when the match exceeds PCRE2's limits (a pattern that backtracks without end).
     [[nodiscard]] TDBG_DECL bool search(std::string_view subject) const;
 
 private:

@@ -129,6 +129,46 @@ template <class T>
     return {keys.back(), key.b, key.c};
 }
 
+/// The `a` of a kernel key that is only known at run time: one of preset_keys<T>().
+inline constexpr unsigned runtime_preset = ~0U;
+
+/// The real kernel for a preset key chosen at run time: a branch per block
+/// into the kernel instantiated for that preset.
+template <class T, std::size_t... I>
+[[nodiscard]] real_stats real_block_preset(const T* p, std::size_t n, unsigned a, simd_level level,
+                                           std::index_sequence<I...> /*presets*/) noexcept {
+    constexpr auto keys = preset_keys<T>();
+    real_stats out;
+    const bool found = ((a == keys[I] ? (out = real_block<keys[I]>(p, n, level), true) : false) || ...);
+    (void)found; // preset_key returns one of the keys
+    return out;
+}
+
+/// The statistics of one block of 1 <= n <= block_size elements for `key`, whose
+/// `a` is A (a compile-time set) or any preset (A = runtime_preset).
+template <class T, unsigned A>
+[[nodiscard]] stats_t<T> block_of(const T* p, std::size_t n, kernel_key key, simd_level level) noexcept {
+    if constexpr (is_half_v<T>) {
+        // Half precision goes through the float kernel, whose keys it shares.
+        float buffer[block_size];
+        for (std::size_t i = 0; i < n; ++i) {
+            buffer[i] = p[i].value();
+        }
+        return block_of<float, A>(static_cast<const float*>(buffer), n, key, level);
+    } else if constexpr (is_real_v<T>) {
+        if constexpr (A == runtime_preset) {
+            return real_block_preset(p, n, key.a, level, std::make_index_sequence<preset_keys<T>().size()>{});
+        } else {
+            return real_block<A>(p, n, level);
+        }
+    } else if constexpr (is_complex_v<T>) {
+        constexpr bool complex = A == runtime_preset || A != 0; // the only preset computes them
+        return complex_block<complex>(p, n, level, key.c != 0);
+    } else {
+        return integer_block<A == runtime_preset ? preset_keys<T>()[0] : A>(p, n, level, key.b, key.c);
+    }
+}
+
 /// The statistics of a run on this thread, block after block, with the
 /// kernel build simd_setting() picks.
 template <class T, unsigned A>
@@ -136,48 +176,23 @@ template <class T, unsigned A>
     const simd_level level = simd_setting().load(std::memory_order_relaxed);
     stats_t<T> total;
     for (std::size_t begin = 0; begin < n; begin += block_size) {
-        const std::size_t m = std::min(block_size, n - begin);
-        const T* block = p + begin;
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-            total.merge(real_block<A>(block, m, level));
-        } else if constexpr (is_half_v<T>) {
-            float buffer[block_size];
-            for (std::size_t i = 0; i < m; ++i) {
-                buffer[i] = block[i].value();
-            }
-            total.merge(real_block<A>(static_cast<const float*>(buffer), m, level));
-        } else if constexpr (is_complex_v<T>) {
-            total.merge(complex_block<A != 0>(block, m, level, key.c != 0));
-        } else {
-            total.merge(integer_block<A>(block, m, level, key.b, key.c));
-        }
+        total.merge(block_of<T, A>(p + begin, std::min(block_size, n - begin), key, level));
     }
     return total;
 }
 
-/// The statistics of n elements for `key` (whose `a` is A), on up to
-/// `max_threads` threads (0: all cores) when n is large.
+/// The statistics of n elements for `key` (whose `a` is A, or any preset with
+/// A = runtime_preset), on up to `max_threads` threads (0: all cores) when n is large.
 template <class T, unsigned A>
 [[nodiscard]] stats_t<T> accumulate(const T* p, std::size_t n, kernel_key key, unsigned max_threads) {
     return accumulate_chunks<T, stats_t<T>>(p, n, key, thread_count(n, max_threads), &run<T, A>);
 }
 
-/// accumulate for a preset key known only at run time.
-template <class T, std::size_t... I>
-[[nodiscard]] stats_t<T> accumulate_preset(kernel_key key, const T* p, std::size_t n, unsigned max_threads,
-                                           std::index_sequence<I...> /*presets*/) {
-    constexpr auto keys = preset_keys<T>();
-    stats_t<T> out;
-    const bool found =
-        ((key.a == keys[I] ? (out = accumulate<T, keys[I]>(p, n, key, max_threads), true) : false) || ...);
-    (void)found; // preset_key returns one of the keys
-    return out;
-}
-
-/// The statistics for a preset key (see preset_key), as run-time sets compute them.
+/// The statistics for a preset key (see preset_key), as run-time sets compute them:
+/// one instantiation per element type, the preset picked per block.
 template <class T>
 [[nodiscard]] stats_t<T> accumulate_runtime(kernel_key preset, const T* p, std::size_t n, unsigned max_threads) {
-    return accumulate_preset<T>(preset, p, n, max_threads, std::make_index_sequence<preset_keys<T>().size()>{});
+    return accumulate<T, runtime_preset>(p, n, preset, max_threads);
 }
 
 #if defined(__GNUC__) && !defined(__clang__)

@@ -12,7 +12,7 @@
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && defined(__SSE2__)
 #define TDBG_REDUCE_X86 1
-#include <immintrin.h>
+#include <emmintrin.h> // SSE2; the AVX2 build uses generic vector types
 #else
 #define TDBG_REDUCE_X86 0
 #endif

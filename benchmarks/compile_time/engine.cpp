@@ -1,0 +1,2 @@
+// The one translation unit that defines the engine (separate compilation).
+#include <tdbg/src.hpp>
