@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# What including tdbg costs a user's file, measured in one run: each translation unit
-# of benchmarks/compile_time/ compiled at -O2 with the project's compiler, header-only
-# and with TDBG_SEPARATE_COMPILATION, plus the one-time cost of the engine's defining
-# file (tdbg/src.hpp). Prints seconds (best of N runs), the ratio to the file that
-# includes only xtensor/xarray.hpp, object sizes, and whether each target holds:
-#   separate compilation: hook and trial+rule files <= 1.5x the xtensor-only file;
-#   header-only:          hook and trial+rule files <= 6x;
-#   the defining file:    <= 35 s.
+# What including tdbg costs a user's file, measured in one run. Each translation unit of
+# benchmarks/compile_time/ is compiled at -O2 with the project's compiler, header-only and with
+# TDBG_SEPARATE_COMPILATION; then the engine's defining files of separate compilation: each
+# part of tdbg/src/ (CMake's tdbg::compiled compiles them in parallel) and all of them in one
+# file (tdbg/src.hpp). Prints the compiler's CPU seconds (user + system, best of N runs: CPU
+# time moves less than wall time on a shared machine), the ratio to the file that uses only
+# xtensor/xarray.hpp, and object sizes; then whether each target holds:
+#   separate compilation: the hook and trial+rule files <= 1.5x the xtensor-only file;
+#   header-only:          the hook and trial+rule files <= 6x;
+#   the defining files:   each part of tdbg/src/ <= 16x, what the minimal hook file cost
+#                         before the engine was compiled once (35 s against 2.15 s).
 #
 # Usage: benchmarks/compile_time.sh [--runs N] [--std 17|20] [--cxx COMPILER]
 # Environment: CXX (default c++), CXXFLAGS (added to -O2 -std=c++17).
@@ -28,21 +31,22 @@ while (($# > 0)); do
     esac
     shift
 done
+for tool in bc size; do
+    command -v "$tool" >/dev/null || { echo "error: $tool is needed (Debian: bc, binutils)" >&2; exit 2; }
+done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # shellcheck disable=SC2206 # CXXFLAGS is a list of flags
 flags=(-O2 "-std=c++$std" -I"$repo/include" ${CXXFLAGS:-})
 
-# best_seconds <object> <compiler arguments...>: the fastest of $runs compilations.
-best_seconds() {
-    local object=$1 best="" start end took
+# cpu_seconds <object> <compiler arguments...>: the least CPU time of $runs compilations.
+cpu_seconds() {
+    local object=$1 best="" took
     shift
     for ((i = 0; i < runs; ++i)); do
-        start=$(date +%s.%N)
-        "$cxx" "${flags[@]}" "$@" -c -o "$object"
-        end=$(date +%s.%N)
-        took=$(echo "$end - $start" | bc -l)
+        took=$({ TIMEFORMAT='%U %S'; time "$cxx" "${flags[@]}" "$@" -c -o "$object"; } 2>&1 | tail -1 |
+            awk '{ print $1 + $2 }')
         if [[ -z $best ]] || (($(echo "$took < $best" | bc -l))); then
             best=$took
         fi
@@ -52,13 +56,9 @@ best_seconds() {
 
 object_bytes() { size "$1" | awk 'NR == 2 { print $1 + $2 }'; }
 
-echo "compiler: $("$cxx" --version | head -1); flags: ${flags[*]}; best of $runs runs"
-base=$(best_seconds "$work/xtensor_only.o" "$here/compile_time/xtensor_only.cpp")
-printf '\n%-28s %-22s %9s %8s %12s\n' "translation unit" "mode" "seconds" "ratio" "object bytes"
-printf '%-28s %-22s %9.2f %7.2fx %12s\n' "xtensor/xarray.hpp only" "-" "$base" 1 "$(object_bytes "$work/xtensor_only.o")"
-
 failed=false
-# check <ratio or seconds> <limit> <what>
+checks=()
+# check <value> <limit> <what>
 check() {
     if (($(echo "$1 <= $2" | bc -l))); then
         checks+=("  met      $3: $1 <= $2")
@@ -67,23 +67,42 @@ check() {
         failed=true
     fi
 }
-checks=()
+# row <label> <mode> <seconds> <object>: prints a line; sets `ratio`.
+row() {
+    ratio=$(printf '%.2f' "$(echo "$3 / $base" | bc -l)")
+    printf '%-34s %-16s %9.2f %7.2fx %12s\n' "$1" "$2" "$3" "$ratio" "$(object_bytes "$4")"
+}
+
+echo "compiler: $("$cxx" --version | head -1); flags: ${flags[*]}; CPU seconds, best of $runs runs"
+base=$(cpu_seconds "$work/xtensor_only.o" "$here/compile_time/xtensor_only.cpp")
+printf '\n%-34s %-16s %9s %8s %12s\n' "translation unit" "mode" "seconds" "ratio" "object bytes"
+row "xtensor/xarray.hpp only" "-" "$base" "$work/xtensor_only.o"
+
 for tu in hook_minimal trial_rule custom_rule; do
     for mode in header-only separate; do
         defines=()
         [[ $mode == separate ]] && defines=(-DTDBG_SEPARATE_COMPILATION)
-        seconds=$(best_seconds "$work/$tu.$mode.o" "${defines[@]}" "$here/compile_time/$tu.cpp")
-        ratio=$(echo "$seconds / $base" | bc -l)
-        printf '%-28s %-22s %9.2f %7.2fx %12s\n' "$tu.cpp" "$mode" "$seconds" "$ratio" "$(object_bytes "$work/$tu.$mode.o")"
+        seconds=$(cpu_seconds "$work/$tu.$mode.o" "${defines[@]}" "$here/compile_time/$tu.cpp")
+        row "$tu.cpp" "$mode" "$seconds" "$work/$tu.$mode.o"
         if [[ $tu != custom_rule ]]; then
-            check "$(printf '%.2f' "$ratio")" "$([[ $mode == separate ]] && echo 1.5 || echo 6)" "$tu, $mode (x xtensor-only)"
+            check "$ratio" "$([[ $mode == separate ]] && echo 1.5 || echo 6)" "$tu.cpp, $mode (x xtensor-only)"
         fi
     done
 done
-seconds=$(best_seconds "$work/engine.o" -DTDBG_SEPARATE_COMPILATION "$here/compile_time/engine.cpp")
-printf '%-28s %-22s %9.2f %7.2fx %12s\n' "engine.cpp (tdbg/src.hpp)" "separate, once" "$seconds" \
-    "$(echo "$seconds / $base" | bc -l)" "$(object_bytes "$work/engine.o")"
-check "$(printf '%.2f' "$seconds")" 35 "the defining file, seconds"
+
+total=0
+for part in "$repo"/include/tdbg/src/*.hpp; do
+    name=$(basename "$part" .hpp)
+    echo "#include <tdbg/src/$name.hpp>" >"$work/part_$name.cpp"
+    seconds=$(cpu_seconds "$work/part_$name.o" -DTDBG_SEPARATE_COMPILATION "$work/part_$name.cpp")
+    total=$(echo "$total + $seconds" | bc -l)
+    row "tdbg/src/$name.hpp" "engine part" "$seconds" "$work/part_$name.o"
+    check "$ratio" 16 "tdbg/src/$name.hpp, the engine's part (x xtensor-only)"
+done
+printf '%-34s %-16s %9.2f\n' "  the parts together" "engine, CPU" "$total"
+echo "#include <tdbg/src.hpp>" >"$work/engine.cpp"
+seconds=$(cpu_seconds "$work/engine.o" -DTDBG_SEPARATE_COMPILATION "$work/engine.cpp")
+row "tdbg/src.hpp (one file)" "engine, once" "$seconds" "$work/engine.o"
 
 printf '\ntargets:\n'
 printf '%s\n' "${checks[@]}"

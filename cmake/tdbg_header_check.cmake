@@ -34,8 +34,8 @@ function(tdbg_add_header_check target)
       endif()
     endif()
 
-    if(name STREQUAL "tdbg/src.hpp")
-      continue() # the engine's definitions: compiled as tdbg::compiled, not a header to include twice
+    if(name STREQUAL "tdbg/src.hpp" OR name MATCHES "^tdbg/src/")
+      continue() # the engine's definitions: compiled as tdbg::compiled, not headers to include twice
     endif()
     if(name MATCHES "^tdbg/storage/(detail/)?s3")
       if(NOT TARGET tdbg::s3)

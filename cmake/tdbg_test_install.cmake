@@ -22,7 +22,7 @@ endif()
 
 set(missing "")
 foreach(file ${CMAKEDIR}/tdbgConfig.cmake ${CMAKEDIR}/tdbgConfigVersion.cmake ${CMAKEDIR}/tdbgTargets.cmake
-             ${CMAKEDIR}/tdbg_compiled.cpp ${PKGCONFIGDIR}/tdbg.pc ${PKGCONFIGDIR}/tdbg-compiled.pc)
+             ${CMAKEDIR}/tdbg_compiled.cmake ${CMAKEDIR}/tdbg_find_pcre2.cmake ${PKGCONFIGDIR}/tdbg.pc ${PKGCONFIGDIR}/tdbg-compiled.pc)
   if(NOT EXISTS ${PREFIX}/${file})
     list(APPEND missing ${file})
   endif()

@@ -162,16 +162,13 @@ report_options parse_report_args(const std::vector<std::string>& args) {
 
 // ---------------------------------------------------------------- values as numbers
 
+// An element as a number: a complex value by its magnitude, the rest as tdbg::as_double.
 template <class T>
-double as_double(const T& x) {
-    if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
-        return static_cast<double>(std::abs(x)); // a complex value is shown by its magnitude
-    } else if constexpr (std::is_same_v<T, tdbg::float16> || std::is_same_v<T, tdbg::bfloat16>) {
-        return static_cast<double>(static_cast<float>(x));
-    } else if constexpr (std::is_same_v<T, bool>) {
-        return x ? 1.0 : 0.0;
+double number_of(const T& x) {
+    if constexpr (tdbg::is_complex_element_v<T>) {
+        return static_cast<double>(std::abs(x));
     } else {
-        return static_cast<double>(x);
+        return tdbg::as_double(x);
     }
 }
 
@@ -183,7 +180,7 @@ void for_each_number(const tdbg::tensor_value& v, F&& f) {
         if constexpr (!std::is_same_v<T, std::string>) {
             const T* p = v.data_as<T>();
             for (std::size_t i = 0, n = v.size(); i < n; ++i) {
-                f(as_double(p[i]));
+                f(number_of(p[i]));
             }
         }
     });
@@ -196,7 +193,7 @@ double first_number(const tdbg::tensor_value& v) {
         tdbg::visit_dtype(v.type(), [&](auto tag) {
             using T = typename decltype(tag)::type;
             if constexpr (!std::is_same_v<T, std::string>) {
-                out = as_double(v.data_as<T>()[0]);
+                out = number_of(v.data_as<T>()[0]);
             }
         });
     }

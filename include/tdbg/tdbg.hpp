@@ -11,6 +11,7 @@
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/save_config.hpp"
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/core/xexpression.hpp"
 #include "tdbg/core/xtensor.hpp"
 
 #include "tdbg/format/collections_file.hpp"

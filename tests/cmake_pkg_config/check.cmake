@@ -1,7 +1,8 @@
 # cmake -DPKG_CONFIG=... -DPREFIX=... -DPKGCONFIGDIR=... -DINCLUDEDIR=... -DVERSION=... -DCXX=... -DSTANDARD=...
 #       -DSOURCE=... -DWORK_DIR=... -P check.cmake
 # A consumer of the installed tdbg through pkg-config: the flags point into the installation,
-# and a program built with nothing but them runs.
+# and a program built with nothing but them runs, header-only (tdbg) and with the engine
+# compiled once (tdbg-compiled: the program plus one file that includes tdbg/src.hpp).
 foreach(input PKG_CONFIG PREFIX PKGCONFIGDIR INCLUDEDIR VERSION CXX STANDARD SOURCE WORK_DIR)
   if(NOT ${input})
     message(FATAL_ERROR "check.cmake: -D${input}=... is required")
@@ -9,22 +10,23 @@ foreach(input PKG_CONFIG PREFIX PKGCONFIGDIR INCLUDEDIR VERSION CXX STANDARD SOU
 endforeach()
 
 set(ENV{PKG_CONFIG_PATH} "${PREFIX}/${PKGCONFIGDIR}")
-function(query variable)
-  execute_process(COMMAND ${PKG_CONFIG} ${ARGN} tdbg RESULT_VARIABLE status OUTPUT_VARIABLE output
+# query(<variable> <package> <pkg-config arguments>...)
+function(query variable package)
+  execute_process(COMMAND ${PKG_CONFIG} ${ARGN} ${package} RESULT_VARIABLE status OUTPUT_VARIABLE output
                   ERROR_VARIABLE error OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT status EQUAL 0)
-    message(FATAL_ERROR "pkg-config ${ARGN} tdbg failed (${status}): ${error}")
+    message(FATAL_ERROR "pkg-config ${ARGN} ${package} failed (${status}): ${error}")
   endif()
-  message(STATUS "pkg-config ${ARGN} tdbg: ${output}")
+  message(STATUS "pkg-config ${ARGN} ${package}: ${output}")
   set(${variable} "${output}" PARENT_SCOPE)
 endfunction()
 
-query(version --modversion)
+query(version tdbg --modversion)
 if(NOT version STREQUAL VERSION)
   message(FATAL_ERROR "pkg-config reports version '${version}', the project is ${VERSION}")
 endif()
 
-query(cflags --cflags)
+query(cflags tdbg --cflags)
 separate_arguments(cflags UNIX_COMMAND "${cflags}")
 file(REAL_PATH "${PREFIX}/${INCLUDEDIR}" expected_include)
 set(found_include FALSE)
@@ -40,17 +42,34 @@ if(NOT found_include)
   message(FATAL_ERROR "pkg-config --cflags tdbg lacks -I${expected_include}")
 endif()
 
-query(libs --libs)
+query(libs tdbg --libs)
 separate_arguments(libs UNIX_COMMAND "${libs}")
+
+# run(<name> <command>...): runs a compiler or the program, fails with its name.
+function(run name)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "${name} failed (${status}): ${ARGN}")
+  endif()
+endfunction()
 
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
-execute_process(COMMAND ${CXX} -std=c++${STANDARD} ${cflags} ${SOURCE} -o ${WORK_DIR}/consumer ${libs}
-                RESULT_VARIABLE status)
-if(NOT status EQUAL 0)
-  message(FATAL_ERROR "compiling ${SOURCE} with pkg-config's flags failed")
+run("compiling the header-only consumer" ${CXX} -std=c++${STANDARD} ${cflags} ${SOURCE} -o ${WORK_DIR}/consumer ${libs})
+run("the header-only consumer" ${WORK_DIR}/consumer ${WORK_DIR}/scratch)
+
+query(compiled_cflags tdbg-compiled --cflags)
+query(compiled_libs tdbg-compiled --libs)
+separate_arguments(compiled_cflags UNIX_COMMAND "${compiled_cflags}")
+separate_arguments(compiled_libs UNIX_COMMAND "${compiled_libs}")
+list(FIND compiled_cflags "-DTDBG_SEPARATE_COMPILATION" position)
+if(position EQUAL -1)
+  message(FATAL_ERROR "pkg-config --cflags tdbg-compiled lacks -DTDBG_SEPARATE_COMPILATION")
 endif()
-execute_process(COMMAND ${WORK_DIR}/consumer ${WORK_DIR}/scratch RESULT_VARIABLE status)
-if(NOT status EQUAL 0)
-  message(FATAL_ERROR "the pkg-config consumer failed: ${status}")
-endif()
+file(WRITE ${WORK_DIR}/engine.cpp "#include <tdbg/src.hpp>\n")
+run("compiling tdbg/src.hpp" ${CXX} -std=c++${STANDARD} ${compiled_cflags} -c ${WORK_DIR}/engine.cpp -o ${WORK_DIR}/engine.o)
+run("compiling the consumer" ${CXX} -std=c++${STANDARD} ${compiled_cflags} -DTDBG_CONSUMER_SEPARATE -c ${SOURCE}
+    -o ${WORK_DIR}/consumer_compiled.o)
+run("linking the consumer" ${CXX} ${WORK_DIR}/consumer_compiled.o ${WORK_DIR}/engine.o -o ${WORK_DIR}/consumer_compiled
+    ${compiled_libs})
+run("the consumer with the engine compiled once" ${WORK_DIR}/consumer_compiled ${WORK_DIR}/scratch_compiled)

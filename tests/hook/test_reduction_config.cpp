@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "tdbg/core/error.hpp"
 #include "tdbg/hook/reduction_config.hpp"
 
 using namespace tdbg;

@@ -33,6 +33,7 @@
 
 #include "mlp_model.hpp"
 #include "support.hpp"
+#include "tdbg/core/xtensor.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/hook/worker.hpp"

@@ -32,11 +32,11 @@ inline std::vector<reduction> all_18() {
     return out;
 }
 
+// Element type traits (the library's; they are not what these references check).
 template <class T>
-inline constexpr bool is_half_type = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+inline constexpr bool is_half_type = is_half_element_v<T>;
 template <class T>
-inline constexpr bool is_complex_type =
-    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+inline constexpr bool is_complex_type = is_complex_element_v<T>;
 template <class T>
 inline constexpr bool is_float_type = std::is_floating_point_v<T> || is_half_type<T>;
 

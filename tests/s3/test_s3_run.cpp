@@ -12,6 +12,7 @@
 
 #include "s3_test_server.hpp"
 #include "support.hpp"
+#include "tdbg/core/xtensor.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/storage/local_storage.hpp"
 #include "tdbg/storage/s3.hpp"

@@ -178,4 +178,26 @@ decltype(auto) visit_dtype(dtype d, F&& f) {
 /// True for complex64 and complex128.
 [[nodiscard]] constexpr bool is_complex(dtype d) noexcept { return d == dtype::complex64 || d == dtype::complex128; }
 
+/// True for the element types of float16 and bfloat16.
+template <class T>
+inline constexpr bool is_half_element_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+/// True for the element types of complex64 and complex128.
+template <class T>
+inline constexpr bool is_complex_element_v =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+/// A real element of a numeric dtype as a double: float16 and bfloat16 widened,
+/// bool as 0 or 1. The one such conversion of the library and its tools; complex
+/// elements have none (their callers take a part or the magnitude).
+template <class T>
+[[nodiscard]] constexpr double as_double(const T& x) noexcept {
+    static_assert(has_dtype_v<T> && !is_complex_element_v<T> && !std::is_same_v<T, std::string>,
+                  "as_double: a real element type (float16..float64, bfloat16, integers, bool)");
+    if constexpr (is_half_element_v<T>) {
+        return static_cast<double>(x.value());
+    } else {
+        return static_cast<double>(x);
+    }
+}
+
 } // namespace tdbg

@@ -7,6 +7,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "tdbg/config.hpp"
 
 namespace tdbg {
 
@@ -86,4 +89,18 @@ struct reduction {
     return std::nullopt;
 }
 
+/// The items of a comma-separated list ("min, abs_max,l2_norm"), trimmed of
+/// spaces and tabs; empty items are skipped. The one reader of smdebug's list
+/// spellings (reduction configs, collection files, the command line).
+[[nodiscard]] TDBG_DECL std::vector<std::string_view> split_list(std::string_view text);
+
+/// Parses a comma-separated list of reductions in any spelling parse_reduction
+/// accepts ("min,max,abs_mean,l2_norm"; items as split_list gives them). Throws
+/// config_error naming an unknown item and the list.
+[[nodiscard]] TDBG_DECL std::vector<reduction> parse_reduction_list(std::string_view text);
+
 } // namespace tdbg
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/core/impl/reduction.ipp"
+#endif

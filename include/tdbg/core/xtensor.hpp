@@ -1,10 +1,10 @@
 #pragma once
 /// \file
-/// tensor_value and xtensor: a value viewed as an xtensor adaptor
+/// tensor_value and xtensor both ways: a value viewed as an xtensor adaptor
 /// (`value.as<T>()`, no copy) or copied into an `xt::xarray<T>`
 /// (`value.to_xarray<T>()`), and any xtensor expression made a tensor_value
-/// (`to_tensor_value(expression)`). The hook includes it; a program that only
-/// reads runs includes it where it wants xtensor's views of the values.
+/// (`to_tensor_value(expression)`, from tdbg/core/xexpression.hpp, which is
+/// all the hook includes). Include it where you want xtensor's views of values.
 
 #include <algorithm>
 #include <cstring>
@@ -13,22 +13,12 @@
 
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xarray.hpp>
-#include <xtensor/xcontainer.hpp>
-#include <xtensor/xexpression.hpp>
 
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/core/xexpression.hpp"
 
-namespace tdbg {
-
-namespace detail {
-
-/// A contiguous row-major xtensor container whose memory can be borrowed.
-template <class E, class = void>
-struct is_borrowable_container : std::false_type {};
-template <class E>
-struct is_borrowable_container<E, std::void_t<decltype(std::declval<const E&>().data()), decltype(E::static_layout)>>
-    : std::bool_constant<std::is_base_of_v<xt::xcontainer<E>, E> && E::static_layout == xt::layout_type::row_major> {};
+namespace tdbg::detail {
 
 template <class T>
 struct xtensor_bridge<T, std::enable_if_t<has_dtype_v<T>>> {
@@ -54,20 +44,4 @@ struct xtensor_bridge<T, std::enable_if_t<has_dtype_v<T>>> {
     }
 };
 
-} // namespace detail
-
-/// Any xtensor expression evaluated into a tensor_value that owns its bytes (C order).
-template <class E>
-[[nodiscard]] tensor_value to_tensor_value(const xt::xexpression<E>& expression) {
-    using value_type = std::decay_t<typename E::value_type>;
-    static_assert(has_dtype_v<value_type>, "to_tensor_value: the expression's value_type has no dtype");
-    const xt::xarray<value_type> evaluated = expression.derived_cast();
-    tensor_value::shape_type shape(evaluated.shape().begin(), evaluated.shape().end());
-    if constexpr (std::is_same_v<value_type, bool>) {
-        return tensor_value(std::vector<bool>(evaluated.begin(), evaluated.end()), std::move(shape));
-    } else {
-        return tensor_value(std::vector<value_type>(evaluated.begin(), evaluated.end()), std::move(shape));
-    }
-}
-
-} // namespace tdbg
+} // namespace tdbg::detail

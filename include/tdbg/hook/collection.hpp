@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "tdbg/config.hpp"
 #include "tdbg/core/detail/pattern.hpp"
-#include "tdbg/core/error.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/save_config.hpp"
 #include "tdbg/core/tensor_value.hpp"
@@ -76,8 +76,12 @@ inline constexpr std::string_view average_shap = "average_shap";
 
 /// True for the names of builtin_collections().
 [[nodiscard]] inline bool is_builtin_collection(std::string_view name) noexcept {
-    const auto& table = builtin_collections();
-    return std::any_of(table.begin(), table.end(), [&](const auto& entry) { return entry.first == name; });
+    for (const auto& entry : builtin_collections()) {
+        if (entry.first == name) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /// Computes a fixed list of reductions of a tensor (a compiled reduction set); the
@@ -90,99 +94,53 @@ using reduction_kernel = std::function<std::vector<tensor_value>(const tensor_va
 class collection {
 public:
     /// An empty collection; throws config_error for an empty name.
-    explicit collection(std::string name) : name_(std::move(name)) {
-        if (name_.empty()) {
-            throw config_error("a collection needs a non-empty name");
-        }
-    }
+    TDBG_DECL explicit collection(std::string name);
 
     /// The name.
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
     /// Adds an include regex (searched anywhere in the name, like Python's re.search).
-    collection& include(std::string regex) {
-        include_.emplace_back(std::move(regex), "collection '" + name_ + "'");
-        return *this;
-    }
+    TDBG_DECL collection& include(std::string regex);
     /// Adds several include regexes.
-    collection& include(const std::vector<std::string>& regexes) {
-        for (const auto& r : regexes) {
-            include(r);
-        }
-        return *this;
-    }
+    TDBG_DECL collection& include(const std::vector<std::string>& regexes);
     /// Adds an exclude regex: a name it matches is left out even when an include regex matches.
     /// Names added with add_tensor_name are not filtered.
-    collection& exclude(std::string regex) {
-        exclude_.emplace_back(std::move(regex), "collection '" + name_ + "'");
-        return *this;
-    }
+    TDBG_DECL collection& exclude(std::string regex);
     /// Adds several exclude regexes.
-    collection& exclude(const std::vector<std::string>& regexes) {
-        for (const auto& r : regexes) {
-            exclude(r);
-        }
-        return *this;
-    }
+    TDBG_DECL collection& exclude(const std::vector<std::string>& regexes);
     /// Adds one tensor by its exact name.
-    collection& add_tensor_name(std::string tensor) {
-        tensor_names_.insert(std::move(tensor));
-        return *this;
-    }
+    TDBG_DECL collection& add_tensor_name(std::string tensor);
 
     /// The include regexes, in the order added.
-    [[nodiscard]] std::vector<std::string> include_regex() const { return texts(include_); }
+    [[nodiscard]] TDBG_DECL std::vector<std::string> include_regex() const;
     /// The exclude regexes, in the order added.
-    [[nodiscard]] std::vector<std::string> exclude_regex() const { return texts(exclude_); }
+    [[nodiscard]] TDBG_DECL std::vector<std::string> exclude_regex() const;
     /// The tensor names known to belong here (explicit ones and the matched ones the hook has seen), sorted.
     [[nodiscard]] const std::set<std::string>& tensor_names() const noexcept { return tensor_names_; }
     /// True when `tensor` was added or seen as a member.
-    [[nodiscard]] bool has_tensor_name(std::string_view tensor) const {
-        return tensor_names_.find(std::string(tensor)) != tensor_names_.end();
-    }
+    [[nodiscard]] TDBG_DECL bool has_tensor_name(std::string_view tensor) const;
 
     /// True when `tensor` belongs here: listed by name, or matched by an include and no exclude regex.
-    [[nodiscard]] bool contains(std::string_view tensor) const {
-        return has_tensor_name(tensor) || matches_regex(tensor);
-    }
+    [[nodiscard]] TDBG_DECL bool contains(std::string_view tensor) const;
     /// True when an include regex and no exclude regex match `tensor`.
-    [[nodiscard]] bool matches_regex(std::string_view tensor) const {
-        const bool included =
-            std::any_of(include_.begin(), include_.end(), [&](const auto& r) { return r.search(tensor); });
-        return included &&
-               std::none_of(exclude_.begin(), exclude_.end(), [&](const auto& r) { return r.search(tensor); });
-    }
+    [[nodiscard]] TDBG_DECL bool matches_regex(std::string_view tensor) const;
 
     /// The collection's own save config, if any.
     [[nodiscard]] const std::optional<::tdbg::save_config>& save_config() const noexcept { return save_config_; }
     /// Sets the collection's own save config; modes it leaves unset take the hook's.
-    collection& set_save_config(::tdbg::save_config config) {
-        save_config_ = std::move(config);
-        return *this;
-    }
+    TDBG_DECL collection& set_save_config(::tdbg::save_config config);
     /// The same schedule for every mode.
-    collection& set_save_config(const save_config_mode& every_mode) {
-        return set_save_config(::tdbg::save_config(every_mode));
-    }
+    TDBG_DECL collection& set_save_config(const save_config_mode& every_mode);
 
     /// The collection's own reduction config, if any.
     [[nodiscard]] const std::optional<::tdbg::reduction_config>& reduction_config() const noexcept {
         return reduction_config_;
     }
     /// Sets the reduction config (computed at run time in one fused pass).
-    collection& set_reduction_config(::tdbg::reduction_config config) {
-        config.validate();
-        reduction_config_ = std::move(config);
-        kernel_ = nullptr;
-        return *this;
-    }
+    TDBG_DECL collection& set_reduction_config(::tdbg::reduction_config config);
     /// Sets the reduction config together with a compiled kernel that computes
     /// exactly `config.all()` (set_reduction_set below is the usual way in).
-    collection& set_reduction_config(::tdbg::reduction_config config, reduction_kernel kernel) {
-        set_reduction_config(std::move(config));
-        kernel_ = std::move(kernel);
-        return *this;
-    }
+    TDBG_DECL collection& set_reduction_config(::tdbg::reduction_config config, reduction_kernel kernel);
     /// Computes the reductions of a compile-time set, `Set` = tdbg::reduce::reduction_set<...>
     /// (reduce/reduction_set.hpp), through its fused one-pass kernel:
     /// `c.set_reduction_set<reduction_set<reduce::max, reduce::abs_l2>>(true)`.
@@ -220,31 +178,9 @@ public:
 
     /// Merges `other` into this one (JSON configurations and hook options do
     /// this): its regexes and names are appended, its configs and save_histogram replace ours when set.
-    void merge(const collection& other) {
-        include_.insert(include_.end(), other.include_.begin(), other.include_.end());
-        exclude_.insert(exclude_.end(), other.exclude_.begin(), other.exclude_.end());
-        tensor_names_.insert(other.tensor_names_.begin(), other.tensor_names_.end());
-        if (other.save_config_) {
-            save_config_ = other.save_config_;
-        }
-        if (other.reduction_config_) {
-            reduction_config_ = other.reduction_config_;
-            kernel_ = other.kernel_;
-        }
-        if (other.histogram_set_) {
-            save_histogram_ = other.save_histogram_;
-        }
-    }
+    TDBG_DECL void merge(const collection& other);
 
 private:
-    static std::vector<std::string> texts(const std::vector<detail::pattern>& list) {
-        std::vector<std::string> out;
-        out.reserve(list.size());
-        for (const auto& r : list) {
-            out.push_back(r.text());
-        }
-        return out;
-    }
 
     std::string name_;
     std::vector<detail::pattern> include_;
@@ -258,3 +194,7 @@ private:
 };
 
 } // namespace tdbg
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/hook/impl/collection.ipp"
+#endif

@@ -49,7 +49,7 @@
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/tensor_value.hpp"
-#include "tdbg/core/xtensor.hpp"
+#include "tdbg/core/xexpression.hpp"
 #include "tdbg/format/stop_marker.hpp"
 #include "tdbg/hook/collection.hpp"
 #include "tdbg/hook/options.hpp"

@@ -40,11 +40,6 @@
 
 namespace tdbg {
 
-/// Parses a comma-separated list such as "min,max,abs_mean,l2_norm" (items
-/// trimmed of spaces; any spelling parse_reduction accepts). An empty string
-/// gives an empty list; an unknown or empty item throws config_error naming it.
-[[nodiscard]] TDBG_DECL std::vector<reduction> parse_reduction_list(std::string_view text);
-
 /// Every reduction in `which` over `value`, in that order, from one pass over
 /// the data: 0-d tensors of numpy's result dtypes (see the table above).
 [[nodiscard]] TDBG_DECL std::vector<tensor_value> compute_reductions(const tensor_value& value,

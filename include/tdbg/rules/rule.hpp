@@ -162,7 +162,7 @@ public:
     rule_base(rule_base&&) noexcept = default;
     rule_base& operator=(const rule_base&) = delete;
     rule_base& operator=(rule_base&&) = delete;
-    virtual ~rule_base() = default;
+    TDBG_DECL virtual ~rule_base();
 
     /// The trial the rule watches.
     [[nodiscard]] const trial& base_trial() const noexcept { return base_trial_; }

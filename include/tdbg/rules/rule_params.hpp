@@ -14,26 +14,19 @@
 /// (also "modes.TRAIN"). For an optional parameter "None", "null" and "" mean
 /// absent.
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "tdbg/core/error.hpp"
+#include "tdbg/config.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/format/json.hpp"
 
@@ -44,113 +37,28 @@ using number_pair = std::pair<double, double>;
 
 namespace detail {
 
-inline std::string_view trim_view(std::string_view text) noexcept {
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
-        text.remove_prefix(1);
-    }
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-        text.remove_suffix(1);
-    }
-    return text;
-}
+/// `text` without leading and trailing white space.
+[[nodiscard]] TDBG_DECL std::string_view trim_view(std::string_view text) noexcept;
+/// True for an absent optional value: "", "None", "null" (any case, trimmed).
+[[nodiscard]] TDBG_DECL bool is_none(std::string_view text);
+/// Python's float(text), or nullopt.
+[[nodiscard]] TDBG_DECL std::optional<double> parse_double(std::string_view text) noexcept;
+/// Python's int(text), also of an integral float ("3.0"), or nullopt.
+[[nodiscard]] TDBG_DECL std::optional<std::int64_t> parse_int(std::string_view text) noexcept;
+/// True/False in the spellings of the file comment, or nullopt.
+[[nodiscard]] TDBG_DECL std::optional<bool> parse_bool(std::string_view text);
+/// The items of "a, b" or "['a', 'b']" (brackets, quotes and empty items dropped).
+[[nodiscard]] TDBG_DECL std::vector<std::string> parse_list(std::string_view text);
+/// Numbers as parse_list gives them, or nullopt when one is not a number.
+[[nodiscard]] TDBG_DECL std::optional<std::vector<double>> parse_numbers(std::string_view text);
+/// A mode: "TRAIN", "modes.EVAL", "ModeKeys.PREDICT" (any case), or nullopt.
+[[nodiscard]] TDBG_DECL std::optional<mode> parse_mode_param(std::string_view text);
 
-/// The concatenation of `parts` (strings, string views, C strings) in one allocation.
-template <class... Parts>
-std::string concat(const Parts&... parts) {
-    std::string out;
-    out.reserve((std::string_view(parts).size() + ... + 0));
-    (out.append(std::string_view(parts)), ...);
-    return out;
-}
-
-inline std::string lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
-
-/// True for the spellings that mean "no value" for an optional parameter.
-inline bool is_none(std::string_view text) {
-    const std::string l = lower(trim_view(text));
-    return l.empty() || l == "none" || l == "null";
-}
-
-/// Python's float(): optional sign, decimal or exponent form, inf, nan.
-inline std::optional<double> parse_double(std::string_view text) noexcept {
-    text = trim_view(text);
-    if (!text.empty() && text.front() == '+') {
-        text.remove_prefix(1);
-    }
-    if (text.empty()) {
-        return std::nullopt;
-    }
-    double out = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    if (ec != std::errc() || end != text.data() + text.size()) {
-        return std::nullopt;
-    }
-    return out;
-}
-
-inline std::optional<std::int64_t> parse_int(std::string_view text) noexcept {
-    text = trim_view(text);
-    if (!text.empty() && text.front() == '+') {
-        text.remove_prefix(1);
-    }
-    std::int64_t out = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    if (!text.empty() && ec == std::errc() && end == text.data() + text.size()) {
-        return out;
-    }
-    // "3.0": an integral float, as Python's int(float(x)) would take it.
-    const auto d = parse_double(text);
-    if (d && std::isfinite(*d) && std::floor(*d) == *d && std::fabs(*d) < 9.0e18) {
-        return static_cast<std::int64_t>(*d);
-    }
-    return std::nullopt;
-}
-
-inline std::optional<bool> parse_bool(std::string_view text) {
-    const std::string l = lower(trim_view(text));
-    if (l == "true" || l == "1" || l == "yes" || l == "on") {
-        return true;
-    }
-    if (l == "false" || l == "0" || l == "no" || l == "off") {
-        return false;
-    }
-    return std::nullopt;
-}
-
-/// "a, b", "[a, b]", "['a', \"b\"]", "(a, b)" -> {"a", "b"}; empty items are dropped.
-inline std::vector<std::string> parse_list(std::string_view text) {
-    text = trim_view(text);
-    if (text.size() >= 2 && ((text.front() == '[' && text.back() == ']') || (text.front() == '(' && text.back() == ')'))) {
-        text = text.substr(1, text.size() - 2);
-    }
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        std::size_t comma = text.find(',', start);
-        if (comma == std::string_view::npos) {
-            comma = text.size();
-        }
-        std::string_view item = trim_view(text.substr(start, comma - start));
-        if (item.size() >= 2 && (item.front() == '\'' || item.front() == '"') && item.back() == item.front()) {
-            item = item.substr(1, item.size() - 2);
-        }
-        if (!item.empty()) {
-            out.emplace_back(item);
-        }
-        start = comma + 1;
-    }
-    return out;
-}
-
-/// The trait behind rule_params::get<T>: how a T is parsed, described and reported.
+/// How a parameter of type T is parsed and reported.
 template <class T, class = void>
 struct param_traits;
 
+/// True when a parameter type reports the text as given rather than the parsed value.
 template <class T, class = void>
 struct reports_as_given : std::false_type {};
 template <class T>
@@ -167,7 +75,7 @@ template <>
 struct param_traits<float> {
     static constexpr const char* expected = "a number such as 0.5 or 1e-07";
     static std::optional<float> parse(std::string_view text) {
-        auto d = parse_double(text);
+        const auto d = parse_double(text);
         return d ? std::optional<float>(static_cast<float>(*d)) : std::nullopt;
     }
     static format::json_value to_json(float v) { return static_cast<double>(v); }
@@ -177,14 +85,9 @@ template <class T>
 struct param_traits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
     static constexpr const char* expected = "an integer such as 10";
     static std::optional<T> parse(std::string_view text) {
-        auto v = parse_int(text);
-        if (!v) {
+        const auto v = parse_int(text);
+        if (!v || (std::is_unsigned_v<T> && *v < 0)) {
             return std::nullopt;
-        }
-        if constexpr (std::is_unsigned_v<T>) {
-            if (*v < 0) {
-                return std::nullopt;
-            }
         }
         if (*v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
             static_cast<std::uint64_t>(*v) > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
@@ -220,17 +123,7 @@ struct param_traits<std::vector<std::string>> {
 template <>
 struct param_traits<std::vector<double>> {
     static constexpr const char* expected = "a comma-separated list of numbers such as \"50, 50\"";
-    static std::optional<std::vector<double>> parse(std::string_view text) {
-        std::vector<double> out;
-        for (const std::string& item : parse_list(text)) {
-            auto d = parse_double(item);
-            if (!d) {
-                return std::nullopt;
-            }
-            out.push_back(*d);
-        }
-        return out;
-    }
+    static std::optional<std::vector<double>> parse(std::string_view text) { return parse_numbers(text); }
     static format::json_value to_json(const std::vector<double>& v) { return format::json_value::array_of(v); }
 };
 
@@ -238,7 +131,7 @@ template <>
 struct param_traits<number_pair> {
     static constexpr const char* expected = "a pair of numbers such as \"(-9.5, 9.5)\"";
     static std::optional<number_pair> parse(std::string_view text) {
-        auto items = param_traits<std::vector<double>>::parse(text);
+        const auto items = parse_numbers(text);
         if (!items || items->size() != 2) {
             return std::nullopt;
         }
@@ -250,22 +143,7 @@ struct param_traits<number_pair> {
 template <>
 struct param_traits<mode> {
     static constexpr const char* expected = "a mode: TRAIN, EVAL, PREDICT or GLOBAL";
-    static std::optional<mode> parse(std::string_view text) {
-        std::string upper(trim_view(text));
-        std::transform(upper.begin(), upper.end(), upper.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-        for (std::string_view prefix : {"MODES.", "MODEKEYS."}) {
-            if (upper.rfind(prefix, 0) == 0) {
-                upper.erase(0, prefix.size());
-            }
-        }
-        for (mode m : all_modes) {
-            if (upper == mode_name(m)) {
-                return m;
-            }
-        }
-        return std::nullopt;
-    }
+    static std::optional<mode> parse(std::string_view text) { return parse_mode_param(text); }
     static format::json_value to_json(mode v) { return std::string(mode_name(v)); }
 };
 
@@ -277,72 +155,31 @@ struct param_traits<mode> {
 class rule_params {
 public:
     /// No parameters.
-    rule_params() : state_(std::make_shared<state>()) {}
+    TDBG_DECL rule_params();
     /// The parameters `items`, e.g. `{{"threshold", "0.001"}}`.
-    rule_params(std::initializer_list<std::pair<const std::string, std::string>> items)
-        : state_(std::make_shared<state>()) {
-        state_->values = std::map<std::string, std::string>(items);
-    }
+    TDBG_DECL rule_params(std::initializer_list<std::pair<const std::string, std::string>> items);
     /// The parameters `items`.
-    explicit rule_params(std::map<std::string, std::string> items) : state_(std::make_shared<state>()) {
-        state_->values = std::move(items);
-    }
+    TDBG_DECL explicit rule_params(std::map<std::string, std::string> items);
 
     /// A copy with a fresh record of what was read (for building another rule).
-    [[nodiscard]] rule_params clone() const {
-        rule_params out(items());
-        out.state_->rule = context();
-        return out;
-    }
+    [[nodiscard]] TDBG_DECL rule_params clone() const;
 
     /// Sets (or replaces) `key`.
-    void set(const std::string& key, std::string value) {
-        std::lock_guard<std::mutex> lock(own().mutex);
-        own().values[key] = std::move(value);
-    }
+    TDBG_DECL void set(const std::string& key, std::string value);
 
     /// The rule these parameters are for, named in error messages.
-    void set_context(std::string rule_name) {
-        std::lock_guard<std::mutex> lock(own().mutex);
-        own().rule = std::move(rule_name);
-    }
+    TDBG_DECL void set_context(std::string rule_name);
     /// The rule named in error messages ("" when none was set).
-    [[nodiscard]] std::string context() const {
-        if (!state_) {
-            return {};
-        }
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        return state_->rule;
-    }
+    [[nodiscard]] TDBG_DECL std::string context() const;
 
     /// True when `key` was given.
-    [[nodiscard]] bool contains(const std::string& key) const {
-        if (!state_) {
-            return false;
-        }
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        return state_->values.count(key) != 0;
-    }
+    [[nodiscard]] TDBG_DECL bool contains(const std::string& key) const;
     /// True when no parameter was given.
-    [[nodiscard]] bool empty() const { return items().empty(); }
+    [[nodiscard]] TDBG_DECL bool empty() const;
     /// Every parameter as given, by name.
-    [[nodiscard]] std::map<std::string, std::string> items() const {
-        if (!state_) {
-            return {};
-        }
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        return state_->values;
-    }
+    [[nodiscard]] TDBG_DECL std::map<std::string, std::string> items() const;
     /// The raw string of `key`, if given (marks it as known).
-    [[nodiscard]] std::optional<std::string> raw(const std::string& key) const {
-        if (!state_) {
-            return std::nullopt;
-        }
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        state_->known.insert(key);
-        auto it = state_->values.find(key);
-        return it == state_->values.end() ? std::nullopt : std::optional<std::string>(it->second);
-    }
+    [[nodiscard]] TDBG_DECL std::optional<std::string> raw(const std::string& key) const;
 
     /// `key` as a T, or `fallback` when not given. Throws config_error naming
     /// the parameter and the expected form when the value does not parse.
@@ -371,103 +208,36 @@ public:
     [[nodiscard]] T get_required(const std::string& key) const {
         auto v = parse_as<T>(key, true);
         if (!v) {
-            throw config_error(prefix() + "parameter '" + key + "' is required (expected " +
-                               detail::param_traits<T>::expected + ")");
+            fail_required(key, detail::param_traits<T>::expected);
         }
         resolve(key, report<T>(key, *v));
         return std::move(*v);
     }
 
     /// Records `key` as a parameter the rule understands, without reading it.
-    void declare(const std::string& key) const {
-        if (state_) {
-            std::lock_guard<std::mutex> lock(state_->mutex);
-            state_->known.insert(key);
-        }
-    }
+    TDBG_DECL void declare(const std::string& key) const;
 
     /// The given parameters that no getter asked for, sorted.
-    [[nodiscard]] std::vector<std::string> unknown() const {
-        std::vector<std::string> out;
-        if (!state_) {
-            return out;
-        }
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        for (const auto& item : state_->values) {
-            if (state_->known.count(item.first) == 0) {
-                out.push_back(item.first);
-            }
-        }
-        return out;
-    }
+    [[nodiscard]] TDBG_DECL std::vector<std::string> unknown() const;
 
     /// Throws config_error listing the unknown parameters and the known ones.
-    void check_unknown() const {
-        const auto bad = unknown();
-        if (bad.empty()) {
-            return;
-        }
-        std::string msg = prefix() + "unknown parameter" + (bad.size() > 1 ? "s " : " ");
-        for (std::size_t i = 0; i < bad.size(); ++i) {
-            msg += (i ? ", '" : "'") + bad[i] + "'";
-        }
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        msg += "; this rule takes ";
-        if (state_->known.empty()) {
-            msg += "no parameters";
-        } else {
-            bool first = true;
-            for (const auto& k : state_->known) {
-                msg += (first ? "" : ", ") + k;
-                first = false;
-            }
-        }
-        throw config_error(msg);
-    }
+    TDBG_DECL void check_unknown() const;
 
     /// Every parameter a getter resolved, with its value (default included), by name.
-    [[nodiscard]] format::json_value resolved() const {
-        if (!state_) {
-            return format::json_value::object();
-        }
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        return state_->resolved;
-    }
+    [[nodiscard]] TDBG_DECL format::json_value resolved() const;
 
 private:
-    struct state {
-        std::mutex mutex;
-        std::string rule;
-        std::map<std::string, std::string> values;
-        std::set<std::string> known;
-        format::json_value resolved = format::json_value::object();
-    };
-
-    state& own() {
-        if (!state_) {
-            state_ = std::make_shared<state>();
-        }
-        return *state_;
-    }
-
-    [[nodiscard]] std::string prefix() const {
-        const std::string r = context();
-        return r.empty() ? std::string("rule parameters: ") : "rule " + r + ": ";
-    }
+    struct state;
 
     template <class T>
     [[nodiscard]] std::optional<T> parse_as(const std::string& key, bool none_is_absent) const {
-        auto text = raw(key);
-        if (!text) {
-            return std::nullopt;
-        }
-        if (none_is_absent && detail::is_none(*text)) {
+        const auto text = raw(key);
+        if (!text || (none_is_absent && detail::is_none(*text))) {
             return std::nullopt;
         }
         auto v = detail::param_traits<T>::parse(*text);
         if (!v) {
-            throw config_error(prefix() + "parameter '" + key + "' = '" + text->substr(0, 200) + "' is not " +
-                               detail::param_traits<T>::expected);
+            fail_parse(key, *text, detail::param_traits<T>::expected);
         }
         return v;
     }
@@ -482,16 +252,17 @@ private:
         return detail::param_traits<T>::to_json(value);
     }
 
-    void resolve(const std::string& key, format::json_value value) const {
-        if (!state_) {
-            return; // a default-constructed rule_params has nothing to record into
-        }
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        state_->known.insert(key);
-        state_->resolved[key] = std::move(value);
-    }
+    TDBG_DECL state& own();
+    TDBG_DECL void resolve(const std::string& key, format::json_value value) const;
+    [[noreturn]] TDBG_DECL void fail_required(const std::string& key, const char* expected) const;
+    [[noreturn]] TDBG_DECL void fail_parse(const std::string& key, const std::string& text,
+                                           const char* expected) const;
 
     std::shared_ptr<state> state_;
 };
 
 } // namespace tdbg::rules
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/rules/impl/rule_params.ipp"
+#endif

@@ -164,27 +164,12 @@ inline collection_spec parse_collection(const json_fields& f, const std::string&
         }
         if (const auto* list = it->find("reductions"); list != nullptr && !list->is_null()) {
             const std::string text = f.string(*list, rpath + ".reductions");
-            std::size_t start = 0;
-            while (start <= text.size()) {
-                std::size_t end = text.find(',', start);
-                if (end == std::string::npos) {
-                    end = text.size();
+            for (const std::string_view item : split_list(text)) {
+                const auto r = parse_reduction(item);
+                if (!r) {
+                    f.fail(rpath + ".reductions", "holds an unknown reduction '" + std::string(item) + "'");
                 }
-                std::string_view item(text.data() + start, end - start);
-                while (!item.empty() && item.front() == ' ') {
-                    item.remove_prefix(1);
-                }
-                while (!item.empty() && item.back() == ' ') {
-                    item.remove_suffix(1);
-                }
-                if (!item.empty()) {
-                    const auto r = parse_reduction(item);
-                    if (!r) {
-                        f.fail(rpath + ".reductions", "holds an unknown reduction '" + std::string(item) + "'");
-                    }
-                    c.reduction_config.reductions.push_back(*r);
-                }
-                start = end + 1;
+                c.reduction_config.reductions.push_back(*r);
             }
         }
     }

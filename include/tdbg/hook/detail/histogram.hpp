@@ -42,18 +42,13 @@ inline std::optional<std::vector<double>> histogram_values(const tensor_value& v
     }
     return visit_dtype(value.type(), [&](auto tag) -> std::optional<std::vector<double>> {
         using T = typename decltype(tag)::type;
-        if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> ||
-                      std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+        if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> || is_complex_element_v<T>) {
             return std::nullopt;
         } else {
             const T* data = value.data_as<T>();
             std::vector<double> out(value.size());
             for (std::size_t i = 0; i < out.size(); ++i) {
-                if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
-                    out[i] = static_cast<double>(data[i].value());
-                } else {
-                    out[i] = static_cast<double>(data[i]);
-                }
+                out[i] = as_double(data[i]);
             }
             return out;
         }

@@ -549,13 +549,10 @@ private:
     static double scalar_as_double(const tensor_value& value) {
         return visit_dtype(value.type(), [&](auto tag) -> double {
             using T = typename decltype(tag)::type;
-            if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::complex<float>> ||
-                          std::is_same_v<T, std::complex<double>>) {
+            if constexpr (std::is_same_v<T, std::string> || is_complex_element_v<T>) {
                 return 0.0;
-            } else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
-                return static_cast<double>(value.data_as<T>()[0].value());
             } else {
-                return static_cast<double>(value.data_as<T>()[0]);
+                return as_double(value.data_as<T>()[0]);
             }
         });
     }

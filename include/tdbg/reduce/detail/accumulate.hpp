@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tdbg/core/dtype.hpp"
 #include "tdbg/core/half.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/reduce/detail/complex_kernel.hpp"
@@ -31,11 +32,11 @@ namespace tdbg::detail {
 #endif
 
 template <class T>
-inline constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+inline constexpr bool is_half_v = is_half_element_v<T>;
 template <class T>
 inline constexpr bool is_real_v = std::is_same_v<T, float> || std::is_same_v<T, double> || is_half_v<T>;
 template <class T>
-inline constexpr bool is_complex_v = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+inline constexpr bool is_complex_v = is_complex_element_v<T>;
 
 /// The statistics type of element type T.
 template <class T>

@@ -4,17 +4,16 @@
 /// tensor_regex parameters), cached until the trial learns new tensor names,
 /// and the evaluation pattern the built-in "any tensor" rules share.
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tdbg/config.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/rules/rule.hpp"
@@ -40,28 +39,10 @@ public:
     tensor_selection(std::vector<std::string> collections, std::vector<std::string> regexes, bool all_when_empty)
         : collections_(std::move(collections)), regexes_(std::move(regexes)), all_when_empty_(all_when_empty) {}
 
-    tensor_selection(const tensor_selection& other)
-        : collections_(other.collections_), regexes_(other.regexes_), all_when_empty_(other.all_when_empty_) {}
-    tensor_selection& operator=(const tensor_selection& other) {
-        if (this != &other) {
-            collections_ = other.collections_;
-            regexes_ = other.regexes_;
-            all_when_empty_ = other.all_when_empty_;
-            std::lock_guard<std::mutex> lock(mutex_);
-            cached_.reset();
-        }
-        return *this;
-    }
-    tensor_selection(tensor_selection&& other) noexcept
-        : collections_(std::move(other.collections_)), regexes_(std::move(other.regexes_)),
-          all_when_empty_(other.all_when_empty_) {}
-    tensor_selection& operator=(tensor_selection&& other) noexcept {
-        collections_ = std::move(other.collections_);
-        regexes_ = std::move(other.regexes_);
-        all_when_empty_ = other.all_when_empty_;
-        cached_.reset();
-        return *this;
-    }
+    TDBG_DECL tensor_selection(const tensor_selection& other);
+    TDBG_DECL tensor_selection& operator=(const tensor_selection& other);
+    TDBG_DECL tensor_selection(tensor_selection&& other) noexcept;
+    TDBG_DECL tensor_selection& operator=(tensor_selection&& other) noexcept;
     ~tensor_selection() = default;
 
     /// True when nothing was named (no collection, no regex).
@@ -70,51 +51,7 @@ public:
     /// The selected tensors of `t`. Names only ever get added to a trial: the
     /// answer is kept until the trial knows more names, and for good once the
     /// run has ended (then it costs a pointer copy).
-    [[nodiscard]] std::shared_ptr<const selected> snapshot(const trial& t) const {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (cached_ && t.loaded_all_steps() && cached_ended_) {
-                return cached_;
-            }
-        }
-        const bool ended = t.loaded_all_steps(); // read before the names: they are then complete
-        std::vector<std::string> all = t.tensor_names();
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (cached_ && cached_->known == all.size()) {
-                cached_ended_ = ended;
-                return cached_;
-            }
-        }
-        auto fresh = std::make_shared<selected>();
-        fresh->known = all.size();
-        std::set<std::string> picked;
-        if (unspecified()) {
-            if (all_when_empty_) {
-                picked.insert(all.begin(), all.end());
-            }
-        } else {
-            for (const std::string& c : collections_) {
-                for (auto& n : t.tensor_names(std::nullopt, mode::global, std::nullopt, c)) {
-                    picked.insert(std::move(n));
-                }
-            }
-            for (const std::string& r : regexes_) {
-                for (auto& n : t.tensor_names(std::nullopt, mode::global, r)) {
-                    picked.insert(std::move(n));
-                }
-            }
-        }
-        fresh->names.assign(picked.begin(), picked.end());
-        fresh->handles.reserve(fresh->names.size());
-        for (const std::string& n : fresh->names) {
-            fresh->handles.push_back(t.tensor(n));
-        }
-        std::lock_guard<std::mutex> lock(mutex_);
-        cached_ = fresh;
-        cached_ended_ = ended;
-        return fresh;
-    }
+    [[nodiscard]] TDBG_DECL std::shared_ptr<const selected> snapshot(const trial& t) const;
 
     /// The selected tensor names of `t`, sorted.
     [[nodiscard]] std::vector<std::string> names(const trial& t) const { return snapshot(t)->names; }
@@ -129,13 +66,11 @@ private:
 };
 
 /// Reads SageMaker's `collection_names` and `tensor_regex` (comma-separated lists, default None).
-inline tensor_selection selection_from(const rule_params& params, bool all_when_empty,
-                                         const std::vector<std::string>& default_regexes = {}) {
-    auto collections = params.get_optional<std::vector<std::string>>("collection_names");
-    auto regexes = params.get_optional<std::vector<std::string>>("tensor_regex");
-    std::vector<std::string> r = regexes ? *regexes : default_regexes;
-    return tensor_selection(collections.value_or(std::vector<std::string>{}), std::move(r), all_when_empty);
-}
+[[nodiscard]] TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_when_empty,
+                                                  const std::vector<std::string>& default_regexes = {});
+
+/// Throws tensor_unavailable_for_step: rule `rule_name` could evaluate none of its `count` tensors at `step`.
+[[noreturn]] TDBG_DECL void throw_none_evaluated(std::size_t count, std::int64_t step, const std::string& rule_name);
 
 /// The shape the "any tensor" built-ins share: `check(i)` says whether the
 /// condition holds for the i-th of `count` tensors (a verdict; nullopt: that
@@ -164,8 +99,7 @@ verdict any_tensor_index(std::size_t count, std::int64_t step, const std::string
         }
     }
     if (!evaluated) {
-        throw tensor_unavailable_for_step("rule " + rule_name + ": none of its " + std::to_string(count) +
-                                          " tensor(s) can be evaluated at step " + std::to_string(step));
+        throw_none_evaluated(count, step, rule_name);
     }
     return false;
 }
@@ -177,3 +111,7 @@ verdict any_tensor(const std::vector<std::string>& names, std::int64_t step, con
 }
 
 } // namespace tdbg::rules::detail
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/rules/impl/selection.ipp"
+#endif

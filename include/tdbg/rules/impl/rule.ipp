@@ -12,6 +12,8 @@
 
 namespace tdbg::rules {
 
+TDBG_DECL rule_base::~rule_base() = default;
+
 TDBG_DECL rule_base::rule_base(trial base, std::vector<trial> others, rule_params params, std::string_view default_name)
     : base_trial_(std::move(base)), other_trials_(std::move(others)), params_(std::move(params)), name_(default_name) {
     // Parameter errors raised by the derived constructor name the rule.

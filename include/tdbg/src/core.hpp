@@ -1,0 +1,24 @@
+#pragma once
+/// \file
+/// The definitions of the vocabulary, the wire format and storage: patterns, the thread pool, JSON, the collections and index files, the stop marker, local storage and opening a location, for a program built with
+/// TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as a
+/// translation unit of its own (CMake's tdbg::compiled compiles each file of
+/// tdbg/src/ apart, so that they build in parallel). Each definition is in
+/// exactly one file of tdbg/src/.
+
+#include "tdbg/config.hpp"
+
+#if TDBG_HEADER_ONLY
+#error "tdbg/src/core.hpp is for TDBG_SEPARATE_COMPILATION: define it for the whole program (or link tdbg::compiled)"
+#endif
+
+#include "tdbg/core/impl/pattern.ipp"
+#include "tdbg/core/impl/reduction.ipp"
+#include "tdbg/core/impl/thread_pool.ipp"
+#include "tdbg/format/impl/json.ipp"
+#include "tdbg/format/impl/collections_file.ipp"
+#include "tdbg/format/impl/index_file.ipp"
+#include "tdbg/format/impl/stop_marker.ipp"
+#include "tdbg/storage/impl/storage.ipp"
+#include "tdbg/storage/impl/local_storage.ipp"
+#include "tdbg/storage/impl/open.ipp"

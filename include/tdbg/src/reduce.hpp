@@ -1,0 +1,15 @@
+#pragma once
+/// \file
+/// The definitions of the reduction kernels behind run-time reduction sets, for a program built with
+/// TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as a
+/// translation unit of its own (CMake's tdbg::compiled compiles each file of
+/// tdbg/src/ apart, so that they build in parallel). Each definition is in
+/// exactly one file of tdbg/src/.
+
+#include "tdbg/config.hpp"
+
+#if TDBG_HEADER_ONLY
+#error "tdbg/src/reduce.hpp is for TDBG_SEPARATE_COMPILATION: define it for the whole program (or link tdbg::compiled)"
+#endif
+
+#include "tdbg/reduce/impl/compute.ipp"

@@ -1,0 +1,25 @@
+#pragma once
+/// \file
+/// The definitions of the rule engine: invoking rules, the registry, rule configurations, actions, evaluations and JUnit reports, for a program built with
+/// TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as a
+/// translation unit of its own (CMake's tdbg::compiled compiles each file of
+/// tdbg/src/ apart, so that they build in parallel). Each definition is in
+/// exactly one file of tdbg/src/.
+
+#include "tdbg/config.hpp"
+
+#if TDBG_HEADER_ONLY
+#error "tdbg/src/rules.hpp is for TDBG_SEPARATE_COMPILATION: define it for the whole program (or link tdbg::compiled)"
+#endif
+
+#include "tdbg/rules/impl/rule.ipp"
+#include "tdbg/rules/impl/rule_params.ipp"
+#include "tdbg/rules/impl/selection.ipp"
+#include "tdbg/rules/impl/values.ipp"
+#include "tdbg/rules/impl/any_rule.ipp"
+#include "tdbg/rules/impl/invoke.ipp"
+#include "tdbg/rules/impl/registry.ipp"
+#include "tdbg/rules/impl/config.ipp"
+#include "tdbg/rules/impl/actions.ipp"
+#include "tdbg/rules/impl/evaluation.ipp"
+#include "tdbg/rules/impl/junit.ipp"
