@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "commands.hpp"
 #include "golden.hpp"
 #include "open_run.hpp"
@@ -28,7 +30,7 @@ int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostre
     std::vector<std::string> flags;
     const auto positional = tdbg::cli::positional_args(args, {"--json"}, flags);
     const tdbg::trial trial = tdbg::cli::open_run(tdbg::cli::single_run_argument(positional));
-    out << tdbg::cli::json_document_text(tdbg::cli::golden_document(trial, std::string("tdbg ") + TDBG_VERSION + " (C++)"));
+    out << tdbg::cli::json_document_text(tdbg::cli::golden_document(trial, fmt::format("tdbg {} (C++)", TDBG_VERSION)));
     out.flush();
     return tdbg::cli::exit_ok;
 }

@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <ostream>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "open_run.hpp"
@@ -39,10 +42,10 @@ std::string describe_steps(const std::vector<std::int64_t>& steps) {
     for (std::size_t i = 1; i < steps.size() && progression; ++i) {
         progression = steps[i] - steps[i - 1] == stride;
     }
-    const std::string count = " (" + std::to_string(steps.size()) + " steps)";
+    const std::string count = fmt::format(" ({} steps)", steps.size());
     if (progression) {
-        return std::to_string(steps.front()) + "-" + std::to_string(steps.back()) +
-               (stride == 1 ? std::string() : " every " + std::to_string(stride)) + count;
+        return stride == 1 ? fmt::format("{}-{}{}", steps.front(), steps.back(), count)
+                           : fmt::format("{}-{} every {}{}", steps.front(), steps.back(), stride, count);
     }
     std::vector<std::string> parts;
     for (std::size_t i = 0; i < steps.size();) {
@@ -50,35 +53,21 @@ std::string describe_steps(const std::vector<std::int64_t>& steps) {
         while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) {
             ++j;
         }
-        parts.push_back(j == i ? std::to_string(steps[i]) : std::to_string(steps[i]) + "-" + std::to_string(steps[j]));
+        parts.push_back(j == i ? std::to_string(steps[i]) : fmt::format("{}-{}", steps[i], steps[j]));
         i = j + 1;
     }
     std::string out;
     for (std::size_t i = 0; i < parts.size(); ++i) {
         if (out.size() > 50 && i + 1 < parts.size()) {
-            out += ", ..., " + parts.back();
+            fmt::format_to(std::back_inserter(out), ", ..., {}", parts.back());
             break;
         }
-        out += (i == 0 ? "" : ", ") + parts[i];
+        fmt::format_to(std::back_inserter(out), "{}{}", i == 0 ? "" : ", ", parts[i]);
     }
     return out + count;
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-    std::string out;
-    for (const auto& item : items) {
-        out += (out.empty() ? "" : separator) + item;
-    }
-    return out;
-}
-
-std::string shape_text(const tdbg::tensor_value::shape_type& shape) {
-    std::vector<std::string> dims;
-    for (std::size_t d : shape) {
-        dims.push_back(std::to_string(d));
-    }
-    return "[" + join(dims, ", ") + "]";
-}
+std::string shape_text(const tdbg::tensor_value::shape_type& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 struct tensor_row {
     std::string name, dtype, shape, steps, modes, saved;
@@ -107,7 +96,7 @@ tensor_row describe_tensor(const tdbg::trial& t, const std::string& name, bool r
     for (const tdbg::mode m : modes) { // train, eval, predict, global
         mode_names.emplace_back(tdbg::mode_name(m));
     }
-    row.modes = join(mode_names, ",");
+    row.modes = fmt::to_string(fmt::join(mode_names, ","));
     std::vector<std::string> saved;
     if (any_value) {
         saved.emplace_back("value");
@@ -117,11 +106,11 @@ tensor_row describe_tensor(const tdbg::trial& t, const std::string& name, bool r
     }
     std::vector<std::string> reds(reductions.begin(), reductions.end());
     if (reds.size() > 4) {
-        saved.push_back(std::to_string(reds.size()) + " reductions");
+        saved.push_back(fmt::format("{} reductions", reds.size()));
     } else {
         saved.insert(saved.end(), reds.begin(), reds.end());
     }
-    row.saved = saved.empty() ? "-" : join(saved, ", ");
+    row.saved = saved.empty() ? "-" : fmt::to_string(fmt::join(saved, ", "));
     // dtype and shape at the last step that has them.
     for (auto it = infos.rbegin(); it != infos.rend(); ++it) {
         if (it->has_value) {
@@ -154,21 +143,21 @@ int print_run(const tdbg::trial& t, bool read_values, std::ostream& out) {
     if (t.loaded_all_steps()) {
         field("state", "finished (training_job_end.ts present)");
     } else {
-        field("state", "live or interrupted (no end marker yet); last complete step " +
-                           std::to_string(t.last_complete_step()) + ", " +
-                           std::to_string(all_steps.size() - complete.size()) + " steps waiting for a worker");
+        field("state", fmt::format("live or interrupted (no end marker yet); "
+                                   "last complete step {}, {} steps waiting for a worker",
+                                   t.last_complete_step(), all_steps.size() - complete.size()));
     }
     const auto workers = t.workers();
-    field("workers", std::to_string(workers.size()) + " of " + std::to_string(t.num_workers()) + ": " + join(workers, ", "));
+    field("workers", fmt::format("{} of {}: {}", workers.size(), t.num_workers(), fmt::join(workers, ", ")));
     field("steps", describe_steps(all_steps));
     for (const tdbg::mode m : t.modes()) {
-        field("  " + std::string(tdbg::mode_name(m)), describe_steps(t.steps(m, true)));
+        field(fmt::format("  {}", tdbg::mode_name(m)), describe_steps(t.steps(m, true)));
     }
     std::vector<std::string> collections;
     for (const auto& item : t.collections()) {
         collections.push_back(item.first);
     }
-    field("collections", std::to_string(collections.size()) + ": " + join(collections, ", "));
+    field("collections", fmt::format("{}: {}", collections.size(), fmt::join(collections, ", ")));
     const auto names = t.tensor_names();
     field("tensors", std::to_string(names.size()));
     if (names.empty()) {

@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -23,6 +24,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "open_run.hpp"
@@ -96,8 +99,8 @@ std::size_t parse_count(const std::string& flag, const std::string& text, std::s
         used = 0;
     }
     if (used != text.size() || text.empty() || v < static_cast<long long>(min) || v > static_cast<long long>(max)) {
-        throw tdbg::cli::usage_error(flag + " expects a whole number from " + std::to_string(min) + " to " +
-                                     std::to_string(max) + ", got '" + text + "'");
+        throw tdbg::cli::usage_error(
+            fmt::format("{} expects a whole number from {} to {}, got '{}'", flag, min, max, text));
     }
     return static_cast<std::size_t>(v);
 }
@@ -107,7 +110,7 @@ report_options parse_report_args(const std::vector<std::string>& args) {
     std::vector<std::string> positional;
     auto value_of = [&](std::size_t& i) -> const std::string& {
         if (i + 1 >= args.size()) {
-            throw tdbg::cli::usage_error(args[i] + " needs a value");
+            throw tdbg::cli::usage_error(fmt::format("{} needs a value", args[i]));
         }
         return args[++i];
     };
@@ -121,7 +124,7 @@ report_options parse_report_args(const std::vector<std::string>& args) {
         } else if (a == "-o" || a == "--output") {
             o.output = value_of(i);
             if (o.output.empty()) {
-                throw tdbg::cli::usage_error(a + " needs a file name");
+                throw tdbg::cli::usage_error(fmt::format("{} needs a file name", a));
             }
         } else if (a == "--title") {
             o.title = value_of(i);
@@ -135,7 +138,7 @@ report_options parse_report_args(const std::vector<std::string>& args) {
             try {
                 o.reductions = tdbg::parse_reduction_list(value_of(i));
             } catch (const tdbg::config_error& e) {
-                throw tdbg::cli::usage_error(std::string("--reductions: ") + e.what());
+                throw tdbg::cli::usage_error(fmt::format("--reductions: {}", e.what()));
             }
             if (o.reductions->empty()) {
                 throw tdbg::cli::usage_error("--reductions needs at least one reduction");
@@ -151,7 +154,7 @@ report_options parse_report_args(const std::vector<std::string>& args) {
         } else if (o.selection.parse(args, i)) {
             continue;
         } else if (a.size() > 1 && a[0] == '-') {
-            throw tdbg::cli::usage_error("unknown option '" + a + "'");
+            throw tdbg::cli::usage_error(fmt::format("unknown option '{}'", a));
         } else {
             positional.push_back(a);
         }
@@ -252,13 +255,7 @@ private:
     std::size_t bytes_ = 0;
 };
 
-std::string shape_text(const tdbg::tensor_value::shape_type& shape) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-        out += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
-    }
-    return out + "]";
-}
+std::string shape_text(const tdbg::tensor_value::shape_type& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // ---------------------------------------------------------------- one tensor
 
@@ -296,36 +293,38 @@ tdbg::cli::report::tensor_section collect_tensor(const tdbg::trial& t, const std
             try {
                 sample = cache.get(it->step, it->worker);
             } catch (const tdbg::error& e) {
-                section.notes.push_back("step " + std::to_string(it->step) + ": " + e.what());
+                section.notes.push_back(fmt::format("step {}: {}", it->step, e.what()));
                 break;
             }
         }
     }
     std::string summary;
     if (sample) {
-        summary = std::string(tdbg::dtype_name(sample->type())) + " " + shape_text(sample->shape());
+        summary = fmt::format("{} {}", tdbg::dtype_name(sample->type()), shape_text(sample->shape()));
     } else {
         for (auto it = infos.rbegin(); it != infos.rend(); ++it) {
             if (it->stored_shape) {
-                summary = "shape " + shape_text(*it->stored_shape);
+                summary = fmt::format("shape {}", shape_text(*it->stored_shape));
                 break;
             }
         }
     }
     std::string mode_list;
     for (const auto m : modes) {
-        mode_list += (mode_list.empty() ? "" : ", ") + std::string(tdbg::mode_name(m));
+        fmt::format_to(std::back_inserter(mode_list), "{}{}", mode_list.empty() ? "" : ", ", tdbg::mode_name(m));
     }
-    summary += (summary.empty() ? "" : " \xC2\xB7 ") + std::to_string(steps.size()) + " steps" +
-               (mode_list.empty() ? std::string() : " (" + mode_list + ")");
+    fmt::format_to(std::back_inserter(summary), "{}{} steps", summary.empty() ? "" : " \xC2\xB7 ", steps.size());
+    if (!mode_list.empty()) {
+        fmt::format_to(std::back_inserter(summary), " ({})", mode_list);
+    }
     if (workers.size() > 1) {
-        summary += " \xC2\xB7 " + std::to_string(workers.size()) + " workers";
+        fmt::format_to(std::back_inserter(summary), " \xC2\xB7 {} workers", workers.size());
     }
     std::string saved = any_value ? "value" : "";
     for (const auto r : stored) {
-        saved += (saved.empty() ? "" : ", ") + tdbg::reduction_config_name(r);
+        fmt::format_to(std::back_inserter(saved), "{}{}", saved.empty() ? "" : ", ", tdbg::reduction_config_name(r));
     }
-    summary += " \xC2\xB7 saved: " + (saved.empty() ? std::string("only its shape") : saved);
+    fmt::format_to(std::back_inserter(summary), " \xC2\xB7 saved: {}", saved.empty() ? "only its shape" : saved);
     section.summary = summary;
 
     const bool is_string = sample && sample->type() == tdbg::dtype::string;
@@ -402,12 +401,12 @@ tdbg::cli::report::tensor_section collect_tensor(const tdbg::trial& t, const std
             }
         } catch (const tdbg::error& e) {
             if (read_errors++ < 3) {
-                section.notes.push_back("step " + std::to_string(info.step) + " (" + info.worker + "): " + e.what());
+                section.notes.push_back(fmt::format("step {} ({}): {}", info.step, info.worker, e.what()));
             }
         }
     }
     if (read_errors > 3) {
-        section.notes.push_back(std::to_string(read_errors - 3) + " more steps could not be read");
+        section.notes.push_back(fmt::format("{} more steps could not be read", read_errors - 3));
     }
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const std::string label = value_itself ? "value" : tdbg::reduction_name(chosen[i]);
@@ -417,14 +416,14 @@ tdbg::cli::report::tensor_section collect_tensor(const tdbg::trial& t, const std
             plot.lines.push_back(std::move(item.second));
         }
         if (plot.lines.empty()) {
-            section.notes.push_back(label + ": neither saved nor computable (no value saved)");
+            section.notes.push_back(fmt::format("{}: neither saved nor computable (no value saved)", label));
             continue;
         }
         section.plots.push_back(std::move(plot));
     }
     if (plotted.size() < step_list.size()) {
-        section.notes.push_back("lines show " + std::to_string(plotted.size()) + " of " +
-                                std::to_string(step_list.size()) + " steps (--max-points)");
+        section.notes.push_back(
+            fmt::format("lines show {} of {} steps (--max-points)", plotted.size(), step_list.size()));
     }
 
     // Heatmaps of the value distribution, one per worker (a few at most).
@@ -438,8 +437,8 @@ tdbg::cli::report::tensor_section collect_tensor(const tdbg::trial& t, const std
     std::size_t worker_count = 0;
     for (const auto& worker : workers) {
         if (worker_count++ == max_workers) {
-            section.notes.push_back("distributions drawn for the first " + std::to_string(max_workers) + " of " +
-                                    std::to_string(workers.size()) + " workers");
+            section.notes.push_back(
+                fmt::format("distributions drawn for the first {} of {} workers", max_workers, workers.size()));
             break;
         }
         std::vector<const tdbg::tensor_step_info*> with_value;
@@ -526,14 +525,14 @@ tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_optio
     report::document doc;
     doc.run_name = t.name();
     doc.run_path = t.path();
-    doc.title = o.title ? *o.title : "tdbg report: " + t.name();
+    doc.title = o.title ? *o.title : fmt::format("tdbg report: {}", t.name());
     const auto all_steps = t.steps(tdbg::mode::global, true);
     if (t.loaded_all_steps()) {
         doc.state = "finished (training_job_end.ts present)";
     } else {
         doc.state = "live or interrupted (no end marker yet)";
         if (!all_steps.empty()) {
-            doc.state += "; last complete step " + std::to_string(t.last_complete_step());
+            fmt::format_to(std::back_inserter(doc.state), "; last complete step {}", t.last_complete_step());
         }
     }
     doc.workers = t.workers();
@@ -560,7 +559,7 @@ tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_optio
     std::string selection;
     if (o.collection) {
         names = t.tensor_names(std::nullopt, tdbg::mode::global, std::nullopt, *o.collection);
-        selection = "collection " + *o.collection;
+        selection = fmt::format("collection {}", *o.collection);
     }
     if (o.tensor_regex) {
         const auto matching = t.tensor_names(std::nullopt, tdbg::mode::global, *o.tensor_regex);
@@ -568,17 +567,17 @@ tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_optio
         names.erase(
             std::remove_if(names.begin(), names.end(), [&](const std::string& n) { return keep.count(n) == 0; }),
             names.end());
-        selection += (selection.empty() ? "" : ", ") + std::string("matching ") + *o.tensor_regex;
+        fmt::format_to(std::back_inserter(selection), "{}matching {}", selection.empty() ? "" : ", ", *o.tensor_regex);
     }
     if ((o.collection || o.tensor_regex) && names.empty() && !all_names.empty()) {
         doc.notes.emplace_back("No tensor matches the selection.");
     }
     if (o.max_tensors > 0 && names.size() > o.max_tensors) {
-        doc.notes.push_back("Showing the first " + std::to_string(o.max_tensors) + " of " +
-                            std::to_string(names.size()) +
-                            " tensors; choose with --tensors REGEX, --collection NAME or --max-tensors N.");
+        doc.notes.push_back(fmt::format("Showing the first {} of {} tensors; choose with --tensors REGEX, "
+                                        "--collection NAME or --max-tensors N.",
+                                        o.max_tensors, names.size()));
         names.resize(o.max_tensors);
-        selection += (selection.empty() ? "" : ", ") + std::string("first ") + std::to_string(o.max_tensors);
+        fmt::format_to(std::back_inserter(selection), "{}first {}", selection.empty() ? "" : ", ", o.max_tensors);
     }
     doc.selection = selection;
     for (const auto& name : names) {
@@ -628,8 +627,11 @@ std::string generated_line() {
     if (::gmtime_r(&now, &utc) != nullptr) {
         std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &utc);
     }
-    return std::string("written by tdbg report ") + TDBG_VERSION +
-           (when[0] != '\0' ? std::string(" on ") + when : std::string());
+    std::string line = fmt::format("written by tdbg report {}", TDBG_VERSION);
+    if (when[0] != '\0') {
+        fmt::format_to(std::back_inserter(line), " on {}", when);
+    }
+    return line;
 }
 
 // Writes next to the target and renames, so a browser never shows half a page.
@@ -639,19 +641,19 @@ void write_page(const std::string& path, const std::string& html, std::ostream& 
         return;
     }
     const std::filesystem::path target(path);
-    const std::filesystem::path partial = target.string() + ".partial";
+    const std::filesystem::path partial = fmt::format("{}.partial", target.string());
     {
         std::ofstream file(partial, std::ios::binary | std::ios::trunc);
         file << html;
         if (!file) {
-            throw tdbg::error("cannot write " + partial.string());
+            throw tdbg::error(fmt::format("cannot write {}", partial.string()));
         }
     }
     std::error_code ec;
     std::filesystem::rename(partial, target, ec);
     if (ec) {
         std::filesystem::remove(partial, ec);
-        throw tdbg::error("cannot write " + target.string() + ": " + ec.message());
+        throw tdbg::error(fmt::format("cannot write {}: {}", target.string(), ec.message()));
     }
 }
 

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -19,6 +20,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "open_run.hpp"
@@ -90,7 +93,7 @@ std::int64_t parse_step(const std::string& flag, const std::string& text) {
         used = 0;
     }
     if (used != text.size() || text.empty() || v < 0) {
-        throw tdbg::cli::usage_error(flag + " expects a step number >= 0, got '" + text + "'");
+        throw tdbg::cli::usage_error(fmt::format("{} expects a step number >= 0, got '{}'", flag, text));
     }
     return v;
 }
@@ -100,7 +103,7 @@ rules_options parse_rules_args(const std::vector<std::string>& args) {
     std::vector<std::string> positional;
     auto value_of = [&](std::size_t& i) -> const std::string& {
         if (i + 1 >= args.size()) {
-            throw tdbg::cli::usage_error(args[i] + " needs a value");
+            throw tdbg::cli::usage_error(fmt::format("{} needs a value", args[i]));
         }
         return args[++i];
     };
@@ -123,7 +126,7 @@ rules_options parse_rules_args(const std::vector<std::string>& args) {
                 o.poll_seconds = -1;
             }
             if (!(o.poll_seconds > 0 && o.poll_seconds <= 3600)) {
-                throw tdbg::cli::usage_error("--poll expects seconds in (0, 3600], got '" + text + "'");
+                throw tdbg::cli::usage_error(fmt::format("--poll expects seconds in (0, 3600], got '{}'", text));
             }
         } else if (a == "--stop-training") {
             o.stop_training = true;
@@ -138,7 +141,7 @@ rules_options parse_rules_args(const std::vector<std::string>& args) {
         } else if (a == "--list") {
             o.list = true;
         } else if (a.size() > 1 && a[0] == '-') {
-            throw tdbg::cli::usage_error("unknown option '" + a + "'");
+            throw tdbg::cli::usage_error(fmt::format("unknown option '{}'", a));
         } else {
             positional.push_back(a);
         }
@@ -224,11 +227,12 @@ private:
                 const double fraction = total > 0 ? std::clamp(done / total, 0.0, 1.0) : 1.0;
                 const int width = 24;
                 const int filled = static_cast<int>(fraction * width);
-                line += " [" + std::string(static_cast<std::size_t>(filled), '#') +
-                        std::string(static_cast<std::size_t>(width - filled), ' ') + "] " +
-                        std::to_string(static_cast<int>(fraction * 100)) + "% step " + std::to_string(*s.step);
+                fmt::format_to(std::back_inserter(line), " [{}{}] {}% step {}",
+                               std::string(static_cast<std::size_t>(filled), '#'),
+                               std::string(static_cast<std::size_t>(width - filled), ' '),
+                               static_cast<int>(fraction * 100), *s.step);
             } else if (s.step) {
-                line += " step " + std::to_string(*s.step);
+                fmt::format_to(std::back_inserter(line), " step {}", *s.step);
             } else {
                 line += " waiting for steps";
             }
@@ -339,7 +343,7 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     out.flush();
     if (o.junit) {
         std::ofstream junit(*o.junit, std::ios::binary | std::ios::trunc);
-        junit << tdbg::rules::to_junit_xml(results, "tdbg rules: " + trial_name, seconds);
+        junit << tdbg::rules::to_junit_xml(results, fmt::format("tdbg rules: {}", trial_name), seconds);
         if (!junit) {
             err << "tdbg rules: error: cannot write " << *o.junit << "\n";
             return tdbg::cli::exit_bad_input;

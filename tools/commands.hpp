@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/error.hpp"
 
 namespace tdbg::cli {
@@ -65,7 +67,7 @@ inline std::vector<std::string> positional_args(const std::vector<std::string>& 
             only_positional = true;
         } else if (!only_positional && a.size() > 1 && a[0] == '-') {
             if (std::find(known.begin(), known.end(), a) == known.end()) {
-                throw usage_error("unknown option '" + a + "'");
+                throw usage_error(fmt::format("unknown option '{}'", a));
             }
             flags.push_back(a);
         } else {

@@ -7,12 +7,15 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/core/dtype.hpp"
@@ -133,7 +136,7 @@ inline json_value golden_save_config_mode(const std::optional<save_config_mode>&
 inline std::string golden_reductions_string(const std::vector<reduction>& reductions) {
     std::string out;
     for (const reduction r : reductions) {
-        out += (out.empty() ? "" : ",") + reduction_config_name(r);
+        fmt::format_to(std::back_inserter(out), "{}{}", out.empty() ? "" : ",", reduction_config_name(r));
     }
     return out;
 }

@@ -9,13 +9,15 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "tdbg/core/detail/markup.hpp"
 #include "tdbg/rules/evaluation.hpp"
@@ -104,12 +106,6 @@ inline std::string escape(std::string_view text) { return tdbg::detail::markup_e
 
 namespace detail {
 
-inline std::string printf_double(const char* format, int precision, double v) {
-    char buffer[64];
-    const int n = std::snprintf(buffer, sizeof buffer, format, precision, v);
-    return std::string(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
-}
-
 // "1.5e-05" -> "1.5e-5", "2e+06" -> "2e6": shorter, and as readable.
 inline std::string compact_exponent(std::string s) {
     const auto e = s.find('e');
@@ -125,7 +121,7 @@ inline std::string compact_exponent(std::string s) {
     while (exponent.size() > 1 && exponent[0] == '0') {
         exponent.erase(0, 1);
     }
-    return mantissa + "e" + (negative ? "-" : "") + exponent;
+    return fmt::format("{}e{}{}", mantissa, negative ? "-" : "", exponent);
 }
 
 } // namespace detail
@@ -138,7 +134,7 @@ inline std::string format_value(double v) {
     if (std::isinf(v)) {
         return v > 0 ? "inf" : "-inf";
     }
-    return detail::compact_exponent(detail::printf_double("%.*g", 4, v));
+    return detail::compact_exponent(fmt::format("{:.4g}", v));
 }
 
 /// A tick label on an axis whose ticks are `step` apart: just the digits that tell ticks apart.
@@ -151,7 +147,7 @@ inline std::string format_tick(double v, double step) {
         const int digits = std::clamp(static_cast<int>(std::floor(std::log10(std::fabs(v)))) -
                                           static_cast<int>(std::floor(std::log10(std::fabs(step)))),
                                       0, 6);
-        return detail::compact_exponent(detail::printf_double("%.*e", digits, v));
+        return detail::compact_exponent(fmt::format("{:.{}e}", v, digits));
     }
     int decimals = 0;
     for (double scaled = std::fabs(step); decimals < 10; ++decimals, scaled *= 10) {
@@ -159,7 +155,7 @@ inline std::string format_tick(double v, double step) {
             break;
         }
     }
-    return detail::printf_double("%.*f", decimals, v);
+    return fmt::format("{:.{}f}", v, decimals);
 }
 
 /// "0-35 every 5 (8 steps)", "0, 3, 7-9 (5 steps)".
@@ -168,19 +164,19 @@ inline std::string describe_steps(const std::vector<std::int64_t>& steps) {
         return "none";
     }
     if (steps.size() == 1) {
-        return "step " + std::to_string(steps.front());
+        return fmt::format("step {}", steps.front());
     }
     const std::int64_t stride = steps[1] - steps[0];
     bool regular = true;
     for (std::size_t i = 2; i < steps.size() && regular; ++i) {
         regular = steps[i] - steps[i - 1] == stride;
     }
-    const std::string count = " (" + std::to_string(steps.size()) + " steps)";
+    const std::string count = fmt::format(" ({} steps)", steps.size());
     if (regular) {
-        return std::to_string(steps.front()) + "-" + std::to_string(steps.back()) +
-               (stride == 1 ? std::string() : " every " + std::to_string(stride)) + count;
+        return stride == 1 ? fmt::format("{}-{}{}", steps.front(), steps.back(), count)
+                           : fmt::format("{}-{} every {}{}", steps.front(), steps.back(), stride, count);
     }
-    return tdbg::rules::format_steps(steps, 8) + (steps.size() <= 8 ? count : std::string());
+    return fmt::format("{}{}", tdbg::rules::format_steps(steps, 8), steps.size() <= 8 ? count : std::string());
 }
 
 // ---------------------------------------------------------------- colours
@@ -188,11 +184,7 @@ inline std::string describe_steps(const std::vector<std::int64_t>& steps) {
 /// An opaque colour.
 struct rgb {
     unsigned char r = 0, g = 0, b = 0;
-    [[nodiscard]] std::string hex() const {
-        char buffer[8];
-        std::snprintf(buffer, sizeof buffer, "#%02x%02x%02x", r, g, b);
-        return buffer;
-    }
+    [[nodiscard]] std::string hex() const { return fmt::format("#{:02x}{:02x}{:02x}", r, g, b); }
 };
 
 /// The colours of the series (one per mode and worker, the same on every plot).
@@ -315,7 +307,7 @@ inline std::pair<scale, std::vector<std::pair<double, std::string>>> value_axis(
         for (double e = s.d0; e <= s.d1 + 1e-9; e += every) {
             const double v = std::pow(10.0, e);
             const int ie = static_cast<int>(std::lround(e));
-            labels.emplace_back(v, ie >= -2 && ie <= 3 ? format_tick(v, std::min(1.0, v)) : "1e" + std::to_string(ie));
+            labels.emplace_back(v, ie >= -2 && ie <= 3 ? format_tick(v, std::min(1.0, v)) : fmt::format("1e{}", ie));
             if (decades <= 2) {
                 for (double m : {2.0, 5.0}) {
                     if (e + std::log10(m) < s.d1) {
@@ -353,16 +345,12 @@ namespace detail {
 
 // Pixel coordinates with one decimal: enough for a screen, and half the bytes.
 inline std::string px(double v) {
-    char buffer[32];
-    const int n = std::snprintf(buffer, sizeof buffer, "%.1f", v);
-    std::string s(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
+    std::string s = fmt::format("{:.1f}", v);
     if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) {
         s.resize(s.size() - 2);
     }
     return s == "-0" ? "0" : s;
 }
-
-inline std::string attr(std::string_view name, double v) { return " " + std::string(name) + "=\"" + px(v) + "\""; }
 
 inline const char* const minus_sign = "\xE2\x88\x92"; // U+2212, the typographic minus on tick labels
 
@@ -458,18 +446,19 @@ inline rgb colour_of(const context& ctx, const std::string& mode, const std::str
 }
 
 inline std::string series_label(const context& ctx, const std::string& mode, const std::string& worker) {
-    return ctx.several_workers ? mode + " \xC2\xB7 " + worker : mode;
+    return ctx.several_workers ? fmt::format("{} \xC2\xB7 {}", mode, worker) : mode;
 }
 
 inline std::string text(double x, double y, std::string_view anchor, std::string_view cls, const std::string& body) {
-    return "<text" + attr("x", x) + attr("y", y) + " text-anchor=\"" + std::string(anchor) + "\" class=\"" +
-           std::string(cls) + "\">" + body + "</text>";
+    return fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" class=\"{}\">{}</text>", px(x), px(y), anchor, cls,
+                       body);
 }
 
 // The x axis at pixel row `y` from `x0` to `x1`, with step ticks.
 inline std::string step_ticks(const scale& x, double x0, double x1, double y, bool grid_from = false,
                               double grid_top = 0) {
-    std::string out = "<line class=\"axis\"" + attr("x1", x0) + attr("y1", y) + attr("x2", x1) + attr("y2", y) + "/>";
+    std::string out =
+        fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", px(x0), px(y), px(x1), px(y));
     const int target = std::max(2, static_cast<int>((x1 - x0) / 70));
     const ticks t = nice_ticks(x.d0, x.d1, target, true);
     for (double v : t.at) {
@@ -478,10 +467,11 @@ inline std::string step_ticks(const scale& x, double x0, double x1, double y, bo
             continue;
         }
         if (grid_from) {
-            out += "<line class=\"grid\"" + attr("x1", px_x) + attr("y1", grid_top) + attr("x2", px_x) + attr("y2", y) +
-                   "/>";
+            fmt::format_to(std::back_inserter(out), "<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+                           px(px_x), px(grid_top), px(px_x), px(y));
         }
-        out += "<line class=\"axis\"" + attr("x1", px_x) + attr("y1", y) + attr("x2", px_x) + attr("y2", y + 4) + "/>";
+        fmt::format_to(std::back_inserter(out), "<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", px(px_x),
+                       px(y), px(px_x), px(y + 4));
         out += text(px_x, y + 15, "middle", "tick", typeset_minus(format_tick(v, t.step)));
     }
     return out;
@@ -504,16 +494,17 @@ inline std::string rule_overlay(const context& ctx, const scale& x, double plot_
                 z = mid + 1.5;
             }
             const std::string what =
-                escape(r.name) + " triggered at " +
-                (b.first == b.last ? "step " + std::to_string(b.first)
-                                   : "steps " + std::to_string(b.first) + "-" + std::to_string(b.last));
+                b.first == b.last ? fmt::format("{} triggered at step {}", escape(r.name), b.first)
+                                  : fmt::format("{} triggered at steps {}-{}", escape(r.name), b.first, b.last);
             if (bands_in_plot) {
-                out += "<rect class=\"rule-band\"" + attr("x", a) + attr("y", plot_top) + attr("width", z - a) +
-                       attr("height", plot_bottom - plot_top) + " fill=\"" + r.colour.hex() + "\"><title>" + what +
-                       "</title></rect>";
+                fmt::format_to(std::back_inserter(out),
+                               "<rect class=\"rule-band\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">"
+                               "<title>{}</title></rect>",
+                               px(a), px(plot_top), px(z - a), px(plot_bottom - plot_top), r.colour.hex(), what);
             }
-            out += "<rect" + attr("x", a) + attr("y", row) + attr("width", z - a) + attr("height", 4) + " fill=\"" +
-                   r.colour.hex() + "\"><title>" + what + "</title></rect>";
+            fmt::format_to(std::back_inserter(out),
+                           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>", px(a),
+                           px(row), px(z - a), px(4), r.colour.hex(), what);
         }
     }
     return out;
@@ -527,7 +518,6 @@ inline double rule_strip_height(const context& ctx) {
 
 /// One small chart: a reduction of a tensor over steps, a line per mode and worker.
 inline std::string render_line_chart(const reduction_plot& plot, const detail::context& ctx, bool wide = false) {
-    using detail::attr;
     using detail::px;
     const double width = wide ? 720 : 360, height = 200;
     const double left = 54, right = 12, bottom = 28;
@@ -550,17 +540,18 @@ inline std::string render_line_chart(const reduction_plot& plot, const detail::c
     // Magnitudes spanning three decades or more (norms, variances, a loss
     // falling from 1e3) read better on a log scale; only positive data allow it.
     const bool log = finite > 1 && lo > 0 && hi / lo >= 1000;
-    std::string caption = "<figcaption><b>" + escape(plot.reduction) + "</b>";
+    std::string caption = fmt::format("<figcaption><b>{}</b>", escape(plot.reduction));
     if (log) {
         caption += " <span class=\"hint\">log scale</span>";
     }
     caption += "</figcaption>";
 
-    std::string svg = "<svg class=\"plot line-plot\" viewBox=\"0 0 " + px(width) + " " + px(height) +
-                      "\" role=\"img\" aria-label=\"" + escape(plot.reduction) + " over steps\">";
+    std::string svg = fmt::format(
+        "<svg class=\"plot line-plot\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{} over steps\">", px(width),
+        px(height), escape(plot.reduction));
     const double x0 = left, x1 = width - right, y0 = height - bottom, y1 = top;
-    svg += "<rect class=\"plot-area\"" + attr("x", x0) + attr("y", y1) + attr("width", x1 - x0) +
-           attr("height", y0 - y1) + "/>";
+    fmt::format_to(std::back_inserter(svg), "<rect class=\"plot-area\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+                   px(x0), px(y1), px(x1 - x0), px(y0 - y1));
     scale x{ctx.steps.lo, ctx.steps.hi, x0, x1, false};
     if (finite == 0) {
         lo = 0;
@@ -569,12 +560,14 @@ inline std::string render_line_chart(const reduction_plot& plot, const detail::c
     const auto [y, labels] = value_axis(lo, hi, log, y0, y1);
     for (const auto& [v, label] : labels) {
         const double py = y(v);
-        svg += "<line class=\"grid\"" + attr("x1", x0) + attr("y1", py) + attr("x2", x1) + attr("y2", py) + "/>";
+        fmt::format_to(std::back_inserter(svg), "<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", px(x0),
+                       px(py), px(x1), px(py));
         svg += detail::text(x0 - 5, py + 3.5, "end", "tick", detail::typeset_minus(label));
     }
     svg += detail::rule_overlay(ctx, x, x0, x1, 6, y1, y0, true);
     svg += detail::step_ticks(x, x0, x1, y0);
-    svg += "<line class=\"axis\"" + attr("x1", x0) + attr("y1", y1) + attr("x2", x0) + attr("y2", y0) + "/>";
+    fmt::format_to(std::back_inserter(svg), "<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", px(x0),
+                   px(y1), px(x0), px(y0));
     if (finite == 0) {
         svg += detail::text((x0 + x1) / 2, (y0 + y1) / 2, "middle", "empty",
                             non_finite ? "no finite values" : "no values");
@@ -582,9 +575,9 @@ inline std::string render_line_chart(const reduction_plot& plot, const detail::c
 
     // The data, clipped to the plot area (and a dot's radius around it): nothing
     // drawn can stray over the axes whatever the values.
-    svg += "<svg" + attr("x", x0 - 4) + attr("y", y1 - 4) + attr("width", x1 - x0 + 8) + attr("height", y0 - y1 + 8) +
-           " viewBox=\"" + px(x0 - 4) + " " + px(y1 - 4) + " " + px(x1 - x0 + 8) + " " + px(y0 - y1 + 8) +
-           "\" overflow=\"hidden\">";
+    fmt::format_to(std::back_inserter(svg),
+                   "<svg x=\"{0}\" y=\"{1}\" width=\"{2}\" height=\"{3}\" viewBox=\"{0} {1} {2} {3}\" overflow=\"hidden\">",
+                   px(x0 - 4), px(y1 - 4), px(x1 - x0 + 8), px(y0 - y1 + 8));
     // The data for the hover read-out: "step|label|value;..." per series, in the order drawn.
     std::string hover;
     for (const auto& s : plot.lines) {
@@ -600,51 +593,53 @@ inline std::string render_line_chart(const reduction_plot& plot, const detail::c
                 pen_down = false;
                 continue;
             }
-            path += (pen_down ? "L" : "M") + px(x(static_cast<double>(p.step))) + " " + px(y(p.value));
+            fmt::format_to(std::back_inserter(path), "{}{} {}", pen_down ? "L" : "M", px(x(static_cast<double>(p.step))),
+                           px(y(p.value)));
             pen_down = true;
         }
         const std::string dash(mode_dash(s.mode));
         if (!path.empty()) {
-            svg += "<path class=\"line\" d=\"" + path + "\" stroke=\"" + colour.hex() + "\"" +
-                   (dash.empty() ? std::string() : " stroke-dasharray=\"" + dash + "\"") + "><title>" + escape(label) +
-                   "</title></path>";
+            fmt::format_to(std::back_inserter(svg), "<path class=\"line\" d=\"{}\" stroke=\"{}\"{}><title>{}</title></path>",
+                           path, colour.hex(),
+                           dash.empty() ? std::string() : fmt::format(" stroke-dasharray=\"{}\"", dash), escape(label));
         }
         // Dots where a line alone would hide the data: few points, or a point with no neighbour.
         const bool dots = s.points.size() <= 60;
         for (std::size_t i = 0; i < s.points.size(); ++i) {
             const auto& p = s.points[i];
             const double px_x = x(static_cast<double>(p.step));
-            const std::string what = escape(label) + ", step " + std::to_string(p.step) + " (" + escape(s.mode) + " " +
-                                     std::to_string(p.mode_step) + "): " + escape(plot.reduction) + " = " +
-                                     format_value(p.value);
+            const std::string what = fmt::format("{}, step {} ({} {}): {} = {}", escape(label), p.step, escape(s.mode),
+                                                 p.mode_step, escape(plot.reduction), format_value(p.value));
             if (!std::isfinite(p.value)) {
                 // A non-finite value sits on the top edge as a cross in the series' colour.
-                svg += "<path class=\"nonfinite\" d=\"M" + px(px_x - 3.5) + " " + px(y1 + 1) +
-                       "l7 7m0 -7l-7 7\" stroke=\"" + colour.hex() + "\"><title>" + what + "</title></path>";
+                fmt::format_to(std::back_inserter(svg),
+                               "<path class=\"nonfinite\" d=\"M{} {}l7 7m0 -7l-7 7\" stroke=\"{}\"><title>{}</title></path>",
+                               px(px_x - 3.5), px(y1 + 1), colour.hex(), what);
                 continue;
             }
             const bool alone = (i == 0 || !std::isfinite(s.points[i - 1].value)) &&
                                (i + 1 == s.points.size() || !std::isfinite(s.points[i + 1].value));
             if (dots || alone) {
-                svg += "<circle" + attr("cx", px_x) + attr("cy", y(p.value)) + attr("r", 2.6) + " fill=\"" +
-                       colour.hex() + "\"><title>" + what + "</title></circle>";
+                fmt::format_to(std::back_inserter(svg),
+                               "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"><title>{}</title></circle>", px(px_x),
+                               px(y(p.value)), px(2.6), colour.hex(), what);
             }
-            hover += std::to_string(p.step) + "|" + escape(hover_label) + "|" + format_value(p.value) + "|" +
-                     colour.hex() + ";";
+            fmt::format_to(std::back_inserter(hover), "{}|{}|{}|{};", p.step, escape(hover_label), format_value(p.value),
+                           colour.hex());
         }
     }
-    svg +=
-        "</svg><line class=\"cursor\" x1=\"0\" x2=\"0\"" + attr("y1", y1) + attr("y2", y0) + " visibility=\"hidden\"/>";
+    fmt::format_to(std::back_inserter(svg),
+                   "</svg><line class=\"cursor\" x1=\"0\" x2=\"0\" y1=\"{}\" y2=\"{}\" visibility=\"hidden\"/>", px(y1),
+                   px(y0));
     svg += "</svg>";
-    return "<figure class=\"chart\" data-x0=\"" + px(x0) + "\" data-x1=\"" + px(x1) + "\" data-lo=\"" +
-           px(ctx.steps.lo) + "\" data-hi=\"" + px(ctx.steps.hi) + "\" data-w=\"" + px(width) + "\" data-hover=\"" +
-           hover + "\">" + caption + svg + "<div class=\"readout\"></div></figure>";
+    return fmt::format("<figure class=\"chart\" data-x0=\"{}\" data-x1=\"{}\" data-lo=\"{}\" data-hi=\"{}\" data-w=\"{}\" "
+                       "data-hover=\"{}\">{}{}<div class=\"readout\"></div></figure>",
+                       px(x0), px(x1), px(ctx.steps.lo), px(ctx.steps.hi), px(width), hover, caption, svg);
 }
 
 /// The distribution of a tensor's values over steps: steps across, value bins
 /// up, the share of the step's values in each bin as a shade.
 inline std::string render_distribution(const distribution& d, const detail::context& ctx) {
-    using detail::attr;
     using detail::px;
     constexpr double width = 1080;
     const double plot_height = std::clamp(static_cast<double>(d.bins) * 5.0, 120.0, 260.0);
@@ -667,19 +662,22 @@ inline std::string render_distribution(const distribution& d, const detail::cont
 
     std::string caption = "<figcaption><b>distribution of values</b>";
     if (ctx.several_workers) {
-        caption += " \xC2\xB7 " + escape(d.worker);
+        fmt::format_to(std::back_inserter(caption), " \xC2\xB7 {}", escape(d.worker));
     }
-    caption += " <span class=\"hint\">" + std::to_string(d.bins) + " bins over [" + format_value(d.low) + ", " +
-               format_value(d.high) + "]; shade: share of the step's values in the bin (square-root scale)";
+    fmt::format_to(std::back_inserter(caption),
+                   " <span class=\"hint\">{} bins over [{}, {}]; shade: share of the step's values in the bin "
+                   "(square-root scale)",
+                   d.bins, format_value(d.low), format_value(d.high));
     if (d.columns.size() < d.steps_with_values) {
-        caption += "; " + std::to_string(d.columns.size()) + " of " + std::to_string(d.steps_with_values) + " steps";
+        fmt::format_to(std::back_inserter(caption), "; {} of {} steps", d.columns.size(), d.steps_with_values);
     }
     caption += "</span></figcaption>";
 
-    std::string svg = "<svg class=\"plot heatmap\" viewBox=\"0 0 " + px(width) + " " + px(height) +
-                      "\" role=\"img\" aria-label=\"distribution of values over steps\">";
-    svg += "<rect class=\"plot-area\"" + attr("x", x0) + attr("y", y1) + attr("width", x1 - x0) +
-           attr("height", y0 - y1) + "/>";
+    std::string svg = fmt::format(
+        "<svg class=\"plot heatmap\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"distribution of values over steps\">",
+        px(width), px(height));
+    fmt::format_to(std::back_inserter(svg), "<rect class=\"plot-area\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+                   px(x0), px(y1), px(x1 - x0), px(y0 - y1));
     const scale x{ctx.steps.lo, ctx.steps.hi, x0, x1, false};
     const auto labels = value_axis(d.low, d.high, false, y0, y1).second;
     // The bins cover [low, high] exactly: the axis is that interval, not widened to round ticks.
@@ -725,73 +723,76 @@ inline std::string render_distribution(const distribution& d, const detail::cont
             const auto level =
                 static_cast<std::size_t>(std::ceil(std::sqrt(share / max_share) * static_cast<double>(heat_levels)));
             const double top_of_bin = y0 - static_cast<double>(b + 1) * bin_height;
-            by_level[std::clamp<std::size_t>(level, 1, heat_levels)] +=
-                "M" + px(a) + " " + px(top_of_bin) + "h" + px(cell) + "v" + px(bin_height) + "h" + px(-cell) + "z";
+            fmt::format_to(std::back_inserter(by_level[std::clamp<std::size_t>(level, 1, heat_levels)]), "M{} {}h{}v{}h{}z",
+                           px(a), px(top_of_bin), px(cell), px(bin_height), px(-cell));
         }
         if (c.non_finite > 0) {
             const double share = static_cast<double>(c.non_finite) / static_cast<double>(c.non_finite + c.finite);
-            nf_cells += "<rect" + attr("x", a) + attr("y", y1 - nf_row + 2) + attr("width", w) +
-                        attr("height", nf_row - 4) + " fill=\"" + rule_palette[0].hex() + "\" fill-opacity=\"" +
-                        px(0.35 + 0.65 * share) + "\"/>";
+            fmt::format_to(std::back_inserter(nf_cells),
+                           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" fill-opacity=\"{}\"/>", px(a),
+                           px(y1 - nf_row + 2), px(w), px(nf_row - 4), rule_palette[0].hex(), px(0.35 + 0.65 * share));
         }
     }
     for (std::size_t level = 1; level <= heat_levels; ++level) {
         if (!by_level[level].empty()) {
-            svg += "<path d=\"" + by_level[level] + "\" fill=\"" + heat_color(level).hex() +
-                   "\" shape-rendering=\"crispEdges\"/>";
+            fmt::format_to(std::back_inserter(svg), "<path d=\"{}\" fill=\"{}\" shape-rendering=\"crispEdges\"/>",
+                           by_level[level], heat_color(level).hex());
         }
     }
     if (non_finite > 0) {
-        svg += nf_cells + detail::text(x0 - 5, y1 - nf_row / 2 + 3.5, "end", "tick nf-label", "NaN/inf");
+        svg += nf_cells;
+        svg += detail::text(x0 - 5, y1 - nf_row / 2 + 3.5, "end", "tick nf-label", "NaN/inf");
     }
     for (const auto& [v, label] : labels) {
         const double py = bin_y(v);
         if (py < y1 - 0.5 || py > y0 + 0.5) {
             continue;
         }
-        svg += "<line class=\"axis\"" + attr("x1", x0 - 4) + attr("y1", py) + attr("x2", x0) + attr("y2", py) + "/>";
+        fmt::format_to(std::back_inserter(svg), "<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+                       px(x0 - 4), px(py), px(x0), px(py));
         svg += detail::text(x0 - 6, py + 3.5, "end", "tick", detail::typeset_minus(label));
     }
     svg += detail::rule_overlay(ctx, x, x0, x1, 4, y1, y0, false);
     svg += detail::step_ticks(x, x0, x1, y0);
-    svg += "<line class=\"axis\"" + attr("x1", x0) + attr("y1", y1) + attr("x2", x0) + attr("y2", y0) + "/>";
+    fmt::format_to(std::back_inserter(svg), "<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", px(x0),
+                   px(y1), px(x0), px(y0));
     if (d.columns.empty()) {
         svg += detail::text((x0 + x1) / 2, (y0 + y1) / 2, "middle", "empty", "no values");
     }
     // A read-out per column (the browser shows an SVG <title> on hover).
     for (std::size_t i = 0; i < d.columns.size(); ++i) {
         const auto& c = d.columns[i];
-        std::string what = "step " + std::to_string(c.step) + " (" + escape(c.mode) + " " +
-                           std::to_string(c.mode_step) + "): " + std::to_string(c.finite) + " values";
+        std::string what = fmt::format("step {} ({} {}): {} values", c.step, escape(c.mode), c.mode_step, c.finite);
         if (c.finite > 0) {
-            what += ", min " + format_value(c.min) + ", mean " + format_value(c.mean) + ", max " + format_value(c.max);
+            fmt::format_to(std::back_inserter(what), ", min {}, mean {}, max {}", format_value(c.min),
+                           format_value(c.mean), format_value(c.max));
         }
         if (c.non_finite > 0) {
-            what += "; " + std::to_string(c.non_finite) + " NaN/inf";
+            fmt::format_to(std::back_inserter(what), "; {} NaN/inf", c.non_finite);
         }
-        svg += "<rect class=\"hit\"" + attr("x", spans[i].first) + attr("y", y1 - nf_row) +
-               attr("width", std::max(0.6, spans[i].second - spans[i].first)) + attr("height", y0 - y1 + nf_row) +
-               "><title>" + what + "</title></rect>";
+        fmt::format_to(std::back_inserter(svg),
+                       "<rect class=\"hit\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>",
+                       px(spans[i].first), px(y1 - nf_row), px(std::max(0.6, spans[i].second - spans[i].first)),
+                       px(y0 - y1 + nf_row), what);
     }
     // The key: the shades from few to most, labelled with the shares they stand for.
     const double kx = x1 + 22, kw = 12;
     const double kh = (y0 - y1) / static_cast<double>(heat_levels);
     for (std::size_t level = 1; level <= heat_levels; ++level) {
-        svg += "<rect" + attr("x", kx) + attr("y", y0 - static_cast<double>(level) * kh) + attr("width", kw) +
-               attr("height", kh + 0.3) + " fill=\"" + heat_color(level).hex() + "\"/>";
+        fmt::format_to(std::back_inserter(svg), "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", px(kx),
+                       px(y0 - static_cast<double>(level) * kh), px(kw), px(kh + 0.3), heat_color(level).hex());
     }
-    svg += "<rect class=\"key-frame\"" + attr("x", kx) + attr("y", y1) + attr("width", kw) + attr("height", y0 - y1) +
-           "/>";
-    svg += detail::text(kx + kw + 4, y1 + 8, "start", "tick", format_value(max_share * 100) + "%");
+    fmt::format_to(std::back_inserter(svg), "<rect class=\"key-frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+                   px(kx), px(y1), px(kw), px(y0 - y1));
+    svg += detail::text(kx + kw + 4, y1 + 8, "start", "tick", fmt::format("{}%", format_value(max_share * 100)));
     svg += detail::text(kx + kw + 4, y0, "start", "tick", "0%");
     svg += "</svg>";
-    return "<figure class=\"chart wide\">" + caption + svg + "</figure>";
+    return fmt::format("<figure class=\"chart wide\">{}{}</figure>", caption, svg);
 }
 
 /// The overview: where each mode saved steps, and for each rule the steps where it
 /// triggered (coloured), did not (grey) or could not be evaluated (light).
 inline std::string render_timeline(const document& doc, const detail::context& ctx) {
-    using detail::attr;
     using detail::px;
     constexpr double width = 1080, row = 22;
     const double left = 190, right = 20, bottom = 30, top = 6;
@@ -799,8 +800,9 @@ inline std::string render_timeline(const document& doc, const detail::context& c
     const double height = top + row * static_cast<double>(rows) + bottom;
     const double x0 = left, x1 = width - right, y0 = height - bottom;
     const scale x{ctx.steps.lo, ctx.steps.hi, x0, x1, false};
-    std::string svg = "<svg class=\"plot timeline\" viewBox=\"0 0 " + px(width) + " " + px(height) +
-                      "\" role=\"img\" aria-label=\"saved steps and rule results over steps\">";
+    std::string svg = fmt::format("<svg class=\"plot timeline\" viewBox=\"0 0 {} {}\" role=\"img\" "
+                                  "aria-label=\"saved steps and rule results over steps\">",
+                                  px(width), px(height));
     svg += detail::step_ticks(x, x0, x1, y0, true, top);
     auto label = [&](double cy, const std::string& name, const std::string& cls) {
         std::string shown = name;
@@ -811,18 +813,18 @@ inline std::string render_timeline(const document& doc, const detail::context& c
             }
             shown = shown.substr(0, cut) + "\xE2\x80\xA6";
         }
-        return "<text" + attr("x", x0 - 10) + attr("y", cy + 4) + " text-anchor=\"end\" class=\"" + cls + "\">" +
-               escape(shown) + "<title>" + escape(name) + "</title></text>";
+        return fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" class=\"{}\">{}<title>{}</title></text>",
+                           px(x0 - 10), px(cy + 4), cls, escape(shown), escape(name));
     };
     double cy = top + row / 2;
     for (const auto& m : doc.modes) {
-        svg += label(cy, m.mode + " steps", "row-label");
+        svg += label(cy, fmt::format("{} steps", m.mode), "row-label");
         std::string path;
         for (auto s : m.global_steps) {
-            path += "M" + px(x(static_cast<double>(s))) + " " + px(cy - 5) + "v10";
+            fmt::format_to(std::back_inserter(path), "M{} {}v10", px(x(static_cast<double>(s))), px(cy - 5));
         }
-        svg += "<path class=\"step-ticks\" d=\"" + path + "\"><title>" + escape(m.mode) + ": " +
-               escape(describe_steps(m.global_steps)) + "</title></path>";
+        fmt::format_to(std::back_inserter(svg), "<path class=\"step-ticks\" d=\"{}\"><title>{}: {}</title></path>", path,
+                       escape(m.mode), escape(describe_steps(m.global_steps)));
         cy += row;
     }
     for (std::size_t i = 0; i < doc.rules.size(); ++i) {
@@ -830,7 +832,7 @@ inline std::string render_timeline(const document& doc, const detail::context& c
         svg += label(cy, r.display_name(), "row-label");
         std::string evaluated, skipped;
         for (auto s : r.not_triggered_steps) {
-            evaluated += "M" + px(x(static_cast<double>(s))) + " " + px(cy - 4) + "v8";
+            fmt::format_to(std::back_inserter(evaluated), "M{} {}v8", px(x(static_cast<double>(s))), px(cy - 4));
         }
         std::vector<std::int64_t> skipped_steps;
         for (const auto& [reason, steps] : r.skipped_steps) {
@@ -840,15 +842,17 @@ inline std::string render_timeline(const document& doc, const detail::context& c
         }
         std::sort(skipped_steps.begin(), skipped_steps.end());
         for (auto s : skipped_steps) {
-            skipped += "M" + px(x(static_cast<double>(s))) + " " + px(cy - 3) + "v6";
+            fmt::format_to(std::back_inserter(skipped), "M{} {}v6", px(x(static_cast<double>(s))), px(cy - 3));
         }
         if (!evaluated.empty()) {
-            svg += "<path class=\"eval-ticks\" d=\"" + evaluated + "\"><title>" + escape(r.display_name()) +
-                   ": not triggered at " + std::to_string(r.not_triggered_steps.size()) + " steps</title></path>";
+            fmt::format_to(std::back_inserter(svg),
+                           "<path class=\"eval-ticks\" d=\"{}\"><title>{}: not triggered at {} steps</title></path>",
+                           evaluated, escape(r.display_name()), r.not_triggered_steps.size());
         }
         if (!skipped.empty()) {
-            svg += "<path class=\"skip-ticks\" d=\"" + skipped + "\"><title>" + escape(r.display_name()) +
-                   ": skipped at " + escape(tdbg::rules::format_steps(skipped_steps)) + "</title></path>";
+            fmt::format_to(std::back_inserter(svg),
+                           "<path class=\"skip-ticks\" d=\"{}\"><title>{}: skipped at {}</title></path>", skipped,
+                           escape(r.display_name()), escape(tdbg::rules::format_steps(skipped_steps)));
         }
         const auto found = std::find_if(ctx.rules.begin(), ctx.rules.end(),
                                         [&](const detail::rule_marks& m) { return m.name == r.display_name(); });
@@ -861,12 +865,13 @@ inline std::string render_timeline(const document& doc, const detail::context& c
                     a = mid - 2;
                     z = mid + 2;
                 }
-                svg += "<rect" + attr("x", std::max(x0, a)) + attr("y", cy - 7) +
-                       attr("width", std::min(x1, z) - std::max(x0, a)) + attr("height", 14) + " rx=\"2\" fill=\"" +
-                       found->colour.hex() + "\"><title>" + escape(r.display_name()) + " triggered at " +
-                       (b.first == b.last ? "step " + std::to_string(b.first)
-                                          : "steps " + std::to_string(b.first) + "-" + std::to_string(b.last)) +
-                       "</title></rect>";
+                fmt::format_to(std::back_inserter(svg),
+                               "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\" fill=\"{}\"><title>{} triggered "
+                               "at {}</title></rect>",
+                               px(std::max(x0, a)), px(cy - 7), px(std::min(x1, z) - std::max(x0, a)), px(14),
+                               found->colour.hex(), escape(r.display_name()),
+                               b.first == b.last ? fmt::format("step {}", b.first)
+                                                 : fmt::format("steps {}-{}", b.first, b.last));
             }
         }
         if (r.triggered_steps.empty() && r.not_triggered_steps.empty()) {
@@ -876,7 +881,7 @@ inline std::string render_timeline(const document& doc, const detail::context& c
         cy += row;
     }
     svg += "</svg>";
-    return "<figure class=\"chart wide\">" + svg + "</figure>";
+    return fmt::format("<figure class=\"chart wide\">{}</figure>", svg);
 }
 
 namespace detail {

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "commands.hpp"
 #include "open_run.hpp"
 #include "tdbg/rules/config.hpp"
@@ -37,7 +39,7 @@ struct rule_selection {
             return false;
         }
         if (i + 1 >= args.size()) {
-            throw usage_error(a + " needs a value");
+            throw usage_error(fmt::format("{} needs a value", a));
         }
         const std::string& value = args[++i];
         if (a == "--rule") {
@@ -45,10 +47,10 @@ struct rule_selection {
         } else if (a == "--param") {
             const auto eq = value.find('=');
             if (rules.empty()) {
-                throw usage_error("--param " + value + " comes before any --rule");
+                throw usage_error(fmt::format("--param {} comes before any --rule", value));
             }
             if (eq == std::string::npos || eq == 0) {
-                throw usage_error("--param expects KEY=VALUE, got '" + value + "'");
+                throw usage_error(fmt::format("--param expects KEY=VALUE, got '{}'", value));
             }
             rules.back().params[value.substr(0, eq)] = value.substr(eq + 1);
         } else if (a == "--config") {

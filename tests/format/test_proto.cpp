@@ -149,3 +149,50 @@ TEST_CASE("proto reader: invalid keys, stray group ends and over-deep nesting ar
     REQUIRE(outer.next());
     CHECK_THROWS_WITH(outer.message("inner", "Inner"), Catch::Contains("nesting deeper than"));
 }
+
+TEST_CASE("wire cursor: varints, keys, fixed fields and lengths, and each malformed form declined") {
+    using tdbg::format::detail::wire_cursor;
+    std::uint64_t v = 0;
+    {
+        const std::string max64 = bytes({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01});
+        wire_cursor c(max64);
+        CHECK(c.varint(v));
+        CHECK(v == UINT64_MAX);
+        CHECK(c.at_end());
+    }
+    CHECK_FALSE(wire_cursor(bytes({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02})).varint(v)); // > 64 bits
+    CHECK_FALSE(wire_cursor(bytes({0x80, 0x80})).varint(v));                                                  // truncated
+    {
+        wire_cursor c(bytes({0x96, 0x01}));
+        CHECK(c.varint(v));
+        CHECK(v == 150);
+        CHECK(c.position() == 2);
+    }
+    std::uint32_t field = 0;
+    tdbg::format::detail::wire_type type{};
+    CHECK(wire_cursor(bytes({0x0A})).key(field, type));
+    CHECK(field == 1);
+    CHECK(type == tdbg::format::detail::wire_type::length_delimited);
+    CHECK_FALSE(wire_cursor(bytes({0x00})).key(field, type)); // field 0
+    CHECK_FALSE(wire_cursor(bytes({0x0E})).key(field, type)); // wire type 6
+    {
+        wire_cursor c(bytes({0x03, 'a', 'b', 'c', 0x05, 'x'}));
+        std::string_view out;
+        CHECK(c.length_delimited(out));
+        CHECK(out == "abc");
+        CHECK_FALSE(c.length_delimited(out)); // claims 5 bytes, 1 left
+    }
+    {
+        wire_cursor c(bytes({0x01, 0x02, 0x03, 0x04, 0x05}));
+        CHECK(c.fixed(4, v));
+        CHECK(v == 0x04030201U);
+        CHECK_FALSE(c.fixed(4, v));
+    }
+    CHECK_FALSE(wire_cursor(bytes({0x0B})).skip(tdbg::format::detail::wire_type::start_group));
+}
+
+TEST_CASE("proto reader: varint errors are named as before") {
+    CHECK_THAT(skip_all(bytes({0x08, 0x80})), Catch::Contains("truncated varint"));
+    CHECK_THAT(skip_all(bytes({0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F})),
+               Catch::Contains("varint does not fit in 64 bits"));
+}

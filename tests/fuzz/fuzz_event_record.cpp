@@ -13,7 +13,7 @@
 
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/tfrecord.hpp"
-#include "tdbg/trial/detail/tensor_decoder.hpp"
+#include "tdbg/format/detail/fast_event.hpp"
 
 namespace {
 
@@ -21,7 +21,7 @@ void check_payload(std::string_view payload, std::uint64_t offset) {
     // The fast path reads only what it fully understands; whatever it accepts, the full decoder must read the same.
     const auto owner = std::make_shared<std::string>(payload);
     std::optional<tdbg::detail::fast_tensor> fast;
-    fast = tdbg::detail::decode_tensor_fast(*owner, owner);
+    fast = tdbg::format::detail::decode_tensor_fast(*owner, owner);
     try {
         const tdbg::format::tensor_event ev = tdbg::format::decode_tensor_event(payload, nullptr, "fuzz.tfevents", offset);
         if (fast && (fast->tag != ev.tag || fast->value.type() != ev.value.type() ||

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "tdbg/config.hpp"
+
 namespace tdbg {
 
 /// Root of every error tdbg throws.
@@ -19,9 +21,7 @@ public:
 /// `file()` and `offset()` say where.
 class format_error : public error {
 public:
-    format_error(const std::string& what, std::string file, std::uint64_t offset)
-        : error(file.empty() ? what : file + " at byte " + std::to_string(offset) + ": " + what),
-          file_(std::move(file)), offset_(offset) {}
+    TDBG_DECL format_error(const std::string& what, std::string file, std::uint64_t offset);
     [[nodiscard]] const std::string& file() const noexcept { return file_; }
     [[nodiscard]] std::uint64_t offset() const noexcept { return offset_; }
 
@@ -125,9 +125,7 @@ public:
 /// smdebug's RuleEvaluationConditionMet: raised by invoke_rule when asked to.
 class rule_evaluation_condition_met : public error {
 public:
-    rule_evaluation_condition_met(const std::string& rule, std::int64_t step)
-        : error("rule " + rule + " met its evaluation condition at step " + std::to_string(step)),
-          rule_(rule), step_(step) {}
+    TDBG_DECL rule_evaluation_condition_met(const std::string& rule, std::int64_t step);
     [[nodiscard]] const std::string& rule() const noexcept { return rule_; }
     [[nodiscard]] std::int64_t step() const noexcept { return step_; }
 
@@ -137,3 +135,7 @@ private:
 };
 
 } // namespace tdbg
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/core/impl/error.ipp"
+#endif

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "tdbg/config.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 
@@ -198,21 +199,7 @@ private:
         return std::shared_ptr<std::byte[]>(new std::byte[n == 0 ? 1 : n]);
     }
 
-    static tensor_value prepare(dtype type, shape_type shape, std::size_t nbytes) {
-        if (type == dtype::string) {
-            throw error("tensor_value: string tensors are built from std::vector<std::string>, not bytes");
-        }
-        tensor_value v;
-        v.type_ = type;
-        v.shape_ = std::move(shape);
-        const std::size_t want = element_count(v.shape_) * dtype_size(type);
-        if (want != nbytes) {
-            throw error("tensor_value: " + std::to_string(nbytes) + " bytes do not fit a " +
-                        std::string(dtype_name(type)) + " tensor of " + std::to_string(element_count(v.shape_)) +
-                        " elements (" + std::to_string(want) + " bytes expected)");
-        }
-        return v;
-    }
+    [[nodiscard]] static TDBG_DECL tensor_value prepare(dtype type, shape_type shape, std::size_t nbytes);
 
     void adopt(std::shared_ptr<std::byte[]> buffer, std::size_t nbytes) {
         data_ = buffer.get();
@@ -230,19 +217,14 @@ private:
         }
     }
 
-    void check_count(std::size_t count) const {
-        if (count != element_count(shape_)) {
-            throw error("tensor_value: " + std::to_string(count) + " elements do not fit a shape of " +
-                        std::to_string(element_count(shape_)) + " elements");
-        }
-    }
+    TDBG_DECL void check_count(std::size_t count) const;
+    [[noreturn]] TDBG_DECL void type_mismatch(dtype wanted) const;
 
     template <class T>
     void check_type() const {
         static_assert(has_dtype_v<T>, "tensor_value: this C++ type has no dtype");
         if (dtype_v<T> != type_) {
-            throw dtype_mismatch("tensor_value: expected " + std::string(dtype_name(dtype_v<T>)) + ", found " +
-                                 std::string(dtype_name(type_)));
+            type_mismatch(dtype_v<T>);
         }
     }
 
@@ -255,3 +237,7 @@ private:
 };
 
 } // namespace tdbg
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/core/impl/tensor_value.ipp"
+#endif

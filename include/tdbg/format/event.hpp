@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
@@ -261,7 +263,7 @@ inline tensor_value make_tensor_value(const tensor_proto_fields& f, std::string_
                                       const std::shared_ptr<const void>& keep_alive, std::string_view file,
                                       std::uint64_t offset) {
     auto fail = [&](const std::string& why) {
-        throw format_error("TensorProto of tensor '" + std::string(tag) + "': " + why, std::string(file), offset);
+        throw format_error(fmt::format("TensorProto of tensor '{}': {}", tag, why), std::string(file), offset);
     };
     if (f.unknown_rank) {
         fail("the shape has unknown rank");
@@ -272,7 +274,7 @@ inline tensor_value make_tensor_value(const tensor_proto_fields& f, std::string_
     bool overflow = false;
     for (std::int64_t d : f.dims) {
         if (d < 0) {
-            fail("dimension " + std::to_string(shape.size()) + " has size " + std::to_string(d));
+            fail(fmt::format("dimension {} has size {}", shape.size(), d));
         }
         const auto size = static_cast<std::size_t>(d);
         if (size != 0 && count > std::numeric_limits<std::size_t>::max() / size) {
@@ -288,26 +290,25 @@ inline tensor_value make_tensor_value(const tensor_proto_fields& f, std::string_
     const bool is_string = f.dtype_number == 0 || f.dtype_number == static_cast<std::uint64_t>(dtype::string);
     if (is_string) {
         if (!f.content.empty()) {
-            fail("tensor_content with dtype " + std::to_string(f.dtype_number) + " (string)");
+            fail(fmt::format("tensor_content with dtype {} (string)", f.dtype_number));
         }
         if (f.string_val.size() != count) {
-            fail(std::to_string(f.string_val.size()) + " string values for a shape of " +
-                 (overflow ? std::string("too many") : std::to_string(count)) + " elements");
+            fail(fmt::format("{} string values for a shape of {} elements", f.string_val.size(),
+                             overflow ? std::string("too many") : std::to_string(count)));
         }
         std::vector<std::string> strings(f.string_val.begin(), f.string_val.end());
         return tensor_value(std::move(strings), std::move(shape));
     }
     const auto type = f.dtype_number <= 1000 ? dtype_from_int(static_cast<long long>(f.dtype_number)) : std::nullopt;
     if (!type) {
-        fail("unsupported dtype " + std::to_string(f.dtype_number));
+        fail(fmt::format("unsupported dtype {}", f.dtype_number));
     }
     const std::size_t element = dtype_size(*type);
     if (!f.content.empty() || count == 0) {
         if (overflow || f.content.size() / element != count || f.content.size() % element != 0) {
-            fail("tensor_content has " + std::to_string(f.content.size()) + " bytes, a " +
-                 std::string(dtype_name(*type)) + " tensor of " +
-                 (overflow ? std::string("too many") : std::to_string(count)) + " elements needs " +
-                 (overflow ? std::string("more") : std::to_string(count * element)));
+            fail(fmt::format("tensor_content has {} bytes, a {} tensor of {} elements needs {}", f.content.size(),
+                             dtype_name(*type), overflow ? std::string("too many") : std::to_string(count),
+                             overflow ? std::string("more") : std::to_string(count * element)));
         }
         if (keep_alive) {
             return tensor_value::view_bytes(*type, std::move(shape), f.content, keep_alive);
@@ -332,13 +333,13 @@ inline tensor_value make_tensor_value(const tensor_proto_fields& f, std::string_
     case dtype::bfloat16: bytes = typed_bytes<std::uint16_t>(f.half_val); break;
     case dtype::complex64:
         if (f.scomplex_val.size() % 2 != 0) {
-            fail("scomplex_val holds an odd number of floats (" + std::to_string(f.scomplex_val.size()) + ")");
+            fail(fmt::format("scomplex_val holds an odd number of floats ({})", f.scomplex_val.size()));
         }
         bytes = typed_bytes<float>(f.scomplex_val);
         break;
     case dtype::complex128:
         if (f.dcomplex_val.size() % 2 != 0) {
-            fail("dcomplex_val holds an odd number of doubles (" + std::to_string(f.dcomplex_val.size()) + ")");
+            fail(fmt::format("dcomplex_val holds an odd number of doubles ({})", f.dcomplex_val.size()));
         }
         bytes = typed_bytes<double>(f.dcomplex_val);
         break;
@@ -348,8 +349,8 @@ inline tensor_value make_tensor_value(const tensor_proto_fields& f, std::string_
     // TensorFlow repeats the last value to fill the shape; tdbg accepts only a
     // full list, so that a tiny record cannot claim a huge tensor.
     if (found != count) {
-        fail(std::to_string(found) + " typed values for a " + std::string(dtype_name(*type)) + " tensor of " +
-             (overflow ? std::string("too many") : std::to_string(count)) + " elements");
+        fail(fmt::format("{} typed values for a {} tensor of {} elements", found, dtype_name(*type),
+                         overflow ? std::string("too many") : std::to_string(count)));
     }
     return tensor_value::from_bytes(*type, std::move(shape), bytes);
 }
@@ -395,18 +396,18 @@ inline void read_metadata(proto_reader m, summary_value& value) {
         if (entry.first == mode_step_plugin_name) {
             const auto n = parse_decimal(entry.second);
             if (!n) {
-                throw format_error("tensor '" + value.tag + "': mode_step plugin content '" + entry.second +
-                                       "' is not an integer",
-                                   std::string(m.file()), content_at);
+                throw format_error(
+                    fmt::format("tensor '{}': mode_step plugin content '{}' is not an integer", value.tag, entry.second),
+                    std::string(m.file()), content_at);
             }
             value.mode_step = *n;
         } else if (entry.first == mode_plugin_name) {
             const auto n = parse_decimal(entry.second);
             const auto mode = n ? mode_from_int(*n) : std::nullopt;
             if (!mode) {
-                throw format_error("tensor '" + value.tag + "': mode plugin content '" + entry.second +
-                                       "' is not a mode number 1..4",
-                                   std::string(m.file()), content_at);
+                throw format_error(
+                    fmt::format("tensor '{}': mode plugin content '{}' is not a mode number 1..4", value.tag, entry.second),
+                    std::string(m.file()), content_at);
             }
             value.mode = *mode;
         }
@@ -514,8 +515,8 @@ inline std::size_t append_tensor_record(std::string& out, const tensor_event& ev
         tensors += v.tensor ? 1 : 0;
     }
     if (tensors != 1) {
-        throw format_error("expected an Event with one tensor summary, found " + std::to_string(tensors) +
-                               " tensors in " + std::to_string(e.values.size()) + " summary values",
+        throw format_error(fmt::format("expected an Event with one tensor summary, found {} tensors in {} summary values",
+                                       tensors, e.values.size()),
                            std::string(file), offset);
     }
     for (summary_value& v : e.values) {

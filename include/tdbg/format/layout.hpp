@@ -9,6 +9,8 @@
 #include <string_view>
 #include <utility>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/reduction.hpp"
 
@@ -27,7 +29,7 @@ namespace detail {
 
 inline std::string zero_padded(std::int64_t value, std::size_t width, const char* what) {
     if (value < 0) {
-        throw error(std::string("negative ") + what + " " + std::to_string(value) + " has no file name");
+        throw error(fmt::format("negative {} {} has no file name", what, value));
     }
     std::string digits = std::to_string(value);
     if (digits.size() < width) {
@@ -78,7 +80,7 @@ inline void validate_worker_name(std::string_view worker) {
         for (char& c : shown) {
             c = c == '\0' ? '?' : c;
         }
-        throw invalid_name("invalid worker name '" + shown + (worker.size() > 100 ? "...'" : "'") + ": " + why);
+        throw invalid_name(fmt::format("invalid worker name '{}{}': {}", shown, worker.size() > 100 ? "..." : "", why));
     };
     if (worker.empty()) {
         fail("empty");

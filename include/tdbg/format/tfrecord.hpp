@@ -12,6 +12,8 @@
 #include <string_view>
 #include <utility>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/crc32c.hpp"
 
@@ -52,22 +54,14 @@ inline std::uint64_t get_le64(const char* p) noexcept {
     return v;
 }
 
-inline std::string hex32(std::uint32_t v) {
-    constexpr char digits[] = "0123456789abcdef";
-    std::string out = "0x";
-    for (int shift = 28; shift >= 0; shift -= 4) {
-        out.push_back(digits[(v >> static_cast<unsigned>(shift)) & 0xFU]);
-    }
-    return out;
-}
 
 /// Checks the length CRC at `p` (12 bytes available); returns the payload length.
 inline std::uint64_t checked_record_length(const char* p, std::string_view file, std::uint64_t offset) {
     const std::uint32_t stored = get_le32(p + 8);
     const std::uint32_t computed = masked_crc32c(std::string_view(p, 8));
     if (stored != computed) {
-        throw format_error("corrupt record header: the length's CRC is " + hex32(stored) + ", expected " +
-                               hex32(computed) + " for length " + std::to_string(get_le64(p)),
+        throw format_error(fmt::format("corrupt record header: the length's CRC is {:#010x}, expected {:#010x} for length {}",
+                                       stored, computed, get_le64(p)),
                            std::string(file), offset);
     }
     return get_le64(p);
@@ -80,8 +74,9 @@ inline void check_footer(std::string_view payload, std::uint32_t footer, std::st
     }
     const std::uint32_t computed = masked_crc32c(payload);
     if (footer != computed) {
-        throw format_error("corrupt record: the footer is " + hex32(footer) + ", expected smdebug's " +
-                               hex32(smdebug_footer_crc) + " or the payload's CRC " + hex32(computed),
+        throw format_error(fmt::format("corrupt record: the footer is {:#010x}, expected smdebug's {:#010x} or the "
+                                       "payload's CRC {:#010x}",
+                                       footer, smdebug_footer_crc, computed),
                            std::string(file), offset);
     }
 }
@@ -108,15 +103,14 @@ inline void append_record(std::string& out, std::string_view payload, footer_kin
 [[nodiscard]] inline std::string_view record_payload(std::string_view record, std::string_view file,
                                                      std::uint64_t offset) {
     if (record.size() < record_overhead) {
-        throw format_error("truncated record: " + std::to_string(record.size()) + " bytes, a record needs at least " +
-                               std::to_string(record_overhead),
-                           std::string(file), offset);
+        throw format_error(
+            fmt::format("truncated record: {} bytes, a record needs at least {}", record.size(), record_overhead),
+            std::string(file), offset);
     }
     const std::uint64_t length = detail::checked_record_length(record.data(), file, offset);
     if (length != record.size() - record_overhead) {
-        throw format_error("record length " + std::to_string(length) +
-                               " does not match the indexed size: " + std::to_string(record.size()) +
-                               " bytes hold a payload of " + std::to_string(record.size() - record_overhead),
+        throw format_error(fmt::format("record length {} does not match the indexed size: {} bytes hold a payload of {}",
+                                       length, record.size(), record.size() - record_overhead),
                            std::string(file), offset);
     }
     const std::string_view payload = record.substr(record_header_size, static_cast<std::size_t>(length));
@@ -149,15 +143,14 @@ public:
         }
         const std::size_t left = data_.size() - position_;
         if (left < record_header_size) {
-            throw format_error("truncated record header: " + std::to_string(left) + " bytes left, " +
-                                   std::to_string(record_header_size) + " needed",
-                               file_, position_);
+            throw format_error(
+                fmt::format("truncated record header: {} bytes left, {} needed", left, record_header_size), file_,
+                position_);
         }
         const std::uint64_t length = detail::checked_record_length(data_.data() + position_, file_, position_);
         if (left < record_overhead || length > left - record_overhead) {
-            throw format_error("truncated record: payload length " + std::to_string(length) + " needs " +
-                                   std::to_string(length + record_overhead) + " bytes, " + std::to_string(left) +
-                                   " left",
+            throw format_error(fmt::format("truncated record: payload length {} needs {} bytes, {} left", length,
+                                           length + record_overhead, left),
                                file_, position_);
         }
         const auto size = static_cast<std::size_t>(length);

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/error.hpp"
 
 namespace tdbg {
@@ -26,7 +28,7 @@ struct worker_info {
 };
 
 /// smdebug's worker name for a rank: "worker_<rank>".
-[[nodiscard]] inline std::string worker_name(int rank) { return "worker_" + std::to_string(rank); }
+[[nodiscard]] inline std::string worker_name(int rank) { return fmt::format("worker_{}", rank); }
 
 namespace detail {
 
@@ -46,8 +48,8 @@ inline int parse_env_int(const char* variable, const char* text) {
         value = value * 10 + (c - '0');
     }
     if (!ok) {
-        throw config_error(std::string("environment variable ") + variable + "='" + std::string(text).substr(0, 40) +
-                           "' is not a non-negative integer");
+        throw config_error(fmt::format("environment variable {}='{}' is not a non-negative integer", variable,
+                                       std::string_view(text).substr(0, 40)));
     }
     return static_cast<int>(value);
 }
@@ -84,15 +86,16 @@ template <class Getenv>
             size_text = getenv(l.size_fallback);
         }
         if (size_text == nullptr) {
-            throw config_error(std::string("environment variable ") + l.rank + " is set but " + l.size +
-                               " is not: cannot tell the number of workers");
+            throw config_error(fmt::format("environment variable {} is set but {} is not: cannot tell the number of "
+                                           "workers",
+                                           l.rank, l.size));
         }
         worker_info info;
         info.rank = detail::parse_env_int(l.rank, rank_text);
         info.size = detail::parse_env_int(size_name, size_text);
         if (info.size < 1 || info.rank >= info.size) {
-            throw config_error(std::string("environment: ") + l.rank + "=" + std::to_string(info.rank) + " with " +
-                               size_name + "=" + std::to_string(info.size) + " (expected 0 <= rank < size)");
+            throw config_error(fmt::format("environment: {}={} with {}={} (expected 0 <= rank < size)", l.rank,
+                                           info.rank, size_name, info.size));
         }
         info.name = worker_name(info.rank);
         info.source = l.rank;

@@ -51,6 +51,8 @@
 #include <sys/syscall.h>
 #endif
 
+#include <fmt/core.h>
+
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/tensor_value.hpp"
@@ -743,12 +745,9 @@ private:
     // them: <MODE>/events.out.tfevents.<unix time>.<host>.<pid>.<worker>.<step>
     // (the worker keeps two hooks of one process apart).
     std::string tensorboard_key(tdbg::mode m, std::int64_t step) const {
-        std::string seconds = std::to_string(static_cast<long long>(std::time(nullptr)));
-        if (seconds.size() < 10) {
-            seconds.insert(0, 10 - seconds.size(), '0');
-        }
-        return std::string(mode_name(m)) + "/events.out.tfevents." + seconds + "." + host_ + "." +
-               std::to_string(::getpid()) + "." + options_.worker + "." + format::step_string(step);
+        return fmt::format("{}/events.out.tfevents.{:010}.{}.{}.{}.{}", mode_name(m),
+                           static_cast<long long>(std::time(nullptr)), host_, ::getpid(), options_.worker,
+                           format::step_string(step));
     }
 
     // Queues a job in the place of the item being handled (the publisher runs it

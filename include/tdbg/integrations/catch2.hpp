@@ -42,6 +42,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/rules/any_rule.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/invoke.hpp"
@@ -64,8 +66,8 @@ public:
 
     rule_check(factory make, std::string rule, rules::rule_params params, rule_expectation expect,
                std::vector<std::int64_t> steps, rules::invoke_options options)
-        : state_(std::make_shared<state>(state{std::move(make), std::move(rule), std::move(params), expect, std::move(steps),
-                                               std::move(options), std::nullopt})) {}
+        : state_(std::make_shared<state>(state{std::move(make), std::move(rule), std::move(params), expect,
+                                               std::move(steps), std::move(options), std::nullopt})) {}
 
     /// Evaluates the rule over `t` and compares with the expectation.
     [[nodiscard]] bool check(const trial& t) const {
@@ -97,7 +99,9 @@ public:
         switch (state_->expect) {
         case rule_expectation::no_issues: out = "has no issues found by "; break;
         case rule_expectation::issues: out = "has issues found by "; break;
-        case rule_expectation::issues_at: out = "has issues found at steps [" + join(state_->steps) + "] by "; break;
+        case rule_expectation::issues_at:
+            out = fmt::format("has issues found at steps [{}] by ", join(state_->steps));
+            break;
         }
         out += state_->result && !state_->result->rule.empty() ? state_->result->rule : state_->rule;
         const auto given = state_->params.items();
@@ -111,14 +115,13 @@ public:
             out += "}";
         }
         if (const auto& res = state_->result) {
-            out += " (" + std::string(rules::status_name(res->status()));
+            out += fmt::format(" ({}", rules::status_name(res->status()));
             if (!res->error.empty()) {
-                out += ": " + res->error;
+                out += fmt::format(": {}", res->error);
             } else if (!res->triggered_steps.empty()) {
-                out += ": triggered at steps [" + join(res->triggered_steps) + "]";
+                out += fmt::format(": triggered at steps [{}]", join(res->triggered_steps));
             }
-            out += "; " + std::to_string(res->triggered_steps.size() + res->not_triggered_steps.size()) +
-                   " steps evaluated)";
+            out += fmt::format("; {} steps evaluated)", res->triggered_steps.size() + res->not_triggered_steps.size());
         }
         return out;
     }
@@ -130,7 +133,7 @@ private:
     static std::string join(const std::vector<std::int64_t>& steps) {
         std::string out;
         for (std::size_t i = 0; i < steps.size(); ++i) {
-            out += (i ? ", " : "") + std::to_string(steps[i]);
+            out += fmt::format("{}{}", i ? ", " : "", steps[i]);
         }
         return out;
     }
@@ -218,47 +221,48 @@ private:
 /// Matches a trial over which `Rule` finds no issue (status NoIssuesFound).
 template <class Rule>
 [[nodiscard]] rule_matcher no_issues(rules::rule_params params = rules::rule_params(),
-                                                                  rules::invoke_options options = {}) {
-    return rule_matcher(detail::make_rule_check<Rule>(std::move(params), detail::rule_expectation::no_issues, {}, std::move(options)));
+                                     rules::invoke_options options = {}) {
+    return rule_matcher(
+        detail::make_rule_check<Rule>(std::move(params), detail::rule_expectation::no_issues, {}, std::move(options)));
 }
 
 /// Matches a trial over which `Rule` finds issues (its condition is met at some step).
 template <class Rule>
 [[nodiscard]] rule_matcher issues_found(rules::rule_params params = rules::rule_params(),
-                                                                     rules::invoke_options options = {}) {
-    return rule_matcher(detail::make_rule_check<Rule>(std::move(params), detail::rule_expectation::issues, {}, std::move(options)));
+                                        rules::invoke_options options = {}) {
+    return rule_matcher(
+        detail::make_rule_check<Rule>(std::move(params), detail::rule_expectation::issues, {}, std::move(options)));
 }
 
 /// Matches a trial over which `Rule`'s condition is met at exactly `steps`.
 template <class Rule>
 [[nodiscard]] rule_matcher triggers_at(std::vector<std::int64_t> steps,
-                                                                    rules::rule_params params = rules::rule_params(),
-                                                                    rules::invoke_options options = {}) {
-    return rule_matcher(detail::make_rule_check<Rule>(
-        std::move(params), detail::rule_expectation::issues_at, std::move(steps), std::move(options)));
+                                       rules::rule_params params = rules::rule_params(),
+                                       rules::invoke_options options = {}) {
+    return rule_matcher(detail::make_rule_check<Rule>(std::move(params), detail::rule_expectation::issues_at,
+                                                      std::move(steps), std::move(options)));
 }
 
 /// no_issues for the rule registered as `name`.
 [[nodiscard]] inline rule_matcher no_issues(std::string_view name, rules::rule_params params = rules::rule_params(),
-                                                           rules::invoke_options options = {}) {
+                                            rules::invoke_options options = {}) {
     return rule_matcher(
         detail::make_named_check(name, std::move(params), detail::rule_expectation::no_issues, {}, std::move(options)));
 }
 
 /// issues_found for the rule registered as `name`.
-[[nodiscard]] inline rule_matcher issues_found(std::string_view name,
-                                                              rules::rule_params params = rules::rule_params(),
-                                                              rules::invoke_options options = {}) {
+[[nodiscard]] inline rule_matcher issues_found(std::string_view name, rules::rule_params params = rules::rule_params(),
+                                               rules::invoke_options options = {}) {
     return rule_matcher(
         detail::make_named_check(name, std::move(params), detail::rule_expectation::issues, {}, std::move(options)));
 }
 
 /// triggers_at for the rule registered as `name`.
 [[nodiscard]] inline rule_matcher triggers_at(std::string_view name, std::vector<std::int64_t> steps,
-                                                             rules::rule_params params = rules::rule_params(),
-                                                             rules::invoke_options options = {}) {
+                                              rules::rule_params params = rules::rule_params(),
+                                              rules::invoke_options options = {}) {
     return rule_matcher(detail::make_named_check(name, std::move(params), detail::rule_expectation::issues_at,
-                                                                std::move(steps), std::move(options)));
+                                                 std::move(steps), std::move(options)));
 }
 
 } // namespace tdbg

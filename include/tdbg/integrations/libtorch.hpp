@@ -85,6 +85,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
@@ -129,7 +130,10 @@ namespace tdbg {
     case dtype::boolean: return c10::ScalarType::Bool;
     case dtype::complex64: return c10::ScalarType::ComplexFloat;
     case dtype::complex128: return c10::ScalarType::ComplexDouble;
-    case dtype::uint16: case dtype::uint32: case dtype::uint64: case dtype::string: return std::nullopt;
+    case dtype::uint16:
+    case dtype::uint32:
+    case dtype::uint64:
+    case dtype::string: return std::nullopt;
     }
     return std::nullopt;
 }
@@ -201,9 +205,9 @@ private:
             throw error("torch_tensor_view: an undefined tensor (a gradient before backward?)");
         }
         if (!dtype_from_torch(tensor.scalar_type())) {
-            throw error(std::string("torch_tensor_view: tdbg has no dtype for torch's ") +
-                        c10::toString(tensor.scalar_type()) +
-                        " (convert it first, e.g. tensor.dequantize() or tensor.to(torch::kFloat))");
+            throw error(fmt::format("torch_tensor_view: tdbg has no dtype for torch's {} (convert it first, e.g. "
+                                    "tensor.dequantize() or tensor.to(torch::kFloat))",
+                                    c10::toString(tensor.scalar_type())));
         }
         // The conversions below are no part of training: keep autograd out of them.
         const torch::NoGradGuard no_grad;
@@ -228,7 +232,7 @@ private:
 [[nodiscard]] inline torch::Tensor to_torch(const tensor_value& value) {
     const auto type = torch_scalar_type(value.type());
     if (!type) {
-        throw error(std::string("to_torch: torch has no dtype for tdbg's ") + std::string(dtype_name(value.type())));
+        throw error(fmt::format("to_torch: torch has no dtype for tdbg's {}", dtype_name(value.type())));
     }
     std::vector<std::int64_t> sizes;
     sizes.reserve(value.dimension());
@@ -275,8 +279,9 @@ public:
         std::unordered_set<const torch::nn::Module*> fresh_modules;
         for (const auto& [pointer, name] : modules) {
             if (module_names_.count(pointer) != 0) {
-                throw config_error("torch_hook: module '" + name + "' (" + pointer->name() +
-                                   ") is registered already; register each model once");
+                throw config_error(
+                    fmt::format("torch_hook: module '{}' ({}) is registered already; register each model once", name,
+                                pointer->name()));
             }
             fresh_modules.insert(pointer);
         }
@@ -286,12 +291,13 @@ public:
             if (!seen.insert(item.value().unsafeGetTensorImpl()).second) {
                 continue;
             }
-            std::string name = class_name + "_" + item.key();
+            std::string name = fmt::format("{}_{}", class_name, item.key());
             const auto clash = [&](const parameter& p) { return p.name == name; };
             if (std::any_of(parameters_.begin(), parameters_.end(), clash) ||
                 std::any_of(fresh.begin(), fresh.end(), clash)) {
-                throw config_error("torch_hook: a parameter named '" + name +
-                                   "' is registered already; give the second model another class name");
+                throw config_error(fmt::format("torch_hook: a parameter named '{}' is registered already; give the "
+                                               "second model another class name",
+                                               name));
             }
             fresh.push_back(parameter{std::move(name), item.value()});
         }
@@ -308,8 +314,8 @@ public:
     [[nodiscard]] const std::string& module_name(const torch::nn::Module& module) const {
         const auto it = module_names_.find(&module);
         if (it == module_names_.end()) {
-            throw config_error("torch_hook: module " + module.name() +
-                               " is not registered (register_module() the model that holds it)");
+            throw config_error(fmt::format(
+                "torch_hook: module {} is not registered (register_module() the model that holds it)", module.name()));
         }
         return it->second;
     }
@@ -346,7 +352,7 @@ public:
         for (const parameter& p : parameters_) {
             const torch::Tensor& gradient = p.tensor.grad();
             if (gradient.defined()) {
-                save_tensor(std::string(gradient_prefix) + p.name, gradient);
+                save_tensor(fmt::format("{}{}", gradient_prefix, p.name), gradient);
             }
         }
     }
@@ -397,7 +403,7 @@ public:
     void save_tensor(std::string_view name, const torch::Tensor& tensor,
                      std::initializer_list<std::string_view> collections = {}) {
         if (!tensor.defined()) {
-            throw error("torch_hook: cannot save '" + std::string(name) + "': the tensor is undefined");
+            throw error(fmt::format("torch_hook: cannot save '{}': the tensor is undefined", name));
         }
         if (collections.size() == 0 && !hook_->should_save_tensor(name)) {
             // Not saved at this step: no conversion (a CUDA tensor is not copied). The hook still
@@ -430,8 +436,8 @@ private:
 
     std::string save_indexed(std::string_view name, std::string_view suffix, const torch::Tensor& tensor,
                              std::initializer_list<std::string_view> collections) {
-        std::string prefix = std::string(name) + std::string(suffix);
-        std::string tensor_name = prefix + std::to_string(next_index(prefix));
+        std::string prefix = fmt::format("{}{}", name, suffix);
+        std::string tensor_name = fmt::format("{}{}", prefix, next_index(prefix));
         save_tensor(tensor_name, tensor, collections);
         return tensor_name;
     }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
@@ -53,8 +55,8 @@ public:
     /// Reduction r of all the elements: a 0-d tensor of numpy's result dtype.
     [[nodiscard]] tensor_value result(reduction r) const {
         if (!has(r)) {
-            throw error("reduction " + reduction_name(r) +
-                        " was not among the reductions this partial result accumulated");
+            throw error(fmt::format("reduction {} was not among the reductions this partial result accumulated",
+                                    reduction_name(r)));
         }
         return finish<T>(stats_, r);
     }
@@ -81,7 +83,7 @@ template <class T>
 [[nodiscard]] partial<T> accumulate(const T* data, ::std::size_t n, const ::std::vector<reduction>& which,
                                     const options& opts = {}) {
     if (data == nullptr && n != 0) {
-        throw error("tdbg::reduce::accumulate: null data for " + ::std::to_string(n) + " elements");
+        throw error(fmt::format("tdbg::reduce::accumulate: null data for {} elements", n));
     }
     const detail::kernel_key key = detail::preset_key<T>(detail::key_for<T>(which.begin(), which.end()));
     return {detail::accumulate_runtime<T>(key, data, n, opts.max_threads), key};

@@ -14,6 +14,8 @@
 #include <string>
 #include <type_traits>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/reduction.hpp"
@@ -68,7 +70,7 @@ struct reduction_set_impl {
     template <class T>
     [[nodiscard]] static reduce::partial<T> accumulate(const T* data, std::size_t n, const reduce::options& opts = {}) {
         if (data == nullptr && n != 0) {
-            throw error("reduction_set::accumulate: null data for " + std::to_string(n) + " elements");
+            throw error(fmt::format("reduction_set::accumulate: null data for {} elements", n));
         }
         constexpr kernel_key k = key<T>;
         return {detail::accumulate<T, k.a>(data, n, k, opts.max_threads), k};

@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/config.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/rules/any_rule.hpp"
@@ -98,7 +100,8 @@ public:
                               "a registered rule is constructible from (tdbg::trial, const rule_params&) or "
                               "(tdbg::trial, std::vector<tdbg::trial>, const rule_params&)");
                 if (!others.empty()) {
-                    throw config_error("rule " + params.context() + " does not compare runs: it takes no other trials");
+                    throw config_error(
+                        fmt::format("rule {} does not compare runs: it takes no other trials", params.context()));
                 }
                 return any_rule(Rule(std::move(base), params));
             }

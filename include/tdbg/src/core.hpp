@@ -12,8 +12,10 @@
 #error "tdbg/src/core.hpp is for TDBG_SEPARATE_COMPILATION: define it for the whole program (or link tdbg::compiled)"
 #endif
 
+#include "tdbg/core/impl/error.ipp"
 #include "tdbg/core/impl/pattern.ipp"
 #include "tdbg/core/impl/reduction.ipp"
+#include "tdbg/core/impl/tensor_value.ipp"
 #include "tdbg/core/impl/thread_pool.ipp"
 #include "tdbg/format/impl/json.ipp"
 #include "tdbg/format/impl/collections_file.ipp"

@@ -12,5 +12,6 @@
 #error "tdbg/src/trial.hpp is for TDBG_SEPARATE_COMPILATION: define it for the whole program (or link tdbg::compiled)"
 #endif
 
+#include "tdbg/trial/impl/step_state.ipp"
 #include "tdbg/trial/impl/trial.ipp"
 #include "tdbg/trial/impl/tensor.ipp"

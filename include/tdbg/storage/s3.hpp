@@ -4,9 +4,8 @@
 /// any S3-compatible server. Opt-in: needs libcurl and pugixml (CMake target
 /// `tdbg::s3`). Header-only in both build modes (see tdbg/config.hpp): the
 /// storage is erased into any_storage where it is opened, so only that file
-/// compiles it. Including this header registers the "s3" URL scheme. Requests are signed with libcurl's Signature V4, run on
-/// pooled keep-alive connections, and are retried with backoff on 5xx
-/// replies, timeouts and connection errors.
+/// compiles it. Including this header registers the "s3" URL scheme. Requests are signed with libcurl's Signature V4,
+/// run on pooled keep-alive connections, and are retried with backoff on 5xx replies, timeouts and connection errors.
 
 #include <algorithm>
 #include <atomic>
@@ -25,10 +24,12 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
+#include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/storage/detail/s3_http.hpp"
 #include "tdbg/storage/detail/s3_retry.hpp"
-#include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/storage/detail/s3_uri.hpp"
 #include "tdbg/storage/detail/s3_xml.hpp"
 #include "tdbg/storage/open.hpp"
@@ -80,9 +81,9 @@ struct s3_options {
 
 /// Counters of the requests an s3_storage made; copies of a storage share them.
 struct s3_stats {
-    std::uint64_t requests = 0;       ///< HTTP requests sent, retries included
-    std::uint64_t retries = 0;        ///< requests that repeated a failed one
-    std::uint64_t bytes_sent = 0;     ///< request body bytes
+    std::uint64_t requests = 0; ///< HTTP requests sent, retries included
+    std::uint64_t retries = 0; ///< requests that repeated a failed one
+    std::uint64_t bytes_sent = 0; ///< request body bytes
     std::uint64_t bytes_received = 0; ///< reply body bytes
 };
 
@@ -111,7 +112,7 @@ public:
         : location_(std::move(location)), options_(std::move(options)), pool_(options_.max_idle_connections) {
         resolve_from_environment();
         check_options();
-        settings_.sigv4_provider = "aws:amz:" + options_.region + ":s3";
+        settings_.sigv4_provider = fmt::format("aws:amz:{}:s3", options_.region);
         settings_.access_key_id = options_.access_key_id;
         settings_.secret_access_key = options_.secret_access_key;
         settings_.connect_timeout_ms = static_cast<long>(options_.connect_timeout.count());
@@ -127,12 +128,13 @@ public:
 
     /// The bucket key of a run-relative key.
     [[nodiscard]] std::string full_key(std::string_view key) const {
-        return location_.prefix.empty() ? std::string(key) : location_.prefix + "/" + std::string(key);
+        return location_.prefix.empty() ? std::string(key) : fmt::format("{}/{}", location_.prefix, key);
     }
 
     /// "s3://bucket/full-key", for messages.
     [[nodiscard]] std::string describe_key(const std::string& full) const {
-        return "s3://" + location_.bucket + (full.empty() ? "" : "/" + full);
+        return full.empty() ? fmt::format("s3://{}", location_.bucket)
+                            : fmt::format("s3://{}/{}", location_.bucket, full);
     }
 
     [[nodiscard]] s3_stats stats() const noexcept {
@@ -142,41 +144,44 @@ public:
     // ---- operations on bucket keys ----------------------------------------------------------------
 
     void put_object(const std::string& full, std::string_view bytes) {
-        send({"PUT", object_url(full, {}), "PUT " + describe_key(full), bytes, {}, 1u << 20}, {200});
+        send({"PUT", object_url(full, {}), fmt::format("PUT {}", describe_key(full)), bytes, {}, 1u << 20}, {200});
     }
 
     [[nodiscard]] std::string get_object(const std::string& full) {
-        const call c{"GET", object_url(full, {}), "GET " + describe_key(full), {}, {},
+        const call c{"GET",
+                     object_url(full, {}),
+                     fmt::format("GET {}", describe_key(full)),
+                     {},
+                     {},
                      std::numeric_limits<std::size_t>::max() / 2};
         return std::move(send(c, {200}).reply.body);
     }
 
     [[nodiscard]] std::string get_range(const std::string& full, std::uint64_t offset, std::uint64_t length) {
-        const std::string what = "GET " + describe_key(full) + " bytes " + std::to_string(offset) + ".." +
-                                 std::to_string(offset + length);
+        const std::string what = fmt::format("GET {} bytes {}..{}", describe_key(full), offset, offset + length);
         if (length == 0) {
             const auto size = head_object(full);
             if (!size) {
-                throw object_not_found("no such object: " + describe_key(full));
+                throw object_not_found(fmt::format("no such object: {}", describe_key(full)));
             }
             if (*size < offset) {
-                throw storage_error(describe_key(full) + ": wanted bytes " + std::to_string(offset) + ".." +
-                                    std::to_string(offset) + " but the object ends at byte " + std::to_string(*size));
+                throw storage_error(fmt::format("{}: wanted bytes {}..{} but the object ends at byte {}",
+                                                describe_key(full), offset, offset, *size));
             }
             return {};
         }
         if (length > std::numeric_limits<std::size_t>::max() / 4) {
-            throw storage_error(what + ": range too large");
+            throw storage_error(fmt::format("{}: range too large", what));
         }
-        const std::string range = "Range: bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
+        const std::string range = fmt::format("Range: bytes={}-{}", offset, offset + length - 1);
         // a server that ignores Range answers 200 with the whole object: allow a little of that
         const auto cap = static_cast<std::size_t>(offset + length + (1u << 20));
         result r = send({"GET", object_url(full, {}), what, {}, {range}, cap}, {200, 206, 416});
         http_reply& reply = r.reply;
         auto short_object = [&](const std::string& total) {
-            return storage_error(describe_key(full) + ": wanted bytes " + std::to_string(offset) + ".." +
-                                 std::to_string(offset + length) + " but the object ends at byte " +
-                                 (total.empty() ? "(unknown)" : total));
+            return storage_error(fmt::format("{}: wanted bytes {}..{} but the object ends at byte {}",
+                                             describe_key(full), offset, offset + length,
+                                             total.empty() ? "(unknown)" : total));
         };
         if (reply.status == 416) {
             std::string total = total_of_content_range(reply.header("content-range"));
@@ -200,7 +205,8 @@ public:
 
     /// The object's size, or nullopt when it does not exist.
     [[nodiscard]] std::optional<std::uint64_t> head_object(const std::string& full) {
-        const result r = send({"HEAD", object_url(full, {}), "HEAD " + describe_key(full), {}, {}, 1u << 20}, {200, 404});
+        const result r = send(
+            {"HEAD", object_url(full, {}), fmt::format("HEAD {}", describe_key(full)), {}, {}, 1u << 20}, {200, 404});
         if (r.reply.status == 404) {
             return std::nullopt;
         }
@@ -209,20 +215,20 @@ public:
     }
 
     void delete_object(const std::string& full) {
-        send({"DELETE", object_url(full, {}), "DELETE " + describe_key(full), {}, {}, 1u << 20}, {200, 204, 404});
+        send({"DELETE", object_url(full, {}), fmt::format("DELETE {}", describe_key(full)), {}, {}, 1u << 20},
+             {200, 204, 404});
     }
 
     [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after) {
         const std::string& run = location_.prefix;
-        const std::string full_prefix = run.empty() ? prefix : run + "/" + prefix;
+        const std::string full_prefix = run.empty() ? prefix : fmt::format("{}/{}", run, prefix);
         const std::size_t strip = run.empty() ? 0 : run.size() + 1;
-        const std::string what = "list " + describe_key(full_prefix) + "*";
+        const std::string what = fmt::format("list {}*", describe_key(full_prefix));
         std::vector<std::string> keys;
         std::string token;
         for (bool first = true;; first = false) {
-            std::vector<query_param> query{{"list-type", "2"},
-                                           {"encoding-type", "url"},
-                                           {"max-keys", std::to_string(options_.list_page_size)}};
+            std::vector<query_param> query{
+                {"list-type", "2"}, {"encoding-type", "url"}, {"max-keys", std::to_string(options_.list_page_size)}};
             if (!full_prefix.empty()) {
                 query.emplace_back("prefix", full_prefix);
             }
@@ -250,7 +256,8 @@ public:
                 break;
             }
             if (page.next_continuation_token.empty() || page.next_continuation_token == token) {
-                throw storage_error(what + ": the listing is truncated but gives no new continuation token");
+                throw storage_error(
+                    fmt::format("{}: the listing is truncated but gives no new continuation token", what));
             }
             token = std::move(page.next_continuation_token);
         }
@@ -261,31 +268,34 @@ public:
     }
 
     [[nodiscard]] std::string create_multipart(const std::string& full) {
-        const std::string what = "start a multipart upload of " + describe_key(full);
+        const std::string what = fmt::format("start a multipart upload of {}", describe_key(full));
         const result r = send({"POST", object_url(full, {{"uploads", ""}}), what, {}, {}, 1u << 20}, {200});
         return parse_upload_id(r.reply.body, what);
     }
 
     [[nodiscard]] std::string upload_part(const std::string& full, const std::string& upload_id, std::size_t number,
                                           std::string_view bytes) {
-        const std::string what = "upload part " + std::to_string(number) + " of " + describe_key(full);
+        const std::string what = fmt::format("upload part {} of {}", number, describe_key(full));
         const result r = send({"PUT",
                                object_url(full, {{"partNumber", std::to_string(number)}, {"uploadId", upload_id}}),
-                               what, bytes, {}, 1u << 20},
+                               what,
+                               bytes,
+                               {},
+                               1u << 20},
                               {200});
         std::string etag = r.reply.header("etag");
         if (etag.empty()) {
-            throw storage_error(what + ": the reply has no ETag");
+            throw storage_error(fmt::format("{}: the reply has no ETag", what));
         }
         return etag;
     }
 
-    void complete_multipart(const std::string& full, const std::string& upload_id, const std::vector<std::string>& etags,
-                            std::uint64_t total_size) {
-        const std::string what = "complete the multipart upload of " + describe_key(full);
+    void complete_multipart(const std::string& full, const std::string& upload_id,
+                            const std::vector<std::string>& etags, std::uint64_t total_size) {
+        const std::string what = fmt::format("complete the multipart upload of {}", describe_key(full));
         const std::string body = complete_multipart_body(etags);
-        call c{"POST", object_url(full, {{"uploadId", upload_id}}), what, body, {"Content-Type: application/xml"},
-               1u << 20};
+        call c{"POST", object_url(full, {{"uploadId", upload_id}}), what,
+               body,   {"Content-Type: application/xml"},           1u << 20};
         c.error_in_ok_reply = true;
         const result r = send(c, {200, 404});
         if (r.reply.status == 404) {
@@ -300,8 +310,12 @@ public:
 
     void abort_multipart(const std::string& full, const std::string& upload_id) noexcept {
         try {
-            call c{"DELETE", object_url(full, {{"uploadId", upload_id}}),
-                   "abort the multipart upload of " + describe_key(full), {}, {}, 1u << 20};
+            call c{"DELETE",
+                   object_url(full, {{"uploadId", upload_id}}),
+                   fmt::format("abort the multipart upload of {}", describe_key(full)),
+                   {},
+                   {},
+                   1u << 20};
             send(c, {200, 204, 404});
         } catch (...) {
             // best effort: an upload left behind costs storage, not correctness
@@ -331,18 +345,19 @@ public:
 
     void check_part_count(const std::string& full, std::size_t number) const {
         if (number > 10000) {
-            throw storage_error(describe_key(full) + ": more than 10000 parts of " + std::to_string(options_.part_size) +
-                                " bytes; raise s3_options::part_size");
+            throw storage_error(fmt::format("{}: more than 10000 parts of {} bytes; raise s3_options::part_size",
+                                            describe_key(full), options_.part_size));
         }
     }
 
     void create_bucket() {
         std::string body;
         if (options_.region != "us-east-1") {
-            body = "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>" +
-                   markup_escape(options_.region) + "</LocationConstraint></CreateBucketConfiguration>";
+            body = fmt::format("<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+                               "<LocationConstraint>{}</LocationConstraint></CreateBucketConfiguration>",
+                               markup_escape(options_.region));
         }
-        const call c{"PUT", bucket_url({}), "create bucket s3://" + location_.bucket, body, {}, 1u << 20};
+        const call c{"PUT", bucket_url({}), fmt::format("create bucket s3://{}", location_.bucket), body, {}, 1u << 20};
         const result r = send(c, {200, 409});
         if (r.reply.status == 409) {
             const auto reply = parse_error_reply(r.reply.body);
@@ -394,22 +409,24 @@ private:
     void check_options() {
         const std::string where = describe_key(location_.prefix);
         if (options_.access_key_id.empty() || options_.secret_access_key.empty()) {
-            throw config_error("no S3 credentials for " + where + ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" +
-                               " (or s3_options::access_key_id and secret_access_key); missing: " +
-                               (options_.access_key_id.empty() ? "the access key id" : "the secret access key"));
+            throw config_error(
+                fmt::format("no S3 credentials for {}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                            " (or s3_options::access_key_id and secret_access_key); missing: {}",
+                            where, options_.access_key_id.empty() ? "the access key id" : "the secret access key"));
         }
         for (const char c : options_.region) {
             if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
-                throw config_error("invalid AWS region '" + options_.region.substr(0, 100) + "' for " + where);
+                throw config_error(
+                    fmt::format("invalid AWS region '{}' for {}", options_.region.substr(0, 100), where));
             }
         }
         if (options_.part_size < (5ull << 20) || options_.part_size > (5ull << 30)) {
-            throw config_error("s3_options::part_size must be between 5 MiB and 5 GiB, not " +
-                               std::to_string(options_.part_size));
+            throw config_error(
+                fmt::format("s3_options::part_size must be between 5 MiB and 5 GiB, not {}", options_.part_size));
         }
         if (options_.list_page_size < 1 || options_.list_page_size > 1000) {
-            throw config_error("s3_options::list_page_size must be between 1 and 1000, not " +
-                               std::to_string(options_.list_page_size));
+            throw config_error(
+                fmt::format("s3_options::list_page_size must be between 1 and 1000, not {}", options_.list_page_size));
         }
         if (options_.retry.max_attempts < 1) {
             throw config_error("s3_options::retry.max_attempts must be at least 1");
@@ -419,16 +436,18 @@ private:
             endpoint_ = parse_endpoint(options_.endpoint_url);
         } else {
             const bool china = options_.region.compare(0, 3, "cn-") == 0;
-            endpoint_ = s3_endpoint{"https", "s3." + options_.region + (china ? ".amazonaws.com.cn" : ".amazonaws.com"), ""};
+            endpoint_ = s3_endpoint{
+                "https", fmt::format("s3.{}{}", options_.region, china ? ".amazonaws.com.cn" : ".amazonaws.com"), ""};
         }
         path_style_ = options_.path_style.value_or(custom || !dns_compatible_bucket(location_.bucket));
     }
 
     [[nodiscard]] std::string bucket_base() const {
         if (path_style_) {
-            return endpoint_.url() + "/" + aws_percent_encode(location_.bucket);
+            return fmt::format("{}/{}", endpoint_.url(), aws_percent_encode(location_.bucket));
         }
-        return endpoint_.scheme + "://" + location_.bucket + "." + endpoint_.authority + endpoint_.base_path;
+        return fmt::format("{}://{}.{}{}", endpoint_.scheme, location_.bucket, endpoint_.authority,
+                           endpoint_.base_path);
     }
 
     [[nodiscard]] std::string with_query(std::string url, const std::vector<query_param>& query) const {
@@ -440,7 +459,7 @@ private:
     }
 
     [[nodiscard]] std::string object_url(const std::string& full, const std::vector<query_param>& query) const {
-        return with_query(bucket_base() + "/" + aws_percent_encode(full, true), query);
+        return with_query(fmt::format("{}/{}", bucket_base(), aws_percent_encode(full, true)), query);
     }
 
     [[nodiscard]] std::string bucket_url(const std::vector<query_param>& query) const {
@@ -472,10 +491,10 @@ private:
         request.max_reply = c.max_reply;
         request.headers = c.headers;
         // curl 7.88 signs this header when present but does not add it; S3 requires it
-        request.headers.push_back("x-amz-content-sha256: " +
-                                  (options_.sign_payload ? sha256_hex(c.body) : std::string("UNSIGNED-PAYLOAD")));
+        request.headers.push_back(fmt::format(
+            "x-amz-content-sha256: {}", options_.sign_payload ? sha256_hex(c.body) : std::string("UNSIGNED-PAYLOAD")));
         if (!options_.session_token.empty()) {
-            request.headers.push_back("x-amz-security-token: " + options_.session_token);
+            request.headers.push_back(fmt::format("x-amz-security-token: {}", options_.session_token));
         }
         const auto start = std::chrono::steady_clock::now();
         for (int attempt = 1;; ++attempt) {
@@ -515,11 +534,12 @@ private:
                 }
             }
             if (outcome.code != CURLE_OK) {
-                const std::string why = outcome.reply_too_large
-                                            ? "the reply is larger than " + std::to_string(c.max_reply) + " bytes"
-                                            : outcome.error + " (curl error " + std::to_string(outcome.code) + ")";
-                throw s3_error(redact(c.what + " failed: " + why + " [endpoint " + endpoint_.url() + "]" +
-                                      attempts_note(attempt, start)),
+                const std::string why =
+                    outcome.reply_too_large
+                        ? fmt::format("the reply is larger than {} bytes", c.max_reply)
+                        : fmt::format("{} (curl error {})", outcome.error, static_cast<int>(outcome.code));
+                throw s3_error(redact(fmt::format("{} failed: {} [endpoint {}]{}", c.what, why, endpoint_.url(),
+                                                  attempts_note(attempt, start))),
                                0, {});
             }
             if (std::find(expected.begin(), expected.end(), outcome.reply.status) == expected.end()) {
@@ -535,8 +555,7 @@ private:
         }
         const auto ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-        return " (gave up after " + std::to_string(attempts) + " attempts over " + std::to_string(ms / 1000) + "." +
-               std::to_string((ms % 1000) / 100) + " s)";
+        return fmt::format(" (gave up after {} attempts over {}.{} s)", attempts, ms / 1000, (ms % 1000) / 100);
     }
 
     /// Throws the error that `reply` (an unexpected status) stands for.
@@ -544,30 +563,31 @@ private:
                            std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now()) const {
         const auto err = parse_error_reply(reply.body);
         const std::string code = err ? err->code : std::string();
-        std::string message = c.what + ": HTTP " + std::to_string(reply.status);
+        std::string message = fmt::format("{}: HTTP {}", c.what, reply.status);
         if (!code.empty()) {
-            message += " " + code;
+            message += fmt::format(" {}", code);
         }
         if (err && !err->message.empty()) {
-            message += ": " + err->message.substr(0, 1000);
+            message += fmt::format(": {}", err->message.substr(0, 1000));
         }
         if (err && !err->request_id.empty()) {
-            message += " (request id " + err->request_id.substr(0, 200) + ")";
+            message += fmt::format(" (request id {})", err->request_id.substr(0, 200));
         }
         const bool auth = reply.status == 401 || reply.status == 403 || code == "InvalidAccessKeyId" ||
                           code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "InvalidToken" ||
                           code == "AccessDenied" || code == "AuthorizationHeaderMalformed";
         if (auth) {
-            message += "; access key id '" + options_.access_key_id + "', region '" + options_.region + "', endpoint '" +
-                       endpoint_.url() + "' (check the secret access key" +
-                       std::string(options_.session_token.empty() ? "" : " and session token") +
-                       ", the region, the bucket's permissions and the clock)";
+            message +=
+                fmt::format("; access key id '{}', region '{}', endpoint '{}' (check the secret access key{}, the "
+                            "region, the bucket's permissions and the clock)",
+                            options_.access_key_id, options_.region, endpoint_.url(),
+                            options_.session_token.empty() ? "" : " and session token");
         } else if (!reply.body.empty() && !err) {
-            message += " [endpoint " + endpoint_.url() + "]";
+            message += fmt::format(" [endpoint {}]", endpoint_.url());
         }
         message += attempts_note(attempts, start);
         if (reply.status == 404 && (code.empty() || code == "NoSuchKey")) {
-            throw object_not_found(redact("no such object: " + message));
+            throw object_not_found(redact(fmt::format("no such object: {}", message)));
         }
         throw s3_error(redact(message), reply.status, code);
     }
@@ -616,8 +636,8 @@ public:
         writer& operator=(const writer&) = delete;
         writer(writer&& other) noexcept
             : client_(std::move(other.client_)), key_(std::move(other.key_)), buffer_(std::move(other.buffer_)),
-              upload_id_(std::exchange(other.upload_id_, {})), etags_(std::move(other.etags_)),
-              size_(other.size_), open_(std::exchange(other.open_, false)) {}
+              upload_id_(std::exchange(other.upload_id_, {})), etags_(std::move(other.etags_)), size_(other.size_),
+              open_(std::exchange(other.open_, false)) {}
         writer& operator=(writer&&) = delete;
         ~writer() {
             if (open_ && !upload_id_.empty()) {
@@ -628,7 +648,7 @@ public:
         /// Appends bytes to the object; full parts are uploaded as they fill.
         void append(std::string_view bytes) {
             if (!open_) {
-                throw storage_error("write to " + client_->describe_key(key_) + " after commit or failure");
+                throw storage_error(fmt::format("write to {} after commit or failure", client_->describe_key(key_)));
             }
             buffer_.append(bytes.data(), bytes.size());
             size_ += bytes.size();
@@ -655,7 +675,7 @@ public:
         /// Publishes the object.
         void commit() {
             if (!open_) {
-                throw storage_error("commit of " + client_->describe_key(key_) + " twice or after a failure");
+                throw storage_error(fmt::format("commit of {} twice or after a failure", client_->describe_key(key_)));
             }
             guard([&] {
                 if (upload_id_.empty()) {

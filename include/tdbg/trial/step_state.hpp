@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "tdbg/core/error.hpp"
+#include "tdbg/config.hpp"
 
 namespace tdbg {
 
@@ -36,24 +36,16 @@ struct step_range {
     std::optional<std::int64_t> end;
 
     /// Throws config_error unless both bounds are >= 0 and begin < end.
-    void validate() const {
-        if ((begin && *begin < 0) || (end && *end < 0)) {
-            throw config_error("range_steps: bounds must be >= 0, got [" + show(begin) + ", " + show(end) + ")");
-        }
-        if (begin && end && *begin >= *end) {
-            throw config_error("range_steps: begin must be less than end, got [" + show(begin) + ", " + show(end) + ")");
-        }
-    }
+    TDBG_DECL void validate() const;
 
     /// True when global step `step` is inside the range.
     [[nodiscard]] constexpr bool contains(std::int64_t step) const noexcept {
         return (!begin || step >= *begin) && (!end || step < *end);
     }
-
-private:
-    static std::string show(const std::optional<std::int64_t>& bound) {
-        return bound ? std::to_string(*bound) : std::string("None");
-    }
 };
 
 } // namespace tdbg
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/trial/impl/step_state.ipp"
+#endif

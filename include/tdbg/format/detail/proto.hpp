@@ -2,9 +2,10 @@
 /// \file
 /// A small protobuf wire-format encoder and decoder, enough for the handful of
 /// messages in event files (no libprotobuf). The encoder writes nested
-/// messages in one pass after measuring them; the decoder checks every length
-/// against the bytes that remain before it uses (or allocates for) it, limits
-/// nesting, and reports errors as format_error with the file and byte offset.
+/// messages in one pass after measuring them. The decoder is one cursor
+/// (wire_cursor) that checks every length against the bytes that remain before
+/// it uses (or allocates for) it; proto_reader adds nesting limits and errors
+/// (format_error with the file and byte offset).
 
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <fmt/core.h>
 
 #include "tdbg/core/error.hpp"
 
@@ -205,37 +208,135 @@ std::string encode_message(Body&& body) {
     return out;
 }
 
+/// The wire format's primitives over a bounded view, without exceptions: the one
+/// decoding loop of the library. Each read checks its bounds and returns false on
+/// truncated or malformed bytes (the position is then unspecified). proto_reader
+/// builds on it and names the problem in its errors; the trial's fast path for the
+/// common tensor event (fast_event.hpp) uses it directly and falls back to
+/// proto_reader when a read fails.
+class wire_cursor {
+public:
+    explicit wire_cursor(std::string_view data) noexcept : data_(data) {}
+
+    [[nodiscard]] bool at_end() const noexcept { return pos_ == data_.size(); }
+    /// The offset of the next byte in the data.
+    [[nodiscard]] std::size_t position() const noexcept { return pos_; }
+    [[nodiscard]] std::string_view data() const noexcept { return data_; }
+
+    /// A varint of at most 10 bytes that fits in 64 bits.
+    bool varint(std::uint64_t& out) noexcept {
+        if (pos_ < data_.size() && static_cast<unsigned char>(data_[pos_]) < 0x80U) { // nearly every key and length
+            out = static_cast<unsigned char>(data_[pos_++]);
+            return true;
+        }
+        out = 0;
+        for (unsigned shift = 0; shift < 70; shift += 7) {
+            if (pos_ == data_.size()) {
+                return false;
+            }
+            const auto byte = static_cast<unsigned char>(data_[pos_++]);
+            if (shift == 63 && byte > 1) {
+                return false;
+            }
+            out |= static_cast<std::uint64_t>(byte & 0x7FU) << shift;
+            if ((byte & 0x80U) == 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /// A field key: a number in 1..2^29-1 and a wire type in 0..5.
+    bool key(std::uint32_t& field, wire_type& type) noexcept {
+        std::uint64_t k = 0;
+        if (!varint(k) || (k >> 3U) == 0 || (k >> 3U) > 0x1FFFFFFFU || (k & 7U) > 5) {
+            return false;
+        }
+        field = static_cast<std::uint32_t>(k >> 3U);
+        type = static_cast<wire_type>(k & 7U);
+        return true;
+    }
+
+    /// `n` little-endian bytes (4 or 8).
+    bool fixed(std::size_t n, std::uint64_t& out) noexcept {
+        if (data_.size() - pos_ < n) {
+            return false;
+        }
+        out = 0;
+        for (std::size_t i = n; i-- > 0;) {
+            out = (out << 8U) | static_cast<unsigned char>(data_[pos_ + i]);
+        }
+        pos_ += n;
+        return true;
+    }
+
+    /// The next `n` bytes (a view into the data).
+    bool take(std::uint64_t n, std::string_view& out) noexcept {
+        if (n > data_.size() - pos_) {
+            return false;
+        }
+        out = data_.substr(pos_, static_cast<std::size_t>(n));
+        pos_ += static_cast<std::size_t>(n);
+        return true;
+    }
+
+    /// A length-delimited field's bytes (a view into the data).
+    bool length_delimited(std::string_view& out) noexcept {
+        std::uint64_t n = 0;
+        return varint(n) && take(n, out);
+    }
+
+    /// Skips a field of wire type `type` (groups are proto_reader's).
+    bool skip(wire_type type) noexcept {
+        std::uint64_t ignored = 0;
+        std::string_view view;
+        switch (type) {
+        case wire_type::varint: return varint(ignored);
+        case wire_type::fixed64: return fixed(8, ignored);
+        case wire_type::length_delimited: return length_delimited(view);
+        case wire_type::fixed32: return fixed(4, ignored);
+        case wire_type::start_group:
+        case wire_type::end_group: return false;
+        }
+        return false;
+    }
+
+private:
+    std::string_view data_;
+    std::size_t pos_ = 0;
+};
+
 /// Reads the fields of one message in order. Offsets in errors are absolute:
 /// `base_offset` is where `data` starts in `file`.
 class proto_reader {
 public:
     proto_reader(std::string_view data, std::string_view file, std::uint64_t base_offset, const char* message,
                  int depth = 0)
-        : data_(data), file_(file), base_(base_offset), message_(message), depth_(depth) {
+        : in_(data), file_(file), base_(base_offset), message_(message), depth_(depth) {
         if (depth_ > max_proto_depth) {
-            fail("nesting deeper than " + std::to_string(max_proto_depth) + " levels", 0);
+            fail(fmt::format("nesting deeper than {} levels", max_proto_depth), 0);
         }
     }
 
     /// Moves to the next field; false at the end of the message.
     bool next() {
-        if (pos_ == data_.size()) {
+        if (in_.at_end()) {
             return false;
         }
-        field_start_ = pos_;
+        field_start_ = in_.position();
         const std::uint64_t key = read_raw_varint();
         const auto type = static_cast<std::uint32_t>(key & 7U);
         const std::uint64_t number = key >> 3U;
         if (number == 0 || number > 0x1FFFFFFFU) {
-            fail("invalid field number " + std::to_string(number), field_start_);
+            fail(fmt::format("invalid field number {}", number), field_start_);
         }
         if (type > 5) {
-            fail("field " + std::to_string(number) + " has invalid wire type " + std::to_string(type), field_start_);
+            fail(fmt::format("field {} has invalid wire type {}", number, type), field_start_);
         }
         field_ = static_cast<std::uint32_t>(number);
         type_ = static_cast<wire_type>(type);
         if (type_ == wire_type::end_group) {
-            fail("unexpected end-group marker for field " + std::to_string(number), field_start_);
+            fail(fmt::format("unexpected end-group marker for field {}", number), field_start_);
         }
         return true;
     }
@@ -251,9 +352,9 @@ public:
     /// Throws unless the current field has wire type `want`.
     void expect(wire_type want, const char* field_name) const {
         if (type_ != want) {
-            fail(std::string("field ") + std::to_string(field_) + " (" + field_name + ") has wire type " +
-                     std::to_string(static_cast<std::uint32_t>(type_)) + " (" + wire_type_name(type_) + "), expected " +
-                     std::to_string(static_cast<std::uint32_t>(want)) + " (" + wire_type_name(want) + ")",
+            fail(fmt::format("field {} ({}) has wire type {} ({}), expected {} ({})", field_, field_name,
+                             static_cast<std::uint32_t>(type_), wire_type_name(type_), static_cast<std::uint32_t>(want),
+                             wire_type_name(want)),
                  field_start_);
         }
     }
@@ -310,8 +411,8 @@ public:
         proto_reader inner(packed, file_, base_ + bytes_start_, message_, depth_);
         if constexpr (element_type != wire_type::varint) {
             if (packed.size() % sizeof(Element) != 0) {
-                fail(std::string("packed field ") + std::to_string(field_) + " (" + field_name + ") has " +
-                         std::to_string(packed.size()) + " bytes, not a multiple of " + std::to_string(sizeof(Element)),
+                fail(fmt::format("packed field {} ({}) has {} bytes, not a multiple of {}", field_, field_name,
+                                 packed.size(), sizeof(Element)),
                      field_start_);
             }
             out.reserve(out.size() + packed.size() / sizeof(Element)); // bounded by the bytes present
@@ -333,10 +434,10 @@ public:
         }
     }
 
-    [[nodiscard]] bool at_end() const noexcept { return pos_ == data_.size(); }
+    [[nodiscard]] bool at_end() const noexcept { return in_.at_end(); }
 
     [[noreturn]] void fail(const std::string& what, std::size_t at) const {
-        throw format_error(std::string(message_) + ": " + what, std::string(file_), base_ + at);
+        throw format_error(fmt::format("{}: {}", message_, what), std::string(file_), base_ + at);
     }
 
 private:
@@ -358,64 +459,66 @@ private:
     }
 
     std::uint64_t read_raw_varint() {
-        const std::size_t start = pos_;
+        const std::size_t start = in_.position();
         std::uint64_t value = 0;
-        for (unsigned shift = 0; shift < 70; shift += 7) {
-            if (pos_ == data_.size()) {
-                fail("truncated varint", start);
+        if (!in_.varint(value)) {
+            fail(varint_problem(in_.data().substr(start)), start);
+        }
+        return value;
+    }
+
+    // Why the varint at the start of `bytes` does not decode (wire_cursor said it does not).
+    static const char* varint_problem(std::string_view bytes) noexcept {
+        for (std::size_t i = 0; i < 10; ++i) {
+            if (i == bytes.size()) {
+                return "truncated varint";
             }
-            const auto byte = static_cast<unsigned char>(data_[pos_++]);
-            if (shift == 63 && byte > 1) {
-                fail("varint does not fit in 64 bits", start);
+            const auto byte = static_cast<unsigned char>(bytes[i]);
+            if (i == 9 && byte > 1) {
+                return "varint does not fit in 64 bits";
             }
-            value |= static_cast<std::uint64_t>(byte & 0x7FU) << shift;
             if ((byte & 0x80U) == 0) {
-                return value;
+                break;
             }
         }
-        fail("varint longer than 10 bytes", start);
+        return "varint longer than 10 bytes";
     }
 
     std::uint64_t read_raw_fixed(std::size_t n) {
-        if (data_.size() - pos_ < n) {
-            fail("truncated " + std::to_string(n * 8) + "-bit field " + std::to_string(field_) + ": " +
-                     std::to_string(data_.size() - pos_) + " bytes left",
-                 pos_);
-        }
+        const std::size_t start = in_.position();
         std::uint64_t v = 0;
-        for (std::size_t i = n; i-- > 0;) {
-            v = (v << 8U) | static_cast<unsigned char>(data_[pos_ + i]);
+        if (!in_.fixed(n, v)) {
+            fail(fmt::format("truncated {}-bit field {}: {} bytes left", n * 8, field_, in_.data().size() - start),
+                 start);
         }
-        pos_ += n;
         return v;
     }
 
     std::string_view read_length_delimited(const char* field_name) {
-        const std::size_t length_at = pos_;
+        const std::size_t length_at = in_.position();
         const std::uint64_t length = read_raw_varint();
-        const std::size_t left = data_.size() - pos_;
+        const std::size_t left = in_.data().size() - in_.position();
         if (length > left) {
-            fail(std::string("field ") + std::to_string(field_) + " (" + field_name + ") claims " +
-                     std::to_string(length) + " bytes, but only " + std::to_string(left) + " remain",
+            fail(fmt::format("field {} ({}) claims {} bytes, but only {} remain", field_, field_name, length, left),
                  length_at);
         }
-        bytes_start_ = pos_;
-        const std::string_view out = data_.substr(pos_, static_cast<std::size_t>(length));
-        pos_ += static_cast<std::size_t>(length);
+        bytes_start_ = in_.position();
+        std::string_view out;
+        (void)in_.take(length, out); // checked above
         return out;
     }
 
     // Groups are obsolete, but protobuf skips them inside unknown fields; so do we, to a limited depth.
     void skip_group(std::uint32_t group_field, int depth) {
         if (depth > max_proto_depth) {
-            fail("nesting deeper than " + std::to_string(max_proto_depth) + " levels", field_start_);
+            fail(fmt::format("nesting deeper than {} levels", max_proto_depth), field_start_);
         }
         const std::size_t group_start = field_start_;
         while (true) {
-            if (pos_ == data_.size()) {
-                fail("group of field " + std::to_string(group_field) + " is not closed", group_start);
+            if (in_.at_end()) {
+                fail(fmt::format("group of field {} is not closed", group_field), group_start);
             }
-            const std::size_t start = pos_;
+            const std::size_t start = in_.position();
             const std::uint64_t key = read_raw_varint();
             const auto type = static_cast<std::uint32_t>(key & 7U);
             const std::uint64_t number = key >> 3U;
@@ -432,8 +535,8 @@ private:
             case wire_type::start_group: skip_group(field_, depth + 1); break;
             case wire_type::end_group:
                 if (number != group_field) {
-                    fail("end-group marker for field " + std::to_string(number) + " closes the group of field " +
-                             std::to_string(group_field),
+                    fail(fmt::format("end-group marker for field {} closes the group of field {}", number,
+                                     group_field),
                          start);
                 }
                 return;
@@ -441,12 +544,11 @@ private:
         }
     }
 
-    std::string_view data_;
+    wire_cursor in_;
     std::string_view file_;
     std::uint64_t base_;
     const char* message_;
     int depth_;
-    std::size_t pos_ = 0;
     std::size_t field_start_ = 0;
     std::size_t bytes_start_ = 0;
     std::uint32_t field_ = 0;

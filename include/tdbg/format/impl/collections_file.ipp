@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/format/collections_file.hpp"
@@ -44,11 +46,10 @@ inline void append_save_config_mode(std::string& out, const std::optional<save_c
         out += "null";
         return;
     }
-    out += "{\"save_interval\": " + std::to_string(m->save_interval) + ", \"save_steps\": ";
+    out += fmt::format(R"({{"save_interval": {}, "save_steps": )", m->save_interval);
     append_json_list(out, m->save_steps);
-    out += ", \"start_step\": " + std::to_string(m->start_step) + ", \"end_step\": ";
-    out += m->end_step ? std::to_string(*m->end_step) : std::string("null");
-    out += "}";
+    out += fmt::format(R"(, "start_step": {}, "end_step": )", m->start_step);
+    out += m->end_step ? fmt::format("{}}}", *m->end_step) : std::string("null}");
 }
 
 inline void append_collection(std::string& out, const collection_spec& c) {
@@ -93,7 +94,7 @@ TDBG_DECL std::string to_json(const collections_file& file) {
     for (std::size_t i = 0; i < file.collections.size(); ++i) {
         const collection_spec& c = file.collections[i];
         if (!seen.insert(c.name).second) {
-            throw error("collections file: two collections are named '" + c.name + "'");
+            throw error(fmt::format("collections file: two collections are named '{}'", c.name));
         }
         if (i != 0) {
             out += ", ";
@@ -102,7 +103,7 @@ TDBG_DECL std::string to_json(const collections_file& file) {
         out += ": ";
         detail::append_collection(out, c);
     }
-    out += R"(}, "_meta": {"num_workers": )" + std::to_string(file.num_workers) + "}}";
+    out += fmt::format(R"(}}, "_meta": {{"num_workers": {}}}}})", file.num_workers);
     return out;
 }
 
@@ -115,10 +116,10 @@ inline save_config_mode parse_save_config_mode(const json_fields& f, const json_
     }
     if (const auto* it = j.find("save_steps"); it != nullptr && !it->is_null()) {
         if (!it->is_array()) {
-            f.fail(path + ".save_steps", std::string("must be a list of integers, found ") + it->type_name());
+            f.fail(path + ".save_steps", fmt::format("must be a list of integers, found {}", it->type_name()));
         }
         for (std::size_t i = 0; i < it->size(); ++i) {
-            m.save_steps.push_back(f.unsigned_integer(it->items()[i], path + ".save_steps[" + std::to_string(i) + "]"));
+            m.save_steps.push_back(f.unsigned_integer(it->items()[i], fmt::format("{}.save_steps[{}]", path, i)));
         }
     }
     if (const auto* it = j.find("start_step"); it != nullptr && !it->is_null()) {
@@ -133,7 +134,7 @@ inline save_config_mode parse_save_config_mode(const json_fields& f, const json_
 inline collection_spec parse_collection(const json_fields& f, const std::string& key, const json_value& j,
                                         const std::string& path) {
     if (!j.is_object()) {
-        f.fail(path, std::string("must be an object, found ") + j.type_name());
+        f.fail(path, fmt::format("must be an object, found {}", j.type_name()));
     }
     collection_spec c;
     c.name = key;
@@ -152,7 +153,7 @@ inline collection_spec parse_collection(const json_fields& f, const std::string&
     if (const auto* it = j.find("reduction_config"); it != nullptr && !it->is_null()) {
         const std::string rpath = path + ".reduction_config";
         if (!it->is_object()) {
-            f.fail(rpath, std::string("must be an object, found ") + it->type_name());
+            f.fail(rpath, fmt::format("must be an object, found {}", it->type_name()));
         }
         // smdebug's ReductionConfig.from_dict defaults a missing flag to false.
         c.reduction_config.save_raw_tensor = false;
@@ -167,7 +168,7 @@ inline collection_spec parse_collection(const json_fields& f, const std::string&
             for (const std::string_view item : split_list(text)) {
                 const auto r = parse_reduction(item);
                 if (!r) {
-                    f.fail(rpath + ".reductions", "holds an unknown reduction '" + std::string(item) + "'");
+                    f.fail(rpath + ".reductions", fmt::format("holds an unknown reduction '{}'", item));
                 }
                 c.reduction_config.reductions.push_back(*r);
             }
@@ -176,7 +177,7 @@ inline collection_spec parse_collection(const json_fields& f, const std::string&
     if (const auto* it = j.find("save_config"); it != nullptr && !it->is_null()) {
         const std::string spath = path + ".save_config";
         if (!it->is_object()) {
-            f.fail(spath, std::string("must be an object, found ") + it->type_name());
+            f.fail(spath, fmt::format("must be an object, found {}", it->type_name()));
         }
         for (const auto& [mode_key, value] : it->members()) {
             std::string mode_path = spath;
@@ -191,7 +192,7 @@ inline collection_spec parse_collection(const json_fields& f, const std::string&
             } else if (value.is_object()) {
                 c.save_config.set(*m, parse_save_config_mode(f, value, mode_path));
             } else {
-                f.fail(mode_path, std::string("must be an object or null, found ") + value.type_name());
+                f.fail(mode_path, fmt::format("must be an object or null, found {}", value.type_name()));
             }
         }
     }
@@ -207,7 +208,7 @@ TDBG_DECL collections_file parse_collections_file(std::string_view json, std::st
     const json_value doc = parse_json(json, file, "collections file");
     const detail::json_fields f(file, "collections file");
     if (!doc.is_object()) {
-        f.fail("(top level)", std::string("must be an object, found ") + doc.type_name());
+        f.fail("(top level)", fmt::format("must be an object, found {}", doc.type_name()));
     }
     collections_file out;
     const auto& collections = f.object(doc, "collections", "collections");
@@ -217,12 +218,12 @@ TDBG_DECL collections_file parse_collections_file(std::string_view json, std::st
     }
     if (const auto* meta = doc.find("_meta"); meta != nullptr) {
         if (!meta->is_object()) {
-            f.fail("_meta", std::string("must be an object, found ") + meta->type_name());
+            f.fail("_meta", fmt::format("must be an object, found {}", meta->type_name()));
         }
         if (const auto* n = meta->find("num_workers"); n != nullptr) {
             const std::int64_t workers = f.integer(*n, "_meta.num_workers");
             if (workers < 1 || workers > 1000000) {
-                f.fail("_meta.num_workers", "must be between 1 and 1000000, found " + std::to_string(workers));
+                f.fail("_meta.num_workers", fmt::format("must be between 1 and 1000000, found {}", workers));
             }
             out.num_workers = static_cast<int>(workers);
         }

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/core.h>
+
 #include "tdbg/format/detail/index_parser.hpp"
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/json.hpp"
@@ -17,7 +19,7 @@ TDBG_DECL std::string to_json(const index_file& index) {
     out.reserve(128 + 80 * (index.tensor_payload.size() + index.shape_payload.size()));
     out += R"({"meta": {"mode": )";
     append_json_string(out, mode_name(index.mode));
-    out += ", \"mode_step\": " + std::to_string(index.mode_step);
+    out += fmt::format(R"(, "mode_step": {})", index.mode_step);
     if (!index.event_file_name.empty()) {
         out += ", \"event_file_name\": ";
         append_json_string(out, index.event_file_name);
@@ -27,7 +29,7 @@ TDBG_DECL std::string to_json(const index_file& index) {
         const tensor_location& t = index.tensor_payload[i];
         out += i == 0 ? "{\"tensorname\": " : ", {\"tensorname\": ";
         append_json_string(out, t.tensorname);
-        out += ", \"start_idx\": " + std::to_string(t.start_idx) + ", \"length\": " + std::to_string(t.length) + "}";
+        out += fmt::format(R"(, "start_idx": {}, "length": {}}})", t.start_idx, t.length);
     }
     out += "], \"shape_payload\": [";
     for (std::size_t i = 0; i < index.shape_payload.size(); ++i) {

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/detail/pattern.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
@@ -77,7 +79,7 @@ public:
             throw config_error(e.what());
         }
         if (!root.is_object()) {
-            throw config_error(source_ + ": expected a JSON object at the top, found " + root.type_name());
+            throw config_error(fmt::format("{}: expected a JSON object at the top, found {}", source_, root.type_name()));
         }
         check_keys(root, "", {"LocalPath", "S3OutputPath", "S3Path", "HookParameters", "CollectionConfigurations"},
                    false);
@@ -96,7 +98,8 @@ public:
         format::json_value hook_params = format::json_value::object();
         if (const auto* it = root.find("HookParameters"); it != nullptr && !it->is_null()) {
             if (!it->is_object()) {
-                throw config_error(source_ + ": HookParameters: expected an object, found " + it->type_name());
+                throw config_error(
+                    fmt::format("{}: HookParameters: expected an object, found {}", source_, it->type_name()));
             }
             hook_params = *it;
         }
@@ -127,8 +130,8 @@ public:
             } else if (value == "all") {
                 options.include_workers = workers_to_save::all;
             } else {
-                throw config_error(source_ + R"(: HookParameters.include_workers: expected "one" or "all", found ")" +
-                                   value + "\"");
+                throw config_error(fmt::format(R"({}: HookParameters.include_workers: expected "one" or "all", found "{}")",
+                                               source_, value));
             }
         }
         if (const auto* it = hook_params.find("export_tensorboard"); it != nullptr) {
@@ -140,7 +143,8 @@ public:
 
         if (const auto* it = root.find("CollectionConfigurations"); it != nullptr && !it->is_null()) {
             if (!it->is_array()) {
-                throw config_error(source_ + ": CollectionConfigurations: expected a list, found " + it->type_name());
+                throw config_error(
+                    fmt::format("{}: CollectionConfigurations: expected a list, found {}", source_, it->type_name()));
             }
             for (std::size_t i = 0; i < it->size(); ++i) {
                 options.collections.push_back(collection_config(it->items()[i], i, hook_modes));
@@ -167,7 +171,7 @@ private:
         if (shown.size() > 80) {
             shown = shown.substr(0, 77) + "...";
         }
-        throw config_error(source_ + ": " + path + ": expected " + expected + ", found " + shown);
+        throw config_error(fmt::format("{}: {}: expected {}, found {}", source_, path, expected, shown));
     }
 
     // Reports every key of `object` that is neither in `known` nor (with save
@@ -200,17 +204,17 @@ private:
         if (!unknown.empty()) {
             std::string list;
             for (const auto& k : unknown) {
-                list += (list.empty() ? "" : ", ") + k;
+                list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
             }
             std::string allowed;
             for (const char* k : known) {
-                allowed += (allowed.empty() ? "" : ", ") + std::string(k);
+                allowed += fmt::format("{}{}", allowed.empty() ? "" : ", ", k);
             }
             if (save_keys) {
                 allowed += ", [train.|eval.|predict.|global.]save_interval/save_steps/start_step/end_step";
             }
-            throw config_error(source_ + ": unknown key" + (unknown.size() > 1 ? "s " : " ") + list + " (known: " +
-                               allowed + ")");
+            throw config_error(fmt::format("{}: unknown key{} {} (known: {})", source_, unknown.size() > 1 ? "s" : "",
+                                           list, allowed));
         }
     }
 
@@ -280,7 +284,7 @@ private:
         std::vector<std::uint64_t> steps;
         if (j.is_array()) {
             for (std::size_t i = 0; i < j.size(); ++i) {
-                steps.push_back(uint_value(j.items()[i], path + "[" + std::to_string(i) + "]", false));
+                steps.push_back(uint_value(j.items()[i], fmt::format("{}[{}]", path, i), false));
             }
             return steps;
         }
@@ -332,16 +336,16 @@ private:
             }
         } else if (j.is_array()) {
             for (std::size_t i = 0; i < j.size(); ++i) {
-                items.push_back(string_value(j.items()[i], path + "[" + std::to_string(i) + "]"));
+                items.push_back(string_value(j.items()[i], fmt::format("{}[{}]", path, i)));
             }
         } else {
             fail(path, "a comma-separated string of regexes or a list of strings", j);
         }
         for (const auto& item : items) {
             try {
-                const detail::pattern check(item, "collection '" + owner + "'");
+                const detail::pattern check(item, fmt::format("collection '{}'", owner));
             } catch (const config_error& e) {
-                throw config_error(source_ + ": " + path + ": " + e.what());
+                throw config_error(fmt::format("{}: {}: {}", source_, path, e.what()));
             }
         }
         return items;
@@ -394,19 +398,19 @@ private:
         try {
             return reduction_config::parse(text, save_raw, save_shape);
         } catch (const config_error& e) {
-            throw config_error(source_ + ": " + path + "reductions: " + e.what());
+            throw config_error(fmt::format("{}: {}reductions: {}", source_, path, e.what()));
         }
     }
 
     [[nodiscard]] collection collection_config(const format::json_value& entry, std::size_t i, const partial_save_config& hook_modes) const {
-        const std::string where = "CollectionConfigurations[" + std::to_string(i) + "]";
+        const std::string where = fmt::format("CollectionConfigurations[{}]", i);
         if (!entry.is_object()) {
             fail(where, "an object with CollectionName and CollectionParameters", entry);
         }
         check_keys(entry, where + ".", {"CollectionName", "CollectionParameters"}, false);
         const auto* name_it = entry.find("CollectionName");
         if (name_it == nullptr) {
-            throw config_error(source_ + ": " + where + ": 'CollectionName' is missing");
+            throw config_error(fmt::format("{}: {}: 'CollectionName' is missing", source_, where));
         }
         const std::string name = string_value(*name_it, where + ".CollectionName");
         if (name.empty()) {
@@ -448,8 +452,9 @@ private:
         }
         if (!has_regex && !is_builtin_collection(name)) {
             // smdebug raises InvalidCollectionConfiguration for this when the hook prepares its collections.
-            throw config_error(source_ + ": " + where + ": collection '" + name +
-                               "' is not a built-in one and has no include_regex, so it would match nothing");
+            throw config_error(fmt::format(
+                "{}: {}: collection '{}' is not a built-in one and has no include_regex, so it would match nothing",
+                source_, where, name));
         }
         return c;
     }
@@ -460,12 +465,12 @@ private:
 inline std::string read_config_file(const std::filesystem::path& file) {
     std::ifstream in(file, std::ios::binary);
     if (!in) {
-        throw config_error("cannot open the hook configuration " + file.string());
+        throw config_error(fmt::format("cannot open the hook configuration {}", file.string()));
     }
     std::ostringstream text;
     text << in.rdbuf();
     if (text.str().size() > (std::size_t{16} << 20U)) {
-        throw config_error("hook configuration " + file.string() + " is larger than 16 MiB");
+        throw config_error(fmt::format("hook configuration {} is larger than 16 MiB", file.string()));
     }
     return text.str();
 }
@@ -505,7 +510,7 @@ TDBG_DECL std::optional<hook_options> hook_config_from_environment() {
     if (const char* path = std::getenv(hook_config_env); path != nullptr) {
         std::error_code ec;
         if (!std::filesystem::is_regular_file(path, ec)) {
-            throw config_error(std::string(hook_config_env) + "=" + path + ": no such file");
+            throw config_error(fmt::format("{}={}: no such file", hook_config_env, path));
         }
         return load_hook_config(path);
     }

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/reduce/compute.hpp"
@@ -26,8 +28,8 @@ TDBG_DECL std::vector<tensor_value> compute_reductions(const tensor_value& value
     visit_dtype(value.type(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_same_v<T, std::string>) {
-            throw dtype_mismatch("reduction " + reduction_name(which.front()) +
-                                 " needs a numeric tensor, found a str tensor");
+            throw dtype_mismatch(
+                fmt::format("reduction {} needs a numeric tensor, found a str tensor", reduction_name(which.front())));
         } else {
             const auto partial = reduce::accumulate(value.data_as<T>(), value.size(), which, opts);
             for (const reduction r : which) {

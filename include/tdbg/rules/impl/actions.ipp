@@ -22,7 +22,7 @@ namespace tdbg::rules {
 TDBG_DECL void rule_actions::invoke(const trigger& t, const rule_logger& logger) const {
     if (log_message_) {
         logger.warning(fmt::format("rule {}: condition met at step {}{}", t.rule, t.step,
-                                   t.reason.empty() ? std::string() : " (" + t.reason + ")"));
+                                   t.reason.empty() ? std::string() : fmt::format(" ({})", t.reason)));
     }
     for (const action& a : actions_) {
         a(t, logger);

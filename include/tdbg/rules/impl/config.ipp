@@ -29,20 +29,20 @@ inline bool is_tolerated_sagemaker_key(const std::string& key) {
 
 inline rule_configuration parse_one_configuration(const format::json_value& j, const std::string& where) {
     if (!j.is_object()) {
-        throw config_error(where + ": a rule configuration must be a JSON object, got " + std::string(j.type_name()));
+        throw config_error(fmt::format("{}: a rule configuration must be a JSON object, got {}", where, j.type_name()));
     }
     rule_configuration out;
     bool have_parameters = false;
     for (const auto& [key, value] : j.members()) {
         if (key == "RuleConfigurationName") {
             if (!value.is_string() || value.as_string().empty()) {
-                throw config_error(where + ": RuleConfigurationName must be a non-empty string");
+                throw config_error(fmt::format("{}: RuleConfigurationName must be a non-empty string", where));
             }
             out.configuration_name = value.as_string();
         } else if (key == "RuleParameters") {
             have_parameters = true;
             if (!value.is_object()) {
-                throw config_error(where + ": RuleParameters must be an object of strings");
+                throw config_error(fmt::format("{}: RuleParameters must be an object of strings", where));
             }
             for (const auto& [pkey, pvalue] : value.members()) {
                 std::string text;
@@ -67,7 +67,8 @@ inline rule_configuration parse_one_configuration(const format::json_value& j, c
         }
     }
     if (!have_parameters || out.rule_to_invoke.empty()) {
-        throw config_error(where + ": RuleParameters.rule_to_invoke is required (the rule to run, e.g. \"VanishingGradient\")");
+        throw config_error(fmt::format(
+            R"({}: RuleParameters.rule_to_invoke is required (the rule to run, e.g. "VanishingGradient"))", where));
     }
     if (out.configuration_name.empty()) {
         out.configuration_name = out.rule_to_invoke;
@@ -88,16 +89,16 @@ TDBG_DECL std::vector<rule_configuration> parse_rule_configurations(std::string_
     if (const format::json_value* configurations = j.is_object() ? j.find("DebugRuleConfigurations") : nullptr) {
         list = configurations;
         if (!list->is_array()) {
-            throw config_error(source + ": DebugRuleConfigurations must be an array");
+            throw config_error(fmt::format("{}: DebugRuleConfigurations must be an array", source));
         }
     }
     std::vector<rule_configuration> out;
     if (list->is_array()) {
         if (list->size() == 0) {
-            throw config_error(source + ": no rule configurations");
+            throw config_error(fmt::format("{}: no rule configurations", source));
         }
         for (std::size_t i = 0; i < list->size(); ++i) {
-            out.push_back(detail::parse_one_configuration(list->items()[i], source + " entry " + std::to_string(i)));
+            out.push_back(detail::parse_one_configuration(list->items()[i], fmt::format("{} entry {}", source, i)));
         }
     } else {
         out.push_back(detail::parse_one_configuration(*list, source));
@@ -105,7 +106,8 @@ TDBG_DECL std::vector<rule_configuration> parse_rule_configurations(std::string_
     std::map<std::string, std::size_t> seen;
     for (std::size_t i = 0; i < out.size(); ++i) {
         if (!seen.emplace(out[i].configuration_name, i).second) {
-            throw config_error(source + ": RuleConfigurationName '" + out[i].configuration_name + "' is used twice");
+            throw config_error(
+                fmt::format("{}: RuleConfigurationName '{}' is used twice", source, out[i].configuration_name));
         }
     }
     return out;
@@ -116,14 +118,14 @@ TDBG_DECL std::vector<rule_configuration> load_rule_configurations(const std::st
     std::error_code ec;
     const auto size = std::filesystem::file_size(file, ec);
     if (ec) {
-        throw config_error("cannot read rule configuration " + file.string() + ": " + ec.message());
+        throw config_error(fmt::format("cannot read rule configuration {}: {}", file.string(), ec.message()));
     }
     if (size > (std::uintmax_t{16} << 20U)) {
-        throw config_error("rule configuration " + file.string() + " is larger than 16 MiB");
+        throw config_error(fmt::format("rule configuration {} is larger than 16 MiB", file.string()));
     }
     std::ifstream in(file, std::ios::binary);
     if (!in) {
-        throw config_error("cannot open rule configuration " + file.string());
+        throw config_error(fmt::format("cannot open rule configuration {}", file.string()));
     }
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     return parse_rule_configurations(text, file.string());

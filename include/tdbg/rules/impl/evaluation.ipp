@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/format/json.hpp"
 #include "tdbg/rules/evaluation.hpp"
 
@@ -29,14 +31,14 @@ TDBG_DECL std::string format_steps(const std::vector<std::int64_t>& steps, std::
             ++j;
         }
         if (items == limit) {
-            out += ", ... (" + std::to_string(steps.size()) + " steps)";
+            out += fmt::format(", ... ({} steps)", steps.size());
             break;
         }
-        out += (out.empty() ? "" : ", ") + std::to_string(steps[i]);
+        out += fmt::format("{}{}", out.empty() ? "" : ", ", steps[i]);
         if (j > i + 1) {
-            out += "-" + std::to_string(steps[j]);
+            out += fmt::format("-{}", steps[j]);
         } else if (j == i + 1) {
-            out += ", " + std::to_string(steps[j]);
+            out += fmt::format(", {}", steps[j]);
             ++items;
         }
         ++items;
@@ -92,9 +94,9 @@ TDBG_DECL format::json_value rules_document(const std::vector<evaluation_result>
 TDBG_DECL std::string to_text(const evaluation_result& r) {
     std::string out = r.display_name();
     if (r.display_name() != r.rule) {
-        out += " (" + r.rule + ")";
+        out += fmt::format(" ({})", r.rule);
     }
-    out += ": " + std::string(status_name(r.status()));
+    out += fmt::format(": {}", status_name(r.status()));
     if (!r.params.empty()) {
         out += "  [";
         bool first = true;
@@ -106,15 +108,15 @@ TDBG_DECL std::string to_text(const evaluation_result& r) {
     }
     out += "\n";
     if (!r.error.empty()) {
-        out += "  error: " + r.error + "\n";
+        out += fmt::format("  error: {}\n", r.error);
     }
     if (!r.triggered_steps.empty()) {
-        out += "  triggered at steps " + format_steps(r.triggered_steps) + "\n";
+        out += fmt::format("  triggered at steps {}\n", format_steps(r.triggered_steps));
     }
     const std::size_t evaluated = r.triggered_steps.size() + r.not_triggered_steps.size();
-    out += "  steps evaluated: " + std::to_string(evaluated);
+    out += fmt::format("  steps evaluated: {}", evaluated);
     for (const auto& [reason, steps] : r.skipped_steps) {
-        out += ", skipped (" + reason + "): " + std::to_string(steps.size());
+        out += fmt::format(", skipped ({}): {}", reason, steps.size());
     }
     out += "\n";
     return out;

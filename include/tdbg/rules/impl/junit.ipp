@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "tdbg/core/detail/markup.hpp"
 #include "tdbg/rules/junit.hpp"
@@ -33,13 +33,10 @@ TDBG_DECL std::string to_junit_xml(const std::vector<evaluation_result>& results
         out += fmt::format(R"(    <testcase classname="tdbg.rules.{}" name="{}">)" "\n", markup_escape(r.rule),
                            markup_escape(r.display_name()));
         if (r.status() == evaluation_status::issues_found) {
-            std::string steps;
-            for (const auto s : r.triggered_steps) {
-                steps.append(steps.empty() ? "" : ", ").append(std::to_string(s));
-            }
-            out += fmt::format(R"(      <failure type="IssuesFound" message="{}">{}</failure>)" "\n",
-                               markup_escape(r.display_name() + " triggered at steps " + format_steps(r.triggered_steps)),
-                               markup_escape("triggered at steps: " + steps));
+            out += fmt::format(
+                R"(      <failure type="IssuesFound" message="{}">{}</failure>)" "\n",
+                markup_escape(fmt::format("{} triggered at steps {}", r.display_name(), format_steps(r.triggered_steps))),
+                markup_escape(fmt::format("triggered at steps: {}", fmt::join(r.triggered_steps, ", "))));
         } else if (r.status() == evaluation_status::error) {
             out += fmt::format(R"(      <error type="Error" message="{}">{}</error>)" "\n", markup_escape(r.error),
                                markup_escape(r.error));

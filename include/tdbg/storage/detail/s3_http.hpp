@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <curl/curl.h>
+#include <fmt/core.h>
 
 #include "tdbg/core/error.hpp"
 
@@ -30,17 +31,17 @@ namespace tdbg::detail {
 inline void curl_global_once() {
     static const CURLcode code = curl_global_init(CURL_GLOBAL_DEFAULT);
     if (code != CURLE_OK) {
-        throw storage_error(std::string("cannot initialise libcurl: ") + curl_easy_strerror(code));
+        throw storage_error(fmt::format("cannot initialise libcurl: {}", curl_easy_strerror(code)));
     }
 }
 
 /// One HTTP request. `url` holds the already-encoded path and canonical query.
 struct http_request {
-    const char* method = "GET";          ///< GET, HEAD, PUT, POST or DELETE
-    std::string url;                     ///< scheme://host/encoded-path?canonical-query
-    std::vector<std::string> headers;    ///< "Name: value"
-    std::string_view body;               ///< sent with PUT and POST
-    std::size_t max_reply = 1u << 20;    ///< reply body bytes accepted before the transfer is aborted
+    const char* method = "GET"; ///< GET, HEAD, PUT, POST or DELETE
+    std::string url; ///< scheme://host/encoded-path?canonical-query
+    std::vector<std::string> headers; ///< "Name: value"
+    std::string_view body; ///< sent with PUT and POST
+    std::size_t max_reply = 1u << 20; ///< reply body bytes accepted before the transfer is aborted
 };
 
 /// An HTTP reply: status, body, headers (names lower-cased).
@@ -75,7 +76,7 @@ struct http_settings {
     std::string secret_access_key;
     long connect_timeout_ms = 10'000;
     long request_timeout_ms = 0; ///< 0: no limit on the whole transfer
-    long stall_timeout_s = 30;   ///< abort when less than 1 byte/s flows for this long
+    long stall_timeout_s = 30; ///< abort when less than 1 byte/s flows for this long
     bool verify_tls = true;
     std::string ca_file;
 };
@@ -94,10 +95,8 @@ inline bool retryable_curl_code(CURLcode code) {
     case CURLE_GOT_NOTHING:
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-        return true;
-    default:
-        return false;
+    case CURLE_HTTP2_STREAM: return true;
+    default: return false;
     }
 }
 

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/error.hpp"
 #include "tdbg/storage/storage.hpp"
 
@@ -24,8 +26,8 @@ inline std::string aws_percent_encode(std::string_view text, bool keep_slash = f
     out.reserve(text.size() * 3 / 2);
     for (const char ch : text) {
         const auto c = static_cast<unsigned char>(ch);
-        const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                                c == '_' || c == '.' || c == '~';
+        const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                                c == '-' || c == '_' || c == '.' || c == '~';
         if (unreserved || (keep_slash && c == '/')) {
             out += ch;
         } else {
@@ -123,15 +125,16 @@ inline s3_location parse_s3_url(std::string_view url) {
     constexpr std::string_view scheme = "s3://";
     const std::string shown(url.substr(0, 300));
     if (url.substr(0, scheme.size()) != scheme) {
-        throw config_error("not an S3 URL: '" + shown + "' (expected s3://bucket/prefix)");
+        throw config_error(fmt::format("not an S3 URL: '{}' (expected s3://bucket/prefix)", shown));
     }
     const std::string_view rest = url.substr(scheme.size());
     const std::size_t slash = rest.find('/');
     s3_location loc;
     loc.bucket = std::string(rest.substr(0, slash));
     if (!valid_bucket_name(loc.bucket)) {
-        throw config_error("invalid bucket name '" + loc.bucket.substr(0, 300) + "' in S3 URL '" + shown +
-                           "' (letters, digits, '.', '-' and '_' only)");
+        throw config_error(
+            fmt::format("invalid bucket name '{}' in S3 URL '{}' (letters, digits, '.', '-' and '_' only)",
+                        loc.bucket.substr(0, 300), shown));
     }
     if (slash != std::string_view::npos) {
         std::string_view prefix = rest.substr(slash + 1);
@@ -143,7 +146,7 @@ inline s3_location parse_s3_url(std::string_view url) {
             try {
                 validate_key(loc.prefix);
             } catch (const invalid_name& e) {
-                throw config_error("invalid prefix in S3 URL '" + shown + "': " + e.what());
+                throw config_error(fmt::format("invalid prefix in S3 URL '{}': {}", shown, e.what()));
             }
         }
     }
@@ -152,11 +155,11 @@ inline s3_location parse_s3_url(std::string_view url) {
 
 /// An HTTP(S) endpoint such as `http://127.0.0.1:9000` or `https://host/base`.
 struct s3_endpoint {
-    std::string scheme;    ///< "http" or "https"
+    std::string scheme; ///< "http" or "https"
     std::string authority; ///< host[:port]
     std::string base_path; ///< "" or "/base" (no trailing '/')
     /// scheme://authority[base_path]
-    [[nodiscard]] std::string url() const { return scheme + "://" + authority + base_path; }
+    [[nodiscard]] std::string url() const { return fmt::format("{}://{}{}", scheme, authority, base_path); }
 };
 
 /// Parses an endpoint URL; throws config_error when malformed. User info
@@ -165,21 +168,23 @@ inline s3_endpoint parse_endpoint(std::string_view url) {
     const std::size_t sep = url.find("://");
     const std::string shown(url.substr(0, 300));
     if (sep == std::string_view::npos) {
-        throw config_error("invalid S3 endpoint '" + shown + "': expected http://host[:port] or https://host[:port]");
+        throw config_error(
+            fmt::format("invalid S3 endpoint '{}': expected http://host[:port] or https://host[:port]", shown));
     }
     s3_endpoint ep;
     ep.scheme = std::string(url.substr(0, sep));
     std::transform(ep.scheme.begin(), ep.scheme.end(), ep.scheme.begin(),
                    [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
     if (ep.scheme != "http" && ep.scheme != "https") {
-        throw config_error("invalid S3 endpoint '" + shown + "': the scheme must be http or https");
+        throw config_error(fmt::format("invalid S3 endpoint '{}': the scheme must be http or https", shown));
     }
     std::string_view rest = url.substr(sep + 3);
     const std::size_t slash = rest.find('/');
     ep.authority = std::string(rest.substr(0, slash));
     if (ep.authority.empty() || ep.authority.find_first_of("@?# ") != std::string::npos) {
-        throw config_error("invalid S3 endpoint '" + (ep.authority.find('@') != std::string::npos ? ep.scheme + "://..." : shown) +
-                           "': expected host[:port] after the scheme, without user info, query or fragment");
+        throw config_error(fmt::format(
+            "invalid S3 endpoint '{}': expected host[:port] after the scheme, without user info, query or fragment",
+            ep.authority.find('@') != std::string::npos ? fmt::format("{}://...", ep.scheme) : shown));
     }
     if (slash != std::string_view::npos) {
         std::string_view path = rest.substr(slash);
@@ -187,7 +192,7 @@ inline s3_endpoint parse_endpoint(std::string_view url) {
             path.remove_suffix(1);
         }
         if (path.find_first_of("?# ") != std::string_view::npos) {
-            throw config_error("invalid S3 endpoint '" + shown + "': no query or fragment allowed");
+            throw config_error(fmt::format("invalid S3 endpoint '{}': no query or fragment allowed", shown));
         }
         ep.base_path = std::string(path);
     }

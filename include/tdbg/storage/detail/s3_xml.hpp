@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/core.h>
 #include <pugixml.hpp>
 
 #include "tdbg/core/detail/markup.hpp"
@@ -36,13 +37,13 @@ inline pugi::xml_node parse_xml_root(pugi::xml_document& doc, std::string_view x
                                      const std::string& what) {
     const pugi::xml_parse_result result = doc.load_buffer(xml.data(), xml.size());
     if (!result) {
-        throw storage_error(what + ": malformed XML reply at byte " + std::to_string(result.offset) + ": " +
-                            result.description());
+        throw storage_error(
+            fmt::format("{}: malformed XML reply at byte {}: {}", what, result.offset, result.description()));
     }
     pugi::xml_node node = doc.child(root);
     if (!node) {
         const std::string found = doc.first_child() ? doc.first_child().name() : "nothing";
-        throw storage_error(what + ": expected an XML <" + root + "> reply, found <" + found + ">");
+        throw storage_error(fmt::format("{}: expected an XML <{}> reply, found <{}>", what, root, found));
     }
     return node;
 }
@@ -58,13 +59,13 @@ inline s3_list_page parse_list_objects_v2(std::string_view xml, const std::strin
     for (pugi::xml_node contents : root.children("Contents")) {
         const pugi::xml_node key = contents.child("Key");
         if (!key) {
-            throw storage_error(what + ": a <Contents> entry without <Key> in the listing");
+            throw storage_error(fmt::format("{}: a <Contents> entry without <Key> in the listing", what));
         }
         if (url_encoded) {
             auto decoded = percent_decode(key.child_value(), true);
             if (!decoded) {
-                throw storage_error(what + ": malformed url-encoded key '" + std::string(key.child_value()).substr(0, 300) +
-                                    "' in the listing");
+                throw storage_error(fmt::format("{}: malformed url-encoded key '{}' in the listing", what,
+                                                std::string(key.child_value()).substr(0, 300)));
             }
             page.keys.push_back(std::move(*decoded));
         } else {
@@ -96,7 +97,7 @@ inline std::string parse_upload_id(std::string_view xml, const std::string& what
     const pugi::xml_node root = parse_xml_root(doc, xml, "InitiateMultipartUploadResult", what);
     std::string id = root.child_value("UploadId");
     if (id.empty()) {
-        throw storage_error(what + ": no UploadId in the InitiateMultipartUpload reply");
+        throw storage_error(fmt::format("{}: no UploadId in the InitiateMultipartUpload reply", what));
     }
     return id;
 }
@@ -105,8 +106,7 @@ inline std::string parse_upload_id(std::string_view xml, const std::string& what
 inline std::string complete_multipart_body(const std::vector<std::string>& etags) {
     std::string out = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
     for (std::size_t i = 0; i < etags.size(); ++i) {
-        out += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + markup_escape(etags[i]) +
-               "</ETag></Part>";
+        out += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1, markup_escape(etags[i]));
     }
     out += "</CompleteMultipartUpload>";
     return out;

@@ -64,8 +64,8 @@ inline void pread_all(int fd, const std::filesystem::path& path, std::uint64_t o
             throw storage_error(fmt::format("cannot read {}: {}", path.string(), errno_text(errno)));
         }
         if (n == 0) {
-            throw storage_error(fmt::format("{}: wanted bytes {}..{} but the file ends at byte {}", path.string(), offset,
-                                            offset + length, offset + done));
+            throw storage_error(fmt::format("{}: wanted bytes {}..{} but the file ends at byte {}", path.string(),
+                                            offset, offset + length, offset + done));
         }
         done += static_cast<std::size_t>(n);
     }
@@ -98,7 +98,7 @@ inline void directory_entries(const std::string& dir, std::vector<std::string>& 
         unsigned char type = e->d_type;
         if (type == DT_UNKNOWN || type == DT_LNK) {
             struct stat st {};
-            const std::string path = dir + "/" + std::string(name);
+            const std::string path = fmt::format("{}/{}", dir, name);
             if (type == DT_UNKNOWN && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
                 type = DT_DIR;
             } else if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
@@ -129,7 +129,7 @@ inline void list_below(const std::string& path, const std::string& base, const s
         keys.push_back(std::move(key));
     }
     for (const std::string& name : dirs) {
-        const std::string below = base + name + "/";
+        const std::string below = fmt::format("{}{}/", base, name);
         // Every key below starts with `below`: none starts with `prefix` unless one is a prefix of the other...
         const std::size_t common = std::min(below.size(), prefix.size());
         if (below.compare(0, common, prefix, 0, common) != 0) {
@@ -139,7 +139,7 @@ inline void list_below(const std::string& path, const std::string& base, const s
         if (below < start_after && start_after.compare(0, below.size(), below) != 0) {
             continue;
         }
-        list_below(path + "/" + name, below, prefix, start_after, keys);
+        list_below(fmt::format("{}/{}", path, name), below, prefix, start_after, keys);
     }
 }
 
@@ -295,13 +295,14 @@ TDBG_DECL std::string local_storage::read(const std::string& key) const {
     return out;
 }
 
-TDBG_DECL std::string local_storage::read_range(const std::string& key, std::uint64_t offset, std::uint64_t length) const {
+TDBG_DECL std::string local_storage::read_range(const std::string& key, std::uint64_t offset,
+                                                std::uint64_t length) const {
     const reader r(path_of(key));
     // Bounded by the file before allocating: a corrupt index must not make a reader
     // allocate what the file cannot hold.
     if (offset > r.size() || length > r.size() - offset) {
-        throw storage_error(fmt::format("{}: wanted bytes {}..{} but the file ends at byte {}", r.path_.string(), offset,
-                                        offset + length, r.size()));
+        throw storage_error(fmt::format("{}: wanted bytes {}..{} but the file ends at byte {}", r.path_.string(),
+                                        offset, offset + length, r.size()));
     }
     std::string out(static_cast<std::size_t>(length), '\0');
     r.read_at(offset, out.data(), out.size());
@@ -310,7 +311,8 @@ TDBG_DECL std::string local_storage::read_range(const std::string& key, std::uin
 
 TDBG_DECL local_storage::reader local_storage::open_read(const std::string& key) const { return reader(path_of(key)); }
 
-TDBG_DECL std::vector<std::string> local_storage::list(const std::string& prefix, const std::string& start_after) const {
+TDBG_DECL std::vector<std::string> local_storage::list(const std::string& prefix,
+                                                       const std::string& start_after) const {
     // Keys below the directory part of the prefix ("index/" of "index/000"), walked from there.
     const auto slash = prefix.rfind('/');
     const std::string base = slash == std::string::npos ? std::string() : prefix.substr(0, slash + 1);

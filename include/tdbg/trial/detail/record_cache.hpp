@@ -21,6 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/error.hpp"
 #include "tdbg/storage/storage.hpp"
 
@@ -126,9 +128,9 @@ public:
     record_bytes fetch(const any_storage& storage, const record_request& request) {
         const event_file& file = *request.file;
         if (request.length == 0 || request.offset + request.length < request.offset) {
-            throw format_error("index entry with an empty or overflowing byte range (length " +
-                                   std::to_string(request.length) + ")",
-                               file.key, request.offset);
+            throw format_error(
+                fmt::format("index entry with an empty or overflowing byte range (length {})", request.length), file.key,
+                request.offset);
         }
         {
             std::lock_guard<std::mutex> lock(mutex_);
@@ -171,9 +173,8 @@ private:
         if (const auto object = objects_.get(storage, file, request.file_id)) {
             // Checked before allocating: a corrupt index entry must not ask for more than the file holds.
             if (offset > object->size() || length > object->size() - offset) {
-                throw format_error("the index locates bytes " + std::to_string(offset) + ".." +
-                                       std::to_string(offset + length) + " but the event file has " +
-                                       std::to_string(object->size()) + " bytes",
+                throw format_error(fmt::format("the index locates bytes {}..{} but the event file has {} bytes", offset,
+                                               offset + length, object->size()),
                                    file.key, offset);
             }
             auto buffer = std::make_shared<byte_buffer>(static_cast<std::size_t>(length), align_at);
@@ -184,8 +185,8 @@ private:
         // The storage decides where its bytes go.
         auto bytes = std::make_shared<const std::string>(storage.read_range(file.key, offset, length));
         if (bytes->size() != length) {
-            throw storage_error(file.key + ": wanted " + std::to_string(length) + " bytes at " + std::to_string(offset) +
-                                ", got " + std::to_string(bytes->size()));
+            throw storage_error(
+                fmt::format("{}: wanted {} bytes at {}, got {}", file.key, length, offset, bytes->size()));
         }
         const std::string_view view(*bytes);
         return {std::move(bytes), view};

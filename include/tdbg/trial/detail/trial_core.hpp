@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
@@ -37,7 +39,7 @@
 #include "tdbg/core/detail/thread_pool.hpp"
 #include "tdbg/trial/detail/record_cache.hpp"
 #include "tdbg/trial/detail/step_table.hpp"
-#include "tdbg/trial/detail/tensor_decoder.hpp"
+#include "tdbg/format/detail/fast_event.hpp"
 #include "tdbg/trial/detail/tensor_table.hpp"
 #include "tdbg/trial/options.hpp"
 #include "tdbg/trial/step_state.hpp"
@@ -48,7 +50,7 @@ namespace detail {
 
 /// "step 3 of mode TRAIN", for messages.
 inline std::string describe_step(std::int64_t step, mode m) {
-    return "step " + std::to_string(step) + " of mode " + std::string(mode_name(m));
+    return fmt::format("step {} of mode {}", step, mode_name(m));
 }
 
 /// A tensor entry found for a query, copied out of the shared state with
@@ -298,8 +300,8 @@ public:
             if (auto found = find_entry(record, step, m, worker)) {
                 return std::move(*found);
             }
-            throw tensor_unavailable_for_step("tensor '" + record.name() + "' was not saved for " + describe_step(step, m) +
-                                              " (trial " + name_ + ")");
+            throw tensor_unavailable_for_step(fmt::format("tensor '{}' was not saved for {} (trial {})", record.name(),
+                                                          describe_step(step, m), name_));
         }
         throw_missing_step(step, m, state);
     }
@@ -308,14 +310,15 @@ public:
     [[noreturn]] void throw_missing_step(std::int64_t step, mode m, step_state state) const {
         const std::int64_t last = with_steps([&](const step_table& t) { return t.last_step(m); });
         if (state == step_state::unavailable && (!ended() || step < last)) {
-            throw step_unavailable(describe_step(step, m) + " is not available as it was not saved (trial " + name_ + ")");
+            throw step_unavailable(
+                fmt::format("{} is not available as it was not saved (trial {})", describe_step(step, m), name_));
         }
         if (ended()) {
-            throw no_more_data("looking for " + describe_step(step, m) +
-                               " and reached the end of training; the last step available is " + std::to_string(last) +
-                               " (trial " + name_ + ")");
+            throw no_more_data(fmt::format(
+                "looking for {} and reached the end of training; the last step available is {} (trial {})",
+                describe_step(step, m), last, name_));
         }
-        throw step_not_yet_available(describe_step(step, m) + " is not yet available (trial " + name_ + ")");
+        throw step_not_yet_available(fmt::format("{} is not yet available (trial {})", describe_step(step, m), name_));
     }
 
     /// The wall time of the first record of global step `step`'s event file, of the
@@ -331,7 +334,7 @@ public:
             }
             const std::uint64_t length = format::detail::checked_record_length(header.data(), key, 0);
             if (length > (std::uint64_t{1} << 30U)) {
-                throw format_error("record length " + std::to_string(length) + " is not plausible", key, 0);
+                throw format_error(fmt::format("record length {} is not plausible", length), key, 0);
             }
             const std::string record = storage_.read_range(key, 0, format::record_overhead + length);
             const std::string_view payload = format::record_payload(record, key, 0);
@@ -353,13 +356,13 @@ public:
         try {
             bytes = cache_.fetch(storage_, request);
         } catch (const object_not_found&) {
-            throw tensor_unavailable_for_step("tensor '" + std::string(tag) + "': its event file " + file +
-                                              " is listed in the index but does not exist (trial " + name_ + ")");
+            throw tensor_unavailable_for_step(fmt::format(
+                "tensor '{}': its event file {} is listed in the index but does not exist (trial {})", tag, file, name_));
         } catch (const storage_error& e) {
-            throw format_error(std::string("cannot read the indexed record: ") + e.what(), file, request.offset);
+            throw format_error(fmt::format("cannot read the indexed record: {}", e.what()), file, request.offset);
         }
         const std::string_view payload = format::record_payload(bytes.bytes, file, request.offset);
-        if (auto fast = decode_tensor_fast(payload, bytes.owner)) {
+        if (auto fast = format::detail::decode_tensor_fast(payload, bytes.owner)) {
             if (fast->tag == tag) {
                 if (hint != nullptr) {
                     hint->store(static_cast<std::uint32_t>(format::record_header_size + fast->content_offset),
@@ -372,8 +375,7 @@ public:
         format::tensor_event ev =
             format::decode_tensor_event(payload, bytes.owner, file, request.offset + format::record_header_size);
         if (ev.tag != tag) {
-            throw format_error("the index locates tensor '" + std::string(tag) + "' here, but the record holds '" +
-                                   ev.tag + "'",
+            throw format_error(fmt::format("the index locates tensor '{}' here, but the record holds '{}'", tag, ev.tag),
                                file, request.offset);
         }
         return std::move(ev.value);
@@ -450,10 +452,10 @@ private:
                 std::sort(have.begin(), have.end());
                 std::string list;
                 for (const auto& h : have) {
-                    list += (list.empty() ? "" : ", ") + h;
+                    list += fmt::format("{}{}", list.empty() ? "" : ", ", h);
                 }
-                throw invalid_worker("invalid worker '" + *worker + "': tensor '" + record.name() + "' at " +
-                                     describe_step(step, m) + " was written by " + list + " (trial " + name_ + ")");
+                throw invalid_worker(fmt::format("invalid worker '{}': tensor '{}' at {} was written by {} (trial {})",
+                                                 *worker, record.name(), describe_step(step, m), list, name_));
             }
         }
         return std::nullopt;
@@ -477,12 +479,13 @@ private:
             std::this_thread::sleep_for(std::min(options_.poll_interval, std::chrono::milliseconds(500)));
         }
         if (files.empty()) {
-            throw missing_collection_files("no collection files under " + storage_.describe() +
-                                           "/collections: not a run written by smdebug or tdbg, or not started yet");
+            throw missing_collection_files(fmt::format(
+                "no collection files under {}/collections: not a run written by smdebug or tdbg, or not started yet",
+                storage_.describe()));
         }
         // smdebug reads the first worker's file and takes the workers from the file names.
         const std::string& first = files.front().first;
-        collections_ = format::parse_collections_file(storage_.read(first), storage_.describe() + "/" + first);
+        collections_ = format::parse_collections_file(storage_.read(first), fmt::format("{}/{}", storage_.describe(), first));
         num_workers_ = collections_.num_workers <= 0 ? 1 : static_cast<std::size_t>(collections_.num_workers);
         steps_.set_num_workers(num_workers_);
         for (const auto& c : collections_.collections) {
@@ -505,8 +508,9 @@ private:
             }
             auto info = format::parse_index_file_key(key);
             if (!info) {
-                throw index_reader_error("invalid index file name " + storage_.describe() + "/" + key +
-                                         " (expected index/<9 digits>/<12-digit step>_<worker>.json)");
+                throw index_reader_error(
+                    fmt::format("invalid index file name {}/{} (expected index/<9 digits>/<12-digit step>_<worker>.json)",
+                                storage_.describe(), key));
             }
             if (range_.contains(info->step)) {
                 out.push_back(pending_index{key, info->step, std::move(info->worker)});
@@ -526,14 +530,16 @@ private:
     void read_index_file(const std::string& key, loaded_index& out) const {
         out.text = storage_.read(key);
         try {
-            format::detail::parse_index_view(out.text, storage_.describe() + "/" + key, out.view, out.decoded);
+            format::detail::parse_index_view(out.text, fmt::format("{}/{}", storage_.describe(), key), out.view,
+                                             out.decoded);
         } catch (const format_error& e) {
-            throw index_reader_error(std::string("empty or corrupt index file: ") + e.what());
+            throw index_reader_error(fmt::format("empty or corrupt index file: {}", e.what()));
         }
         for (const format::detail::location_view& loc : out.view.tensors) {
             if (loc.length == 0 || loc.name.empty()) {
-                throw index_reader_error("index file " + storage_.describe() + "/" + key + ": an entry of tensor '" +
-                                         std::string(loc.name) + "' with an empty name or a record of length 0");
+                throw index_reader_error(
+                    fmt::format("index file {}/{}: an entry of tensor '{}' with an empty name or a record of length 0",
+                                storage_.describe(), key, loc.name));
             }
         }
     }

@@ -14,7 +14,7 @@
 #include "golden.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/tfrecord.hpp"
-#include "tdbg/trial/detail/tensor_decoder.hpp"
+#include "tdbg/format/detail/fast_event.hpp"
 #include "tdbg/trial/trial.hpp"
 
 TEST_CASE("tensor decoder: every fixture record decodes as the full decoder decodes it") {
@@ -31,7 +31,7 @@ TEST_CASE("tensor decoder: every fixture record decodes as the full decoder deco
             tdbg::format::record_reader reader(*data, entry.path().string());
             while (auto record = reader.next()) {
                 INFO(entry.path() << " at " << record->offset);
-                const auto fast = tdbg::detail::decode_tensor_fast(record->payload, data);
+                const auto fast = tdbg::format::detail::decode_tensor_fast(record->payload, data);
                 REQUIRE(fast.has_value());
                 const auto full = tdbg::format::decode_tensor_event(record->payload, data, entry.path().string(),
                                                                     record->payload_offset());
@@ -54,21 +54,21 @@ TEST_CASE("tensor decoder: strings, truncated and foreign payloads are declined"
     ev.mode = tdbg::mode::train;
     ev.mode_step = 3;
     const std::string strings = tdbg::format::encode_tensor_event(ev);
-    CHECK_FALSE(tdbg::detail::decode_tensor_fast(strings, nullptr).has_value());
+    CHECK_FALSE(tdbg::format::detail::decode_tensor_fast(strings, nullptr).has_value());
 
     ev.value = tdbg::test::iota_value(1, 3);
     const std::string good = tdbg::format::encode_tensor_event(ev);
-    const auto ok = tdbg::detail::decode_tensor_fast(good, nullptr);
+    const auto ok = tdbg::format::detail::decode_tensor_fast(good, nullptr);
     REQUIRE(ok.has_value());
     CHECK(ok->tag == "s");
     CHECK(ok->value.data_as<float>()[2] == 3.0F);
     for (std::size_t cut = 0; cut < good.size(); ++cut) {
         INFO("cut at " << cut);
-        CHECK_FALSE(tdbg::detail::decode_tensor_fast(good.substr(0, cut), nullptr).has_value());
+        CHECK_FALSE(tdbg::format::detail::decode_tensor_fast(good.substr(0, cut), nullptr).has_value());
     }
-    CHECK_FALSE(tdbg::detail::decode_tensor_fast(tdbg::format::encode_scalar_event(1.0, 2, "x", 1.5F), nullptr).has_value());
-    CHECK_FALSE(tdbg::detail::decode_tensor_fast(tdbg::format::encode_file_version_event(1.0), nullptr).has_value());
-    CHECK_FALSE(tdbg::detail::decode_tensor_fast(std::string("\xff\xff\xff", 3), nullptr).has_value());
+    CHECK_FALSE(tdbg::format::detail::decode_tensor_fast(tdbg::format::encode_scalar_event(1.0, 2, "x", 1.5F), nullptr).has_value());
+    CHECK_FALSE(tdbg::format::detail::decode_tensor_fast(tdbg::format::encode_file_version_event(1.0), nullptr).has_value());
+    CHECK_FALSE(tdbg::format::detail::decode_tensor_fast(std::string("\xff\xff\xff", 3), nullptr).has_value());
 }
 
 TEST_CASE("tensor decoder: a run with string tensors is read through the full decoder") {
@@ -100,7 +100,7 @@ TEST_CASE("tensor decoder: damaged payloads are declined or decoded as the full 
         for (const unsigned char c : {0x00U, 0x01U, 0x08U, 0x0aU, 0x12U, 0x22U, 0x7fU, 0x80U, 0xffU}) {
             std::string damaged = good;
             damaged[i] = static_cast<char>(c);
-            const auto fast = tdbg::detail::decode_tensor_fast(damaged, nullptr);
+            const auto fast = tdbg::format::detail::decode_tensor_fast(damaged, nullptr);
             if (!fast) {
                 continue;
             }

@@ -2,9 +2,11 @@
 /// \file
 /// A fast path for the records a trial reads most: an Event holding one
 /// tensor whose elements are in tensor_content, as smdebug and tdbg write
-/// them. Anything else (typed value fields, strings, unknown fields, bad
-/// bytes) returns nullopt, and the caller decodes with format::decode_tensor_event,
-/// which reads every variant and names the problem in its errors.
+/// them, read with the same wire_cursor as the full decoder but without its
+/// exceptions and allocations. Anything else (typed value fields, strings,
+/// unknown fields, bad bytes) returns nullopt, and the caller decodes with
+/// format::decode_tensor_event, which reads every variant and names the
+/// problem in its errors.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,8 +18,9 @@
 
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/format/detail/proto.hpp"
 
-namespace tdbg::detail {
+namespace tdbg::format::detail {
 
 /// What the fast path found in an Event payload.
 struct fast_tensor {
@@ -25,80 +28,6 @@ struct fast_tensor {
     tensor_value value;
     /// Where the elements start in the payload (for aligning the next read).
     std::size_t content_offset = 0;
-};
-
-/// Protobuf wire reading over a bounded view; every read checks its bounds.
-class wire_reader {
-public:
-    explicit wire_reader(std::string_view data) noexcept : p_(data.data()), end_(data.data() + data.size()) {}
-
-    [[nodiscard]] bool done() const noexcept { return p_ == end_; }
-
-    bool varint(std::uint64_t& out) noexcept {
-        if (p_ != end_ && static_cast<unsigned char>(*p_) < 0x80U) { // one byte: nearly every key and length
-            out = static_cast<unsigned char>(*p_++);
-            return true;
-        }
-        out = 0;
-        for (unsigned shift = 0; shift < 64; shift += 7) {
-            if (p_ == end_) {
-                return false;
-            }
-            const auto byte = static_cast<unsigned char>(*p_++);
-            out |= static_cast<std::uint64_t>(byte & 0x7FU) << shift;
-            if ((byte & 0x80U) == 0) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /// The next field's number and wire type.
-    bool key(std::uint32_t& field, std::uint32_t& wire) noexcept {
-        std::uint64_t k = 0;
-        if (!varint(k) || (k >> 3U) == 0 || (k >> 3U) > std::numeric_limits<std::uint32_t>::max()) {
-            return false;
-        }
-        field = static_cast<std::uint32_t>(k >> 3U);
-        wire = static_cast<std::uint32_t>(k & 7U);
-        return true;
-    }
-
-    /// A length-delimited field's bytes.
-    bool bytes(std::string_view& out) noexcept {
-        std::uint64_t n = 0;
-        if (!varint(n) || n > static_cast<std::uint64_t>(end_ - p_)) {
-            return false;
-        }
-        out = std::string_view(p_, static_cast<std::size_t>(n));
-        p_ += n;
-        return true;
-    }
-
-    /// Skips a field of wire type `wire` (varint, fixed64, bytes, fixed32).
-    bool skip(std::uint32_t wire) noexcept {
-        std::uint64_t ignored = 0;
-        std::string_view view;
-        switch (wire) {
-        case 0: return varint(ignored);
-        case 1: return advance(8);
-        case 2: return bytes(view);
-        case 5: return advance(4);
-        default: return false;
-        }
-    }
-
-private:
-    bool advance(std::size_t n) noexcept {
-        if (static_cast<std::size_t>(end_ - p_) < n) {
-            return false;
-        }
-        p_ += n;
-        return true;
-    }
-
-    const char* p_;
-    const char* end_;
 };
 
 /// True for a decimal the full decoder accepts in plugin data: an optional
@@ -126,22 +55,22 @@ inline bool plugin_decimal(std::string_view text, std::int64_t& value) noexcept 
 /// True when SummaryMetadata holds only well-formed plugin data, with a
 /// numeric mode step and a mode number 1..4 where those are present.
 inline bool metadata_is_valid(std::string_view metadata) noexcept {
-    wire_reader m(metadata);
+    wire_cursor m(metadata);
     std::uint32_t field = 0;
-    std::uint32_t wire = 0;
-    while (!m.done()) {
+    wire_type wire = wire_type::varint;
+    while (!m.at_end()) {
         std::string_view plugin;
-        if (!m.key(field, wire) || field != 1 || wire != 2 || !m.bytes(plugin)) {
+        if (!m.key(field, wire) || field != 1 || wire != wire_type::length_delimited || !m.length_delimited(plugin)) {
             return false;
         }
-        wire_reader p(plugin);
+        wire_cursor p(plugin);
         std::string_view name;
         std::string_view content;
-        while (!p.done()) {
-            if (!p.key(field, wire) || wire != 2 || (field != 1 && field != 2)) {
+        while (!p.at_end()) {
+            if (!p.key(field, wire) || wire != wire_type::length_delimited || (field != 1 && field != 2)) {
                 return false;
             }
-            if (!p.bytes(field == 1 ? name : content)) {
+            if (!p.length_delimited(field == 1 ? name : content)) {
                 return false;
             }
         }
@@ -161,20 +90,20 @@ inline bool metadata_is_valid(std::string_view metadata) noexcept {
 inline std::optional<fast_tensor> decode_tensor_fast(std::string_view payload, const std::shared_ptr<const void>& keep_alive) {
     std::string_view summary;
     {
-        wire_reader event(payload);
+        wire_cursor event(payload);
         bool found = false;
         std::uint32_t field = 0;
-        std::uint32_t wire = 0;
-        while (!event.done()) {
+        wire_type wire = wire_type::varint;
+        while (!event.at_end()) {
             if (!event.key(field, wire)) {
                 return std::nullopt;
             }
-            if (field == 5 && wire == 2) {
-                if (found || !event.bytes(summary)) {
+            if (field == 5 && wire == wire_type::length_delimited) {
+                if (found || !event.length_delimited(summary)) {
                     return std::nullopt;
                 }
                 found = true;
-            } else if ((field == 1 && wire == 1) || (field == 2 && wire == 0)) {
+            } else if ((field == 1 && wire == wire_type::fixed64) || (field == 2 && wire == wire_type::varint)) {
                 if (!event.skip(wire)) { // wall_time, step: the index already says which step
                     return std::nullopt;
                 }
@@ -188,10 +117,10 @@ inline std::optional<fast_tensor> decode_tensor_fast(std::string_view payload, c
     }
     std::string_view value_bytes;
     {
-        wire_reader s(summary);
+        wire_cursor s(summary);
         std::uint32_t field = 0;
-        std::uint32_t wire = 0;
-        if (!s.key(field, wire) || field != 1 || wire != 2 || !s.bytes(value_bytes) || !s.done()) {
+        wire_type wire = wire_type::varint;
+        if (!s.key(field, wire) || field != 1 || wire != wire_type::length_delimited || !s.length_delimited(value_bytes) || !s.at_end()) {
             return std::nullopt;
         }
     }
@@ -200,20 +129,20 @@ inline std::optional<fast_tensor> decode_tensor_fast(std::string_view payload, c
     bool has_tag = false;
     bool has_tensor = false;
     {
-        wire_reader v(value_bytes);
+        wire_cursor v(value_bytes);
         std::uint32_t field = 0;
-        std::uint32_t wire = 0;
-        while (!v.done()) {
-            if (!v.key(field, wire) || wire != 2) {
+        wire_type wire = wire_type::varint;
+        while (!v.at_end()) {
+            if (!v.key(field, wire) || wire != wire_type::length_delimited) {
                 return std::nullopt;
             }
             if (field == 1) {
-                has_tag = v.bytes(tag);
+                has_tag = v.length_delimited(tag);
                 if (!has_tag) {
                     return std::nullopt;
                 }
             } else if (field == 8) {
-                if (has_tensor || !v.bytes(tensor)) {
+                if (has_tensor || !v.length_delimited(tensor)) {
                     return std::nullopt;
                 }
                 has_tensor = true;
@@ -223,7 +152,7 @@ inline std::optional<fast_tensor> decode_tensor_fast(std::string_view payload, c
                 }
             } else if (field == 9) { // metadata: the index has mode and mode step; only checked here
                 std::string_view metadata;
-                if (!v.bytes(metadata) || !metadata_is_valid(metadata)) {
+                if (!v.length_delimited(metadata) || !metadata_is_valid(metadata)) {
                     return std::nullopt;
                 }
             } else {
@@ -239,43 +168,43 @@ inline std::optional<fast_tensor> decode_tensor_fast(std::string_view payload, c
     tensor_value::shape_type shape;
     std::size_t count = 1;
     {
-        wire_reader t(tensor);
+        wire_cursor t(tensor);
         std::uint32_t field = 0;
-        std::uint32_t wire = 0;
-        while (!t.done()) {
+        wire_type wire = wire_type::varint;
+        while (!t.at_end()) {
             if (!t.key(field, wire)) {
                 return std::nullopt;
             }
-            if (field == 1 && wire == 0) {
+            if (field == 1 && wire == wire_type::varint) {
                 if (!t.varint(dtype_number)) {
                     return std::nullopt;
                 }
-            } else if (field == 4 && wire == 2) {
-                if (!t.bytes(content)) {
+            } else if (field == 4 && wire == wire_type::length_delimited) {
+                if (!t.length_delimited(content)) {
                     return std::nullopt;
                 }
-            } else if (field == 2 && wire == 2) {
+            } else if (field == 2 && wire == wire_type::length_delimited) {
                 std::string_view shape_bytes;
-                if (!t.bytes(shape_bytes)) {
+                if (!t.length_delimited(shape_bytes)) {
                     return std::nullopt;
                 }
-                wire_reader sh(shape_bytes);
-                while (!sh.done()) {
+                wire_cursor sh(shape_bytes);
+                while (!sh.at_end()) {
                     std::string_view dim_bytes;
-                    if (!sh.key(field, wire) || field != 2 || wire != 2 || !sh.bytes(dim_bytes)) {
+                    if (!sh.key(field, wire) || field != 2 || wire != wire_type::length_delimited || !sh.length_delimited(dim_bytes)) {
                         return std::nullopt; // unknown_rank and the like: the full decoder decides
                     }
-                    wire_reader dim(dim_bytes);
+                    wire_cursor dim(dim_bytes);
                     std::uint64_t size = 0;
-                    while (!dim.done()) {
+                    while (!dim.at_end()) {
                         if (!dim.key(field, wire)) {
                             return std::nullopt;
                         }
-                        if (field == 1 && wire == 0) {
+                        if (field == 1 && wire == wire_type::varint) {
                             if (!dim.varint(size)) {
                                 return std::nullopt;
                             }
-                        } else if (field != 2 || wire != 2 || !dim.skip(wire)) { // the dim's name
+                        } else if (field != 2 || wire != wire_type::length_delimited || !dim.skip(wire)) { // the dim's name
                             return std::nullopt;
                         }
                     }
@@ -298,4 +227,4 @@ inline std::optional<fast_tensor> decode_tensor_fast(std::string_view payload, c
                        static_cast<std::size_t>(content.data() - payload.data())};
 }
 
-} // namespace tdbg::detail
+} // namespace tdbg::format::detail
