@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     tdbg::collection relu("relu_activations");
     relu.include("^relu_output_");
     // Statistics of the activations without the activations themselves, computed in one pass.
-    relu.set_reduction_set<tdbg::reduce::reduction_set<tdbg::reduce::mean, tdbg::reduce::max, tdbg::reduce::std,
+    relu.set_reduction_set<tdbg::reduce::reduction_set<tdbg::reduce::mean, tdbg::reduce::max, tdbg::reduce::stddev,
                                                        tdbg::reduce::variance, tdbg::reduce::l2, tdbg::reduce::abs_l1>>(
         false, true);
     options.collections = {grads, relu};

@@ -56,7 +56,7 @@ void check_set_on_every_dtype() {
 
 TEST_CASE("policies name their reductions") {
     CHECK(reduce::min::value == reduction{reduction_kind::min, false});
-    CHECK(reduce::std::value == reduction{reduction_kind::std, false});
+    CHECK(reduce::stddev::value == reduction{reduction_kind::std, false});
     CHECK(reduce::abs_l2::value == reduction{reduction_kind::l2, true});
     CHECK(reduce::abs_variance::value == reduction{reduction_kind::variance, true});
     CHECK(tdbg::reduction_name(reduce::abs_prod::value) == "abs_prod");
@@ -87,7 +87,7 @@ TEST_CASE("a compile-time set equals the run-time set, bit for bit") {
     check_set_on_every_dtype<reduce::reduction_set<reduce::mean>>();
     check_set_on_every_dtype<reduce::reduction_set<reduce::min, reduce::max>>();
     check_set_on_every_dtype<reduce::reduction_set<reduce::abs_min, reduce::l1>>();
-    check_set_on_every_dtype<reduce::reduction_set<reduce::prod, reduce::variance, reduce::abs_std>>();
+    check_set_on_every_dtype<reduce::reduction_set<reduce::prod, reduce::variance, reduce::abs_stddev>>();
     check_set_on_every_dtype<reduce::reduction_set<reduce::abs_l2, reduce::abs_sum>>();
 }
 

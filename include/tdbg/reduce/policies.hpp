@@ -8,8 +8,9 @@
 /// the rank. smdebug's Python reader uses matrix norms for 2-D values
 /// (numpy.linalg.norm); tdbg does not. abs_<r> is r of numpy.absolute(x).
 ///
-/// Note: this namespace declares a type named `std`. Refer to the policies as
-/// `reduce::std` and do not write `using namespace tdbg::reduce`.
+/// The standard deviation's policy is `stddev` (a type named `std` would shadow
+/// the standard namespace inside tdbg::reduce); the reduction it stands for is
+/// still named "std" everywhere a name is written or read.
 
 #include <type_traits>
 
@@ -29,8 +30,8 @@ struct min : policy<reduction_kind::min, false> {};
 struct max : policy<reduction_kind::max, false> {};
 /// The arithmetic mean.
 struct mean : policy<reduction_kind::mean, false> {};
-/// The standard deviation, ddof=0.
-struct std : policy<reduction_kind::std, false> {};
+/// The standard deviation, ddof=0 (the reduction named "std").
+struct stddev : policy<reduction_kind::std, false> {};
 /// The variance, ddof=0.
 struct variance : policy<reduction_kind::variance, false> {};
 /// The sum.
@@ -47,8 +48,8 @@ struct abs_min : policy<reduction_kind::min, true> {};
 struct abs_max : policy<reduction_kind::max, true> {};
 /// The mean of the absolute values.
 struct abs_mean : policy<reduction_kind::mean, true> {};
-/// The standard deviation of the absolute values, ddof=0.
-struct abs_std : policy<reduction_kind::std, true> {};
+/// The standard deviation of the absolute values, ddof=0 (the reduction named "abs_std").
+struct abs_stddev : policy<reduction_kind::std, true> {};
 /// The variance of the absolute values, ddof=0.
 struct abs_variance : policy<reduction_kind::variance, true> {};
 /// The sum of the absolute values.

@@ -110,8 +110,8 @@ template <class... Policies>
 using reduction_set = detail::reduction_set_impl<Policies...>;
 
 /// All 18 reductions: the nine kinds, plain then abs_.
-using all_reductions = reduction_set<min, max, mean, std, variance, sum, prod, l1, l2, abs_min, abs_max, abs_mean,
-                                     abs_std, abs_variance, abs_sum, abs_prod, abs_l1, abs_l2>;
+using all_reductions = reduction_set<min, max, mean, stddev, variance, sum, prod, l1, l2, abs_min, abs_max, abs_mean,
+                                     abs_stddev, abs_variance, abs_sum, abs_prod, abs_l1, abs_l2>;
 
 } // namespace reduce
 } // namespace tdbg
