@@ -30,8 +30,10 @@ done
 
 tdbg_ensure_packages "${TDBG_TEST_PACKAGES[@]}"
 
+# -g1 (functions and line tables, no variables): backtraces and sanitizer reports keep their
+# file:line, and the builds spend about a quarter less CPU than with full -g.
 common=(-DTDBG_WERROR=ON -DTDBG_BUILD_TESTS=ON -DTDBG_BUILD_EXAMPLES=ON -DTDBG_BUILD_TOOLS=ON
-        -DCMAKE_CXX_EXTENSIONS=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
+        -DCMAKE_CXX_EXTENSIONS=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1)
 if $sanitize; then
     # Warnings, the header check and packaging are the plain builds' job; GCC's sanitizer
     # instrumentation also brings false-positive warnings.
