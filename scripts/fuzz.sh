@@ -33,10 +33,12 @@ out=$TDBG_BUILD_ROOT/fuzz
 mkdir -p "$out"
 cxx=$(command -v clang++ || command -v clang++-14)
 common=(-std=c++17 -g -O1 -I "$TDBG_REPO/include" -Wall -Wextra -Wpedantic -Werror)
+# The libraries tdbg's headers use (fmt, PCRE2), linked as any header-only user links them.
+read -r -a libs <<<"$(pkg-config --libs fmt libpcre2-8 2>/dev/null || echo -lfmt -lpcre2-8)"
 
 if $seeds; then
     tdbg_say "seed corpora -> tests/fuzz/corpus"
-    "$cxx" "${common[@]}" "$TDBG_REPO/tests/fuzz/make_seeds.cpp" -o "$out/make_seeds"
+    "$cxx" "${common[@]}" "$TDBG_REPO/tests/fuzz/make_seeds.cpp" -o "$out/make_seeds" "${libs[@]}" -pthread
     "$out/make_seeds" "$TDBG_REPO/tests/fuzz/corpus"
     exit 0
 fi
@@ -53,7 +55,7 @@ for target in "${targets[@]}"; do
     start=$SECONDS
     tdbg_say "$target: build"
     if ! "$cxx" "${common[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-        -fno-omit-frame-pointer "$TDBG_REPO/tests/fuzz/$target.cpp" -o "$out/$target"; then
+        -fno-omit-frame-pointer "$TDBG_REPO/tests/fuzz/$target.cpp" -o "$out/$target" "${libs[@]}" -pthread; then
         result[$target]="FAILED to build"
         failed=true
         timing[$target]=$(tdbg_duration $((SECONDS - start)))

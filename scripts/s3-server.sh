@@ -51,14 +51,15 @@ start)
   if [ -f "$DIR/server.pid" ] && kill -0 "$(cat "$DIR/server.pid")" 2>/dev/null; then
     echo "an S3 server is already running in $DIR (pid $(cat "$DIR/server.pid"))" >&2; exit 1
   fi
-  rm -f "$DIR/endpoint"
+  # A killed server's endpoint file would be read before the new server removes it.
+  rm -f "$DIR/endpoint" "$DIR/data/endpoint"
   # setsid: the server outlives this script and is stopped by pid, not by process group.
   setsid "$PYTHON" "$HERE/s3_server.py" "$DIR/data" "$PORT" >>"$DIR/server.log" 2>&1 </dev/null &
   PID=$!
   echo "$PID" >"$DIR/server.pid"
   for _ in $(seq 1 600); do   # up to 60 s: a restart may wait for its port
-    if [ -s "$DIR/data/endpoint" ]; then
-      ENDPOINT=$(cat "$DIR/data/endpoint")
+    ENDPOINT=$(cat "$DIR/data/endpoint" 2>/dev/null || true)
+    if [ -n "$ENDPOINT" ]; then
       if curl -sf -o /dev/null --max-time 2 "$ENDPOINT/healthcheck"; then
         echo "$ENDPOINT" >"$DIR/endpoint"
         echo "$ENDPOINT"

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -153,6 +154,12 @@ TEST_CASE("proto reader: invalid keys, stray group ends and over-deep nesting ar
 TEST_CASE("wire cursor: varints, keys, fixed fields and lengths, and each malformed form declined") {
     using tdbg::format::detail::wire_cursor;
     std::uint64_t v = 0;
+    // A cursor over `data`, which outlives it (a cursor views its bytes).
+    std::deque<std::string> kept; // push_back keeps earlier strings where they are
+    auto over = [&kept](std::string data) {
+        kept.push_back(std::move(data));
+        return wire_cursor(kept.back());
+    };
     {
         const std::string max64 = bytes({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01});
         wire_cursor c(max64);
@@ -160,35 +167,38 @@ TEST_CASE("wire cursor: varints, keys, fixed fields and lengths, and each malfor
         CHECK(v == UINT64_MAX);
         CHECK(c.at_end());
     }
-    CHECK_FALSE(wire_cursor(bytes({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02})).varint(v)); // > 64 bits
-    CHECK_FALSE(wire_cursor(bytes({0x80, 0x80})).varint(v));                                                  // truncated
+    CHECK_FALSE(over(bytes({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02})).varint(v)); // > 64 bits
+    CHECK_FALSE(over(bytes({0x80, 0x80})).varint(v));                                                  // truncated
     {
-        wire_cursor c(bytes({0x96, 0x01}));
+        const std::string data = bytes({0x96, 0x01});
+        wire_cursor c(data); // a cursor views its bytes: they must outlive it
         CHECK(c.varint(v));
         CHECK(v == 150);
         CHECK(c.position() == 2);
     }
     std::uint32_t field = 0;
     tdbg::format::detail::wire_type type{};
-    CHECK(wire_cursor(bytes({0x0A})).key(field, type));
+    CHECK(over(bytes({0x0A})).key(field, type));
     CHECK(field == 1);
     CHECK(type == tdbg::format::detail::wire_type::length_delimited);
-    CHECK_FALSE(wire_cursor(bytes({0x00})).key(field, type)); // field 0
-    CHECK_FALSE(wire_cursor(bytes({0x0E})).key(field, type)); // wire type 6
+    CHECK_FALSE(over(bytes({0x00})).key(field, type)); // field 0
+    CHECK_FALSE(over(bytes({0x0E})).key(field, type)); // wire type 6
     {
-        wire_cursor c(bytes({0x03, 'a', 'b', 'c', 0x05, 'x'}));
+        const std::string data = bytes({0x03, 'a', 'b', 'c', 0x05, 'x'});
+        wire_cursor c(data); // a cursor views its bytes: they must outlive it
         std::string_view out;
         CHECK(c.length_delimited(out));
         CHECK(out == "abc");
         CHECK_FALSE(c.length_delimited(out)); // claims 5 bytes, 1 left
     }
     {
-        wire_cursor c(bytes({0x01, 0x02, 0x03, 0x04, 0x05}));
+        const std::string data = bytes({0x01, 0x02, 0x03, 0x04, 0x05});
+        wire_cursor c(data); // a cursor views its bytes: they must outlive it
         CHECK(c.fixed(4, v));
         CHECK(v == 0x04030201U);
         CHECK_FALSE(c.fixed(4, v));
     }
-    CHECK_FALSE(wire_cursor(bytes({0x0B})).skip(tdbg::format::detail::wire_type::start_group));
+    CHECK_FALSE(over(bytes({0x0B})).skip(tdbg::format::detail::wire_type::start_group));
 }
 
 TEST_CASE("proto reader: varint errors are named as before") {

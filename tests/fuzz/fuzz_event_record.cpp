@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,7 +21,7 @@ namespace {
 void check_payload(std::string_view payload, std::uint64_t offset) {
     // The fast path reads only what it fully understands; whatever it accepts, the full decoder must read the same.
     const auto owner = std::make_shared<std::string>(payload);
-    std::optional<tdbg::detail::fast_tensor> fast;
+    std::optional<tdbg::format::detail::fast_tensor> fast;
     fast = tdbg::format::detail::decode_tensor_fast(*owner, owner);
     try {
         const tdbg::format::tensor_event ev = tdbg::format::decode_tensor_event(payload, nullptr, "fuzz.tfevents", offset);

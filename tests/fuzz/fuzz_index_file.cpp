@@ -1,38 +1,39 @@
-// libFuzzer target: an index file's text through the format layer's parser
-// and the trial's fast parser. Bad input must end in tdbg::format_error, and
-// whatever the fast parser accepts, the full parser must read the same.
+// libFuzzer target: an index file's text through the one index parser
+// (format/detail/index_parser.hpp, behind format::parse_index_file and the
+// trial alike). Bad input must end in tdbg::format_error, never a crash, a
+// hang or another exception; what the parser accepts must survive a round
+// trip through smdebug's byte layout (to_json) unchanged.
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
+#include "tdbg/core/error.hpp"
 #include "tdbg/format/index_file.hpp"
-#include "tdbg/trial/detail/index_parser.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    tdbg::detail::index_view fast;
-    const bool fast_ok = tdbg::detail::parse_index_fast(text, fast);
+    const std::string_view file = "index/000000000/000000000001_worker_0.json";
+    tdbg::format::index_file parsed;
     try {
-        const tdbg::format::index_file full = tdbg::format::parse_index_file(text, "index/000000000/000000000001_worker_0.json");
-        if (fast_ok) {
-            const tdbg::detail::index_view expected = tdbg::detail::view_of(full);
-            bool same = fast.index_mode == expected.index_mode && fast.mode_step == expected.mode_step &&
-                        fast.event_file_name == expected.event_file_name && fast.tensors.size() == expected.tensors.size() &&
-                        fast.shapes.size() == expected.shapes.size();
-            for (std::size_t i = 0; same && i < fast.tensors.size(); ++i) {
-                same = fast.tensors[i].name == expected.tensors[i].name && fast.tensors[i].start == expected.tensors[i].start &&
-                       fast.tensors[i].length == expected.tensors[i].length;
-            }
-            if (!same) {
-                std::abort(); // the fast parser misread the file
-            }
+        parsed = tdbg::format::parse_index_file(text, file);
+    } catch (const tdbg::format_error&) {
+        return 0; // refused with the format's error: what bad input must get
+    }
+    std::string written;
+    try {
+        written = tdbg::format::to_json(parsed);
+    } catch (const tdbg::error&) {
+        return 0; // accepted values the writer refuses to write (e.g. a name that is not UTF-8)
+    }
+    try {
+        if (tdbg::format::parse_index_file(written, file) != parsed) {
+            std::abort(); // written and read back, the index changed
         }
     } catch (const tdbg::format_error&) {
-        if (fast_ok) {
-            std::abort(); // the fast parser accepted what the format layer refuses
-        }
+        std::abort(); // the parser refuses what the writer wrote
     }
     return 0;
 }

@@ -113,8 +113,8 @@ public:
     TDBG_DECL void push_back(json_value item);
 
     /// Equal as Python compares what json.loads returns: numbers by value (1 == 1.0), objects whatever the member order.
-    friend TDBG_DECL bool operator==(const json_value& a, const json_value& b) noexcept;
-    friend bool operator!=(const json_value& a, const json_value& b) noexcept { return !(a == b); }
+    friend TDBG_DECL bool operator==(const json_value& a, const json_value& b);
+    friend bool operator!=(const json_value& a, const json_value& b) { return !(a == b); }
 
 private:
     kind kind_ = kind::null;

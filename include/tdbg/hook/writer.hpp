@@ -603,7 +603,7 @@ private:
     // Appends one record: header, payload, smdebug's constant footer (the bytes
     // of format::append_record). Small pieces gather in the chunk buffer; large
     // ones (tensor contents) go to storage straight from the tensor's memory.
-    void write_record(open_step& s, const detail::event_pieces& payload) {
+    void write_record(open_step& s, const detail::event_pieces& payload) const {
         char length[8];
         const auto n = static_cast<std::uint64_t>(payload.size());
         for (unsigned i = 0; i < 8; ++i) {

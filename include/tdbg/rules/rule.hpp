@@ -281,6 +281,10 @@ public:
     /// The rule as its own class.
     [[nodiscard]] const Derived& derived() const noexcept { return static_cast<const Derived&>(*this); }
 
+    rule& operator=(const rule&) = delete;
+    rule& operator=(rule&&) = delete;
+    ~rule() override = default;
+
 protected:
     /// A rule over `base_trial` with `params`.
     explicit rule(trial base_trial, rule_params params = rule_params())
@@ -292,9 +296,6 @@ protected:
 
     rule(const rule&) = default;
     rule(rule&&) noexcept = default;
-    rule& operator=(const rule&) = delete;
-    rule& operator=(rule&&) = delete;
-    ~rule() override = default;
 
 private:
     [[nodiscard]] bool do_parallel_steps() const noexcept final { return parallel_steps_v<Derived>; }

@@ -217,6 +217,8 @@ std::string encode_message(Body&& body) {
 class wire_cursor {
 public:
     explicit wire_cursor(std::string_view data) noexcept : data_(data) {}
+    /// A cursor views its bytes: a temporary string would be gone before the cursor is used.
+    explicit wire_cursor(const std::string&& data) = delete;
 
     [[nodiscard]] bool at_end() const noexcept { return pos_ == data_.size(); }
     /// The offset of the next byte in the data.

@@ -73,7 +73,7 @@ inline void append_hex4(std::string& out, std::uint32_t unit) {
 inline void dump_value(std::string& out, const json_value& v, const json_style& style, int depth) {
     const auto newline = [&](int level) {
         out.push_back('\n');
-        out.append(static_cast<std::size_t>(style.indent * level), ' ');
+        out.append(static_cast<std::size_t>(style.indent) * static_cast<std::size_t>(level), ' ');
     };
     switch (v.type()) {
     case json_value::kind::null: out += "null"; return;
@@ -145,7 +145,7 @@ inline void dump_value(std::string& out, const json_value& v, const json_style& 
     }
 }
 
-inline bool numbers_equal(const json_value& a, const json_value& b) noexcept {
+inline bool numbers_equal(const json_value& a, const json_value& b) {
     if (a.type() == json_value::kind::real || b.type() == json_value::kind::real) {
         return a.as_double() == b.as_double();
     }
@@ -262,7 +262,7 @@ TDBG_DECL void json_value::push_back(json_value item) {
     items_.push_back(std::move(item));
 }
 
-TDBG_DECL bool operator==(const json_value& a, const json_value& b) noexcept {
+TDBG_DECL bool operator==(const json_value& a, const json_value& b) {
     if (a.is_number() && b.is_number()) {
         return detail::numbers_equal(a, b);
     }

@@ -163,7 +163,7 @@ template <class T, unsigned A>
             return real_block<A>(p, n, level);
         }
     } else if constexpr (is_complex_v<T>) {
-        constexpr bool complex = A == runtime_preset || A != 0; // the only preset computes them
+        constexpr bool complex = A != 0; // the only preset (and runtime_preset, nonzero too) computes them
         return complex_block<complex>(p, n, level, key.c != 0);
     } else {
         return integer_block<A == runtime_preset ? preset_keys<T>()[0] : A>(p, n, level, key.b, key.c);

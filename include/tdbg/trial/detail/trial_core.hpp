@@ -44,9 +44,7 @@
 #include "tdbg/trial/options.hpp"
 #include "tdbg/trial/step_state.hpp"
 
-namespace tdbg {
-
-namespace detail {
+namespace tdbg::detail {
 
 /// "step 3 of mode TRAIN", for messages.
 inline std::string describe_step(std::int64_t step, mode m) {
@@ -677,5 +675,4 @@ private:
     std::unordered_map<std::string_view, std::uint32_t> file_ids_;
 };
 
-} // namespace detail
-} // namespace tdbg
+} // namespace tdbg::detail
