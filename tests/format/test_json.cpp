@@ -113,6 +113,34 @@ TEST_CASE("json: escapes and surrogate pairs decode to UTF-8; a repeated key kee
     CHECK(parse_json("\"caf\xc3\xa9\"").as_string() == "caf\xc3\xa9");
 }
 
+TEST_CASE("json: strings are read eight bytes at a time; every special byte is found wherever it sits") {
+    // Plain bytes are skipped a word at a time: a quote, a backslash, a control byte or a
+    // UTF-8 byte at any position of a string of any length must still be seen.
+    for (std::size_t length = 0; length <= 20; ++length) {
+        const std::string plain = std::string(length, 'a');
+        INFO("length " << length);
+        CHECK(parse_json('"' + plain + '"').as_string() == plain);
+        for (std::size_t at = 0; at < length; ++at) {
+            INFO("at " << at);
+            std::string escaped = plain;
+            escaped.replace(at, 1, "\\n");
+            CHECK(parse_json('"' + escaped + '"').as_string() == plain.substr(0, at) + "\n" + plain.substr(at + 1));
+            std::string utf8 = plain;
+            utf8.replace(at, 1, "\xc3\xa9");
+            CHECK(parse_json('"' + utf8 + '"').as_string() == utf8);
+            std::string control = plain;
+            control[at] = '\x1f';
+            CHECK(error_offset('"' + control + '"') == static_cast<std::int64_t>(at) + 1);
+            std::string invalid = plain;
+            invalid[at] = '\xff';
+            CHECK(error_offset('"' + invalid + '"') == static_cast<std::int64_t>(at) + 1);
+            std::string cut = plain;
+            cut[at] = '"'; // the string ends there, and what follows is not JSON
+            CHECK(error_offset('"' + cut + '"') == static_cast<std::int64_t>(at) + 2);
+        }
+    }
+}
+
 TEST_CASE("json: what is not JSON is refused at its byte offset") {
     CHECK(error_offset("") == 0);
     CHECK(error_offset("[1, 2,]") == 5);       // the trailing comma

@@ -74,9 +74,9 @@ public:
 
     private:
         friend class local_storage;
-        TDBG_DECL explicit reader(std::filesystem::path path);
+        TDBG_DECL explicit reader(std::string path);
 
-        std::filesystem::path path_;
+        std::string path_;
         int fd_ = -1;
         std::uint64_t size_ = 0;
     };
@@ -105,6 +105,7 @@ public:
 
 private:
     [[nodiscard]] TDBG_DECL std::filesystem::path path_of(const std::string& key) const;
+    [[nodiscard]] TDBG_DECL std::string file_of(const std::string& key) const;
 
     std::filesystem::path root_;
     options options_;

@@ -7,7 +7,7 @@
 /// every error names the file, the key and the byte offset.
 
 #include <cstdint>
-#include <deque>
+#include <forward_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +20,10 @@
 #include "tdbg/format/detail/json_reader.hpp"
 
 namespace tdbg::format::detail {
+
+/// Where strings that had escapes are decoded to: their addresses never move, and an
+/// empty store allocates nothing (most index files have no escapes).
+using decoded_strings = std::forward_list<std::string>;
 
 /// One tensor_payload entry, its name viewing the text (or the decoded store).
 struct location_view {
@@ -44,9 +48,38 @@ struct index_view {
     std::vector<shape_view> shapes;
 };
 
+/// Where a value sits in an index file ("tensor_payload[3].length"): held as parts and
+/// formatted only when an error names it, so that reading pays nothing for it.
+struct key_path {
+    static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+    key_path(const char* whole) : head(whole) {} // NOLINT(google-explicit-constructor): "meta.mode"
+    key_path(std::string_view list, std::size_t item, std::string_view member = {}, std::size_t member_item = none)
+        : head(list), index(item), field(member), field_index(member_item) {}
+
+    [[nodiscard]] std::string str() const {
+        std::string out(head);
+        if (index != none) {
+            out += fmt::format("[{}]", index);
+        }
+        if (!field.empty()) {
+            out.append(1, '.').append(field);
+        }
+        if (field_index != none) {
+            out += fmt::format("[{}]", field_index);
+        }
+        return out;
+    }
+
+    std::string_view head;
+    std::size_t index = none;
+    std::string_view field;
+    std::size_t field_index = none;
+};
+
 class index_parser {
 public:
-    index_parser(std::string_view text, std::string_view file, std::deque<std::string>& decoded)
+    index_parser(std::string_view text, std::string_view file, decoded_strings& decoded)
         : in_(text, file, "index file"), file_(file), decoded_(decoded) {}
 
     void parse(index_view& out) {
@@ -75,23 +108,23 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(std::string_view path, std::string_view why) const {
-        throw format_error(fmt::format("index file: key '{}' {}", path, why), std::string(file_), in_.offset());
+    [[noreturn]] void fail(const key_path& path, std::string_view why) const {
+        throw format_error(fmt::format("index file: key '{}' {}", path.str(), why), std::string(file_), in_.offset());
     }
 
     // The string's view, made to last as long as the text: escapes were decoded into the reader's buffer.
     std::string_view lasting(std::string_view s) {
-        return in_.string_in_text() ? s : std::string_view(decoded_.emplace_back(s));
+        return in_.string_in_text() ? s : std::string_view(decoded_.emplace_front(s));
     }
 
-    std::string_view string_at(std::string_view path) {
+    std::string_view string_at(const key_path& path) {
         if (in_.peek() != json_reader::value_kind::string) {
             fail(path, "must be a string");
         }
         return lasting(in_.read_string());
     }
 
-    std::int64_t integer_at(std::string_view path) {
+    std::int64_t integer_at(const key_path& path) {
         if (in_.peek() != json_reader::value_kind::number) {
             fail(path, "must be an integer");
         }
@@ -102,7 +135,7 @@ private:
         return n.integer;
     }
 
-    std::uint64_t unsigned_at(std::string_view path) {
+    std::uint64_t unsigned_at(const key_path& path) {
         if (in_.peek() != json_reader::value_kind::number) {
             fail(path, "must be a non-negative integer");
         }
@@ -116,7 +149,7 @@ private:
         return static_cast<std::uint64_t>(n.integer);
     }
 
-    void expect_kind(json_reader::value_kind kind, std::string_view path, std::string_view what) {
+    void expect_kind(json_reader::value_kind kind, const key_path& path, std::string_view what) {
         if (in_.peek() != kind) {
             fail(path, fmt::format("must be {}", what));
         }
@@ -159,8 +192,8 @@ private:
         out.clear();
         in_.begin_array();
         while (in_.next_item()) {
-            const std::string path = fmt::format("tensor_payload[{}]", out.size());
-            expect_kind(json_reader::value_kind::object, path, "an object");
+            const std::size_t item = out.size();
+            expect_kind(json_reader::value_kind::object, key_path("tensor_payload", item), "an object");
             location_view loc;
             bool name = false;
             bool start = false;
@@ -169,20 +202,20 @@ private:
             std::string_view key;
             while (in_.next_key(key)) {
                 if (key == "tensorname") {
-                    loc.name = string_at(path + ".tensorname");
+                    loc.name = string_at(key_path("tensor_payload", item, "tensorname"));
                     name = true;
                 } else if (key == "start_idx") {
-                    loc.start = unsigned_at(path + ".start_idx");
+                    loc.start = unsigned_at(key_path("tensor_payload", item, "start_idx"));
                     start = true;
                 } else if (key == "length") {
-                    loc.length = unsigned_at(path + ".length");
+                    loc.length = unsigned_at(key_path("tensor_payload", item, "length"));
                     length = true;
                 } else {
                     in_.skip_value();
                 }
             }
             if (!name || !start || !length) {
-                fail(path + (!name ? ".tensorname" : !start ? ".start_idx" : ".length"), "is missing");
+                fail(key_path("tensor_payload", item, !name ? "tensorname" : !start ? "start_idx" : "length"), "is missing");
             }
             out.push_back(loc);
         }
@@ -193,8 +226,8 @@ private:
         out.clear();
         in_.begin_array();
         while (in_.next_item()) {
-            const std::string path = fmt::format("shape_payload[{}]", out.size());
-            expect_kind(json_reader::value_kind::object, path, "an object");
+            const std::size_t item = out.size();
+            expect_kind(json_reader::value_kind::object, key_path("shape_payload", item), "an object");
             shape_view entry;
             bool name = false;
             bool shape = false;
@@ -202,16 +235,16 @@ private:
             std::string_view key;
             while (in_.next_key(key)) {
                 if (key == "tensorname") {
-                    entry.name = string_at(path + ".tensorname");
+                    entry.name = string_at(key_path("shape_payload", item, "tensorname"));
                     name = true;
                 } else if (key == "originalname") {
-                    entry.original_name = string_at(path + ".originalname");
+                    entry.original_name = string_at(key_path("shape_payload", item, "originalname"));
                 } else if (key == "shape") {
-                    expect_kind(json_reader::value_kind::array, path + ".shape", "a list");
+                    expect_kind(json_reader::value_kind::array, key_path("shape_payload", item, "shape"), "a list");
                     entry.shape.clear();
                     in_.begin_array();
                     while (in_.next_item()) {
-                        const std::string dim_path = fmt::format("{}.shape[{}]", path, entry.shape.size());
+                        const key_path dim_path("shape_payload", item, "shape", entry.shape.size());
                         const std::int64_t size = integer_at(dim_path);
                         if (size < 0) {
                             fail(dim_path, fmt::format("must not be negative, found {}", size));
@@ -224,7 +257,7 @@ private:
                 }
             }
             if (!name || !shape) {
-                fail(path + (!name ? ".tensorname" : ".shape"), "is missing");
+                fail(key_path("shape_payload", item, !name ? "tensorname" : "shape"), "is missing");
             }
             out.push_back(std::move(entry));
         }
@@ -232,13 +265,13 @@ private:
 
     json_reader in_;
     std::string_view file_;
-    std::deque<std::string>& decoded_;
+    decoded_strings& decoded_;
 };
 
 /// Reads the index file `text` (named `file` in errors) into `out`, which views
 /// `text` and, for strings with escapes, `decoded`. Throws format_error.
 inline void parse_index_view(std::string_view text, std::string_view file, index_view& out,
-                             std::deque<std::string>& decoded) {
+                             decoded_strings& decoded) {
     index_parser(text, file, decoded).parse(out);
 }
 

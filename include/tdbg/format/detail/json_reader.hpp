@@ -7,10 +7,12 @@
 /// is refused, so no input makes it recurse or allocate without bound. Every
 /// error is a format_error naming the source and the byte offset.
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -43,7 +45,9 @@ public:
 
     /// Reads `text`; errors say "`what` is not valid JSON" and name `source`.
     json_reader(std::string_view text, std::string_view source, std::string_view what)
-        : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), source_(source), what_(what) {}
+        : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), source_(source), what_(what) {
+        first_.reserve(16); // one allocation for the usual depths
+    }
 
     /// The byte offset reached.
     [[nodiscard]] std::size_t offset() const noexcept { return static_cast<std::size_t>(p_ - begin_); }
@@ -106,12 +110,15 @@ public:
         }
         const char* start = ++p_;
         // The common case: plain characters up to the closing quote, viewed in place.
-        while (p_ != end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20) {
-            if (static_cast<unsigned char>(*p_) >= 0x80) {
-                check_utf8_at();
-            } else {
+        for (;;) {
+            skip_plain_words();
+            while (p_ != end_ && plain_ascii(*p_)) {
                 ++p_;
             }
+            if (p_ == end_ || static_cast<unsigned char>(*p_) < 0x80) {
+                break;
+            }
+            check_utf8_at();
         }
         if (p_ != end_ && *p_ == '"') {
             ++p_;
@@ -152,15 +159,17 @@ public:
         skip_space();
         const char* start = p_;
         json_number out;
-        if (literal("NaN")) {
-            out.type = json_number::kind::real;
-            out.real = std::numeric_limits<double>::quiet_NaN();
-            return out;
-        }
-        if (literal("Infinity") || literal("-Infinity")) {
-            out.type = json_number::kind::real;
-            out.real = *start == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-            return out;
+        if (p_ != end_ && (*p_ == 'N' || *p_ == 'I' || *p_ == '-')) { // Python's json writes NaN and Infinity
+            if (literal("NaN")) {
+                out.type = json_number::kind::real;
+                out.real = std::numeric_limits<double>::quiet_NaN();
+                return out;
+            }
+            if (literal("Infinity") || literal("-Infinity")) {
+                out.type = json_number::kind::real;
+                out.real = *start == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+                return out;
+            }
         }
         const bool negative = p_ != end_ && *p_ == '-';
         if (negative) {
@@ -281,8 +290,41 @@ public:
     }
 
 private:
+    // True for a byte a string holds as it is: printable ASCII but the quote and the backslash.
+    static bool plain_ascii(char c) noexcept {
+        static constexpr std::array<bool, 256> table = [] {
+            std::array<bool, 256> t{};
+            for (std::size_t b = 0x20; b < 0x80; ++b) {
+                t[b] = b != '"' && b != '\\';
+            }
+            return t;
+        }();
+        return table[static_cast<unsigned char>(c)];
+    }
+
+    // Skips eight bytes at a time while all of them are plain_ascii (a string's usual body).
+    void skip_plain_words() noexcept {
+        constexpr std::uint64_t ones = 0x0101010101010101U;
+        constexpr std::uint64_t highs = 0x8080808080808080U;
+        while (end_ - p_ >= 8) {
+            std::uint64_t w = 0;
+            std::memcpy(&w, p_, sizeof w);
+            // Whether any byte is below 0x20, is '"' or '\\', or is 0x80 or above: the classic
+            // "has a zero byte" test, on w and on w xor each special byte (exact for "any").
+            const auto has_zero = [&](std::uint64_t v) { return (v - ones) & ~v & highs; };
+            const std::uint64_t special = ((w - ones * 0x20) & ~w & highs) | has_zero(w ^ (ones * '"')) |
+                                          has_zero(w ^ (ones * '\\')) | (w & highs);
+            if (special != 0) {
+                return; // a byte here needs a closer look
+            }
+            p_ += 8;
+        }
+    }
+
     void skip_space() noexcept {
-        while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) {
+        // Most calls find a token at once: one comparison rules out every byte above the space.
+        while (p_ != end_ && static_cast<unsigned char>(*p_) <= ' ' &&
+               (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) {
             ++p_;
         }
     }
@@ -320,7 +362,7 @@ private:
             fail(fmt::format("nested deeper than {} levels", max_depth));
         }
         ++p_;
-        first_.push_back(true);
+        first_.push_back(1);
     }
 
     // After a member or item: true when another follows (its ',' consumed), false at `close`.
@@ -331,8 +373,8 @@ private:
             first_.pop_back();
             return false;
         }
-        if (first_.back()) {
-            first_.back() = false;
+        if (first_.back() != 0) {
+            first_.back() = 0;
             if (p_ == end_) {
                 fail(fmt::format("the text ends inside a {}", close == '}' ? "an object" : "a list"));
             }
@@ -420,7 +462,7 @@ private:
     const char* end_;
     std::string_view source_;
     std::string_view what_;
-    std::vector<bool> first_; // per open object or list: no member read yet
+    std::vector<char> first_; // per open object or list: no member read yet (not vector<bool>: read per item)
     std::string buffer_;
     bool in_text_ = true;
 };

@@ -2,7 +2,6 @@
 /// \file
 /// Definitions of tdbg/format/index_file.hpp.
 
-#include <deque>
 #include <string>
 #include <string_view>
 
@@ -47,7 +46,7 @@ TDBG_DECL std::string to_json(const index_file& index) {
 }
 
 TDBG_DECL index_file parse_index_file(std::string_view json, std::string_view file) {
-    std::deque<std::string> decoded;
+    detail::decoded_strings decoded;
     detail::index_view view;
     detail::parse_index_view(json, file, view, decoded);
     index_file out;

@@ -30,30 +30,30 @@ namespace detail {
 inline std::string errno_text(int e) { return std::strerror(e); }
 
 // Opens `path` for reading: object_not_found when it does not exist.
-inline int open_for_read(const std::filesystem::path& path) {
+inline int open_for_read(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         const int saved = errno;
         if (saved == ENOENT) {
-            throw object_not_found(fmt::format("no such object: {}", path.string()));
+            throw object_not_found(fmt::format("no such object: {}", path));
         }
-        throw storage_error(fmt::format("cannot open {}: {}", path.string(), errno_text(saved)));
+        throw storage_error(fmt::format("cannot open {}: {}", path, errno_text(saved)));
     }
     return fd;
 }
 
-inline std::uint64_t file_size(int fd, const std::filesystem::path& path) {
+inline std::uint64_t file_size(int fd, const std::string& path) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         const int saved = errno;
         ::close(fd);
-        throw storage_error(fmt::format("cannot stat {}: {}", path.string(), errno_text(saved)));
+        throw storage_error(fmt::format("cannot stat {}: {}", path, errno_text(saved)));
     }
     return static_cast<std::uint64_t>(st.st_size);
 }
 
 // Fills out[0, length) from `offset` of `fd`; throws past the end of the file.
-inline void pread_all(int fd, const std::filesystem::path& path, std::uint64_t offset, char* out, std::size_t length) {
+inline void pread_all(int fd, const std::string& path, std::uint64_t offset, char* out, std::size_t length) {
     std::size_t done = 0;
     while (done < length) {
         const ssize_t n = ::pread(fd, out + done, length - done, static_cast<off_t>(offset + done));
@@ -61,10 +61,10 @@ inline void pread_all(int fd, const std::filesystem::path& path, std::uint64_t o
             continue;
         }
         if (n < 0) {
-            throw storage_error(fmt::format("cannot read {}: {}", path.string(), errno_text(errno)));
+            throw storage_error(fmt::format("cannot read {}: {}", path, errno_text(errno)));
         }
         if (n == 0) {
-            throw storage_error(fmt::format("{}: wanted bytes {}..{} but the file ends at byte {}", path.string(),
+            throw storage_error(fmt::format("{}: wanted bytes {}..{} but the file ends at byte {}", path,
                                             offset, offset + length, offset + done));
         }
         done += static_cast<std::size_t>(n);
@@ -230,7 +230,7 @@ TDBG_DECL void local_storage::writer::fail_commit(const char* what) {
 
 // ---- reader ------------------------------------------------------------------
 
-TDBG_DECL local_storage::reader::reader(std::filesystem::path path) : path_(std::move(path)) {
+TDBG_DECL local_storage::reader::reader(std::string path) : path_(std::move(path)) {
     fd_ = detail::open_for_read(path_);
     size_ = detail::file_size(fd_, path_);
 }
@@ -246,7 +246,7 @@ TDBG_DECL local_storage::reader::~reader() {
 
 TDBG_DECL void local_storage::reader::read_at(std::uint64_t offset, char* out, std::size_t length) const {
     if (offset > size_ || length > size_ - offset) {
-        throw storage_error(fmt::format("{}: wanted bytes {}..{} but the file ends at byte {}", path_.string(), offset,
+        throw storage_error(fmt::format("{}: wanted bytes {}..{} but the file ends at byte {}", path_, offset,
                                         offset + length, size_));
     }
     detail::pread_all(fd_, path_, offset, out, length);
@@ -257,6 +257,20 @@ TDBG_DECL void local_storage::reader::read_at(std::uint64_t offset, char* out, s
 TDBG_DECL std::filesystem::path local_storage::path_of(const std::string& key) const {
     validate_key(key);
     return root_ / key;
+}
+
+TDBG_DECL std::string local_storage::file_of(const std::string& key) const {
+    // As path_of, without splitting the path into components (reads run per index file).
+    validate_key(key);
+    const std::string& root = root_.native();
+    std::string out;
+    out.reserve(root.size() + 1 + key.size());
+    out.append(root);
+    if (!out.empty() && out.back() != '/') {
+        out.push_back('/');
+    }
+    out.append(key);
+    return out;
 }
 
 TDBG_DECL local_storage::writer local_storage::open_write(const std::string& key) const {
@@ -270,13 +284,13 @@ TDBG_DECL void local_storage::put(const std::string& key, std::string_view bytes
 }
 
 TDBG_DECL std::string local_storage::read(const std::string& key) const {
-    const auto path = path_of(key);
+    const std::string path = file_of(key);
     const int fd = detail::open_for_read(path);
     std::string out;
-    // Sized by the file, then read to its end (a file that grows is read as far as it goes).
-    out.reserve(static_cast<std::size_t>(detail::file_size(fd, path)));
+    // Read to the end (a file that grows is read as far as it goes). Most objects (index
+    // files, collections) fit the first read; a larger one is sized by the file first.
     char buffer[1 << 16];
-    for (;;) {
+    for (bool first = true;; first = false) {
         const ssize_t n = ::read(fd, buffer, sizeof buffer);
         if (n < 0 && errno == EINTR) {
             continue;
@@ -284,10 +298,13 @@ TDBG_DECL std::string local_storage::read(const std::string& key) const {
         if (n < 0) {
             const int saved = errno;
             ::close(fd);
-            throw storage_error(fmt::format("cannot read {}: {}", path.string(), detail::errno_text(saved)));
+            throw storage_error(fmt::format("cannot read {}: {}", path, detail::errno_text(saved)));
         }
         if (n == 0) {
             break;
+        }
+        if (first && static_cast<std::size_t>(n) == sizeof buffer) {
+            out.reserve(static_cast<std::size_t>(detail::file_size(fd, path)));
         }
         out.append(buffer, static_cast<std::size_t>(n));
     }
@@ -297,11 +314,11 @@ TDBG_DECL std::string local_storage::read(const std::string& key) const {
 
 TDBG_DECL std::string local_storage::read_range(const std::string& key, std::uint64_t offset,
                                                 std::uint64_t length) const {
-    const reader r(path_of(key));
+    const reader r(file_of(key));
     // Bounded by the file before allocating: a corrupt index must not make a reader
     // allocate what the file cannot hold.
     if (offset > r.size() || length > r.size() - offset) {
-        throw storage_error(fmt::format("{}: wanted bytes {}..{} but the file ends at byte {}", r.path_.string(),
+        throw storage_error(fmt::format("{}: wanted bytes {}..{} but the file ends at byte {}", r.path_,
                                         offset, offset + length, r.size()));
     }
     std::string out(static_cast<std::size_t>(length), '\0');
@@ -309,7 +326,7 @@ TDBG_DECL std::string local_storage::read_range(const std::string& key, std::uin
     return out;
 }
 
-TDBG_DECL local_storage::reader local_storage::open_read(const std::string& key) const { return reader(path_of(key)); }
+TDBG_DECL local_storage::reader local_storage::open_read(const std::string& key) const { return reader(file_of(key)); }
 
 TDBG_DECL std::vector<std::string> local_storage::list(const std::string& prefix,
                                                        const std::string& start_after) const {

@@ -73,8 +73,8 @@ inline constexpr std::string_view index_prefix = "index/";
 class trial_core {
 public:
     trial_core(any_storage storage, std::string name, step_range range, trial_options options)
-        : storage_(std::move(storage)), name_(std::move(name)), range_(range), options_(options),
-          cache_(make_cache_options(options)) {
+        : storage_(std::move(storage)), root_(storage_.describe() + '/'), name_(std::move(name)), range_(range),
+          options_(options), cache_(make_cache_options(options)) {
         range_.validate();
         load_collections();
         refresh_now();
@@ -521,14 +521,14 @@ private:
     // An index file's text, and the view the merge reads.
     struct loaded_index {
         std::string text;
-        std::deque<std::string> decoded; // its strings that had escapes
+        format::detail::decoded_strings decoded; // its strings that had escapes
         format::detail::index_view view;
     };
 
     void read_index_file(const std::string& key, loaded_index& out) const {
         out.text = storage_.read(key);
         try {
-            format::detail::parse_index_view(out.text, fmt::format("{}/{}", storage_.describe(), key), out.view,
+            format::detail::parse_index_view(out.text, root_ + key, out.view,
                                              out.decoded);
         } catch (const format_error& e) {
             throw index_reader_error(fmt::format("empty or corrupt index file: {}", e.what()));
@@ -648,6 +648,7 @@ private:
     }
 
     any_storage storage_;
+    std::string root_; // storage_.describe() and a slash: keys are named in messages after it
     std::string name_;
     step_range range_;
     trial_options options_;
