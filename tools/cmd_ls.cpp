@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "open_run.hpp"
+#include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
@@ -75,7 +76,7 @@ struct tensor_row {
 
 tensor_row describe_tensor(const tdbg::trial& t, const std::string& name, bool read_values) {
     const auto tensor = t.tensor(name);
-    tensor_row row{name, "-", "-", "0", "-", "-"};
+    tensor_row row{tdbg::detail::terminal_safe(name), "-", "-", "0", "-", "-"};
     const auto infos = tensor.entries(tdbg::mode::global, true);
     std::set<std::int64_t> steps;
     std::set<tdbg::mode> modes;
@@ -136,7 +137,8 @@ int print_run(const tdbg::trial& t, bool read_values, std::ostream& out) {
     const auto all_steps = t.steps(tdbg::mode::global, true);
     const auto complete = t.steps();
     const auto field = [&](const std::string& label, const std::string& text) {
-        out << label << std::string(label.size() < 13 ? 13 - label.size() : 1, ' ') << text << "\n";
+        out << label << std::string(label.size() < 13 ? 13 - label.size() : 1, ' ') << tdbg::detail::terminal_safe(text)
+            << "\n";
     };
     field("run", t.name());
     field("path", t.path());

@@ -90,20 +90,6 @@ struct report_options {
     tdbg::cli::rule_selection selection;
 };
 
-std::size_t parse_count(const std::string& flag, const std::string& text, std::size_t min, std::size_t max) {
-    std::size_t used = 0;
-    long long v = -1;
-    try {
-        v = std::stoll(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != text.size() || text.empty() || v < static_cast<long long>(min) || v > static_cast<long long>(max)) {
-        throw tdbg::cli::usage_error(
-            fmt::format("{} expects a whole number from {} to {}, got '{}'", flag, min, max, text));
-    }
-    return static_cast<std::size_t>(v);
-}
 
 report_options parse_report_args(const std::vector<std::string>& args) {
     report_options o;
@@ -133,7 +119,7 @@ report_options parse_report_args(const std::vector<std::string>& args) {
         } else if (a == "--collection") {
             o.collection = value_of(i);
         } else if (a == "--max-tensors") {
-            o.max_tensors = parse_count(a, value_of(i), 0, 100000);
+            o.max_tensors = tdbg::cli::parse_count(a, value_of(i), 0, 100000);
         } else if (a == "--reductions") {
             try {
                 o.reductions = tdbg::parse_reduction_list(value_of(i));
@@ -144,11 +130,11 @@ report_options parse_report_args(const std::vector<std::string>& args) {
                 throw tdbg::cli::usage_error("--reductions needs at least one reduction");
             }
         } else if (a == "--max-points") {
-            o.max_points = parse_count(a, value_of(i), 2, 1000000);
+            o.max_points = tdbg::cli::parse_count(a, value_of(i), 2, 1000000);
         } else if (a == "--bins") {
-            o.bins = parse_count(a, value_of(i), 2, 400);
+            o.bins = tdbg::cli::parse_count(a, value_of(i), 2, 400);
         } else if (a == "--max-steps") {
-            o.max_steps = parse_count(a, value_of(i), 1, 5000);
+            o.max_steps = tdbg::cli::parse_count(a, value_of(i), 1, 5000);
         } else if (a == "--no-distributions") {
             o.distributions = false;
         } else if (o.selection.parse(args, i)) {

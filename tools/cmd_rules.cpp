@@ -26,6 +26,7 @@
 #include "commands.hpp"
 #include "open_run.hpp"
 #include "rule_selection.hpp"
+#include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/rules/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/junit.hpp"
@@ -64,7 +65,7 @@ constexpr const char* rules_help =
     "                      should_stop() then returns true)\n"
     "  --json              print the results as JSON (\"smdebug-rules/1\")\n"
     "  --junit FILE        also write the results as JUnit XML (one testcase per rule)\n"
-    "  --threads N         threads per rule (default: all cores)\n"
+    "  --threads N         threads per rule, 0 to 1024 (default 0: all cores)\n"
     "  --verbose           log each trigger and skipped step on stderr\n\n"
     "exit status: 0 no issues found, 1 issues found, 2 error (a rule could not be\n"
     "evaluated, or bad arguments). A progress bar goes to stderr when it is a terminal.\n";
@@ -135,7 +136,7 @@ rules_options parse_rules_args(const std::vector<std::string>& args) {
         } else if (a == "--junit") {
             o.junit = value_of(i);
         } else if (a == "--threads") {
-            o.threads = static_cast<std::size_t>(parse_step(a, value_of(i)));
+            o.threads = tdbg::cli::parse_count(a, value_of(i), 0, 1024); // 0: all cores
         } else if (a == "--verbose") {
             o.verbose = true;
         } else if (a == "--list") {
@@ -335,7 +336,8 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     if (o.json) {
         out << tdbg::cli::json_document_text(tdbg::rules::rules_document(results, trial_name, invoked));
     } else {
-        out << "run " << o.run << " (trial " << trial_name << ")\n";
+        out << "run " << tdbg::detail::terminal_safe(o.run) << " (trial " << tdbg::detail::terminal_safe(trial_name)
+            << ")\n";
         for (const auto& r : results) {
             out << tdbg::rules::to_text(r);
         }

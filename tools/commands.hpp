@@ -13,6 +13,7 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
 
 namespace tdbg::cli {
@@ -50,6 +51,22 @@ public:
     using tdbg::error::error;
 };
 
+/// The value of `flag`, a whole number from `min` to `max`; usage_error otherwise.
+inline std::size_t parse_count(const std::string& flag, const std::string& text, std::size_t min, std::size_t max) {
+    std::size_t used = 0;
+    long long v = -1;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || text.empty() || v < static_cast<long long>(min) || v > static_cast<long long>(max)) {
+        throw usage_error(
+            fmt::format("{} expects a whole number from {} to {}, got '{}'", flag, min, max, text));
+    }
+    return static_cast<std::size_t>(v);
+}
+
 /// True when `args` asks for help.
 inline bool wants_help(const std::vector<std::string>& args) {
     return std::any_of(args.begin(), args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; });
@@ -84,11 +101,13 @@ int guarded(std::string_view name, std::ostream& err, F&& body) {
     try {
         return body();
     } catch (const usage_error& e) {
-        err << "tdbg " << name << ": " << e.what() << "\n(see 'tdbg " << name << " --help')\n";
+        err << "tdbg " << name << ": " << tdbg::detail::terminal_safe(e.what()) << "\n(see 'tdbg " << name
+            << " --help')\n";
     } catch (const std::bad_alloc&) {
         err << "tdbg " << name << ": error: out of memory\n";
     } catch (const std::exception& e) {
-        err << "tdbg " << name << ": error: " << e.what() << "\n";
+        // Messages name files, tensors and patterns from the run: escaped for the terminal.
+        err << "tdbg " << name << ": error: " << tdbg::detail::terminal_safe(e.what()) << "\n";
     }
     return exit_bad_input;
 }

@@ -87,7 +87,7 @@ TEST_CASE("json: documents laid out as json.dumps(indent=1, sort_keys=True), and
     CHECK(dump_json(doc) == R"({"b": [1, 2.5, {"z": null, "a": true}], "a": {}, "c": [], "d": -7})");
 }
 
-TEST_CASE("json: numbers keep their kind; integers are exact up to 64 bits") {
+TEST_CASE("json: numbers keep their kind, and integers are exact up to 64 bits") {
     const json_value doc = parse_json(R"([0, -9223372036854775808, 18446744073709551615, 18446744073709551616, 1.5e3, NaN, -Infinity])");
     REQUIRE(doc.size() == 7);
     CHECK(doc.items()[0].type() == json_value::kind::integer);
@@ -104,7 +104,7 @@ TEST_CASE("json: numbers keep their kind; integers are exact up to 64 bits") {
     CHECK(parse_json("[1, 2]") != parse_json("[2, 1]"));
 }
 
-TEST_CASE("json: escapes and surrogate pairs decode to UTF-8; a repeated key keeps the last value") {
+TEST_CASE("json: escapes and surrogate pairs decode to UTF-8, and a repeated key keeps the last value") {
     const json_value doc = parse_json(R"({"k": "caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \t", "k": "last", "x": "\u0041"})");
     REQUIRE(doc.size() == 2);
     CHECK(doc.find("k")->as_string() == "last");
@@ -113,7 +113,7 @@ TEST_CASE("json: escapes and surrogate pairs decode to UTF-8; a repeated key kee
     CHECK(parse_json("\"caf\xc3\xa9\"").as_string() == "caf\xc3\xa9");
 }
 
-TEST_CASE("json: strings are read eight bytes at a time; every special byte is found wherever it sits") {
+TEST_CASE("json: strings are read eight bytes at a time, yet every special byte is found wherever it sits") {
     // Plain bytes are skipped a word at a time: a quote, a backslash, a control byte or a
     // UTF-8 byte at any position of a string of any length must still be seen.
     for (std::size_t length = 0; length <= 20; ++length) {

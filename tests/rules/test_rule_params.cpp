@@ -73,6 +73,19 @@ TEST_CASE("rule_params errors name the parameter, the value and the expected for
     CHECK(error_of([&] { (void)p.get<std::uint8_t>("num_steps", 1); }).find("an integer") != std::string::npos);
 }
 
+TEST_CASE("rule_params refuses NaN wherever a number is read: a NaN threshold would never trigger") {
+    rule_params p{{"threshold", "nan"}, {"upper", " NaN "}, {"pair", "(nan, 1)"}, {"list", "1, nan"}, {"inf", "-inf"}};
+    p.set_context("VanishingGradient");
+    const std::string threshold = error_of([&] { (void)p.get("threshold", 1.0); });
+    CHECK(threshold.find("'threshold' = 'nan'") != std::string::npos);
+    CHECK(threshold.find("(not NaN)") != std::string::npos);
+    CHECK(error_of([&] { (void)p.get("upper", 1.0F); }).find("'upper' = ' NaN '") != std::string::npos);
+    CHECK(error_of([&] { (void)p.get("pair", tdbg::rules::number_pair{}); }).find("a pair of numbers") !=
+          std::string::npos);
+    CHECK(error_of([&] { (void)p.get<std::vector<double>>("list", {}); }).find("list of numbers") != std::string::npos);
+    CHECK(p.get("inf", 0.0) == -HUGE_VAL); // infinities compare, and are kept
+}
+
 TEST_CASE("rule_params reports unknown parameters and what every getter resolved") {
     rule_params p{{"threshold", "0.001"}, {"tensor_regex", ".*"}, {"typo", "1"}};
     p.set_context("AllZero");

@@ -60,6 +60,12 @@ TEST_CASE("tdbg rules exits 0 without issues, 1 with issues, 2 on errors") {
     r = tdbg_rules({run, "--rule", "VanishingGradient", "--param", "threshold=tiny"});
     CHECK(r.status == 2);
     CHECK(r.err.find("parameter 'threshold' = 'tiny' is not a number") != std::string::npos);
+    r = tdbg_rules({run, "--rule", "VanishingGradient", "--param", "threshold=nan"}); // would never trigger
+    CHECK(r.status == 2);
+    CHECK(r.err.find("parameter 'threshold' = 'nan' is not a number such as 0.5 or 1e-07 (not NaN)") != std::string::npos);
+    r = tdbg_rules({run, "--rule", "AllZero", "--threads", "-1"});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--threads expects a whole number from 0 to 1024, got '-1'") != std::string::npos);
     CHECK(tdbg_rules({run, "--rule", "VanishingGradient", "--param", "typo=1"}).status == 2);
     CHECK(tdbg_rules({run}).status == 2);                                          // no rule
     CHECK(tdbg_rules({"/nonexistent/run", "--rule", "AllZero"}).status == 2);      // no run

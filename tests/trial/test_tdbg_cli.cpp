@@ -22,6 +22,7 @@
 
 #include "golden.hpp"
 #include "support.hpp"
+#include "tdbg/hook/hook.hpp"
 #include "tdbg/trial/trial.hpp"
 
 using nlohmann::json;
@@ -143,6 +144,35 @@ TEST_CASE("tdbg: help, version and usage errors") {
     CHECK(missing.err.find("missing the run directory") != std::string::npos);
     const run_result two = tdbg_run({"ls", "a", "b"});
     CHECK(two.status == 2);
+}
+
+TEST_CASE("tdbg ls: names from the run are printed with their control characters escaped") {
+    // A name that would clear the screen, return to the start of the line and ring the bell.
+    const std::string hostile = "evil\x1b[2J\r\a\xc2\x9b/weight";
+    tdbg::test::temp_dir dir("cli_hostile_name");
+    {
+        tdbg::hook_options o;
+        o.out_dir = dir.path();
+        o.save_all = true;
+        tdbg::hook h(o);
+        h.begin_step();
+        const std::vector<float> w{1.0F, 2.0F};
+        h.save_tensor(hostile, w.data(), {2});
+        h.close();
+    }
+    const run_result r = tdbg_run({"ls", dir.path()});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("evil\\x1b[2J\\x0d\\x07\\xc2\\x9b/weight  float32") != std::string::npos);
+    for (const char c : r.out) {
+        const auto b = static_cast<unsigned char>(c);
+        CHECK((b >= 0x20 || c == '\n'));
+        CHECK(b != 0x7F);
+    }
+    // The JSON dump keeps the name exact (JSON escapes it).
+    const run_result dump = tdbg_run({"dump", dir.path(), "--json"});
+    REQUIRE(dump.status == 0);
+    CHECK(json::parse(dump.out).dump().find(json(hostile).dump()) != std::string::npos);
 }
 
 TEST_CASE("tdbg: bad paths, non-run directories and corrupt runs exit 2 with a message") {

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "tdbg/core/detail/utf8.hpp"
+
 namespace tdbg::rules {
 
 /// How important a message is.
@@ -75,8 +77,9 @@ private:
         return [](log_level level, std::string_view message) {
             static std::mutex mutex; // one line at a time from parallel evaluations
             std::lock_guard<std::mutex> lock(mutex);
+            const std::string safe = tdbg::detail::terminal_safe(message); // names come from runs
             std::fprintf(stderr, "[tdbg rules %s] %.*s\n", std::string(log_level_name(level)).c_str(),
-                         static_cast<int>(message.size()), message.data());
+                         static_cast<int>(safe.size()), safe.data());
         };
     }
 

@@ -43,13 +43,16 @@ namespace detail {
 [[nodiscard]] TDBG_DECL bool is_none(std::string_view text);
 /// Python's float(text), or nullopt.
 [[nodiscard]] TDBG_DECL std::optional<double> parse_double(std::string_view text) noexcept;
+/// A parameter's number: parse_double, but NaN is refused (no comparison with it is ever true,
+/// so a NaN threshold would silently never trigger).
+[[nodiscard]] TDBG_DECL std::optional<double> parse_number(std::string_view text) noexcept;
 /// Python's int(text), also of an integral float ("3.0"), or nullopt.
 [[nodiscard]] TDBG_DECL std::optional<std::int64_t> parse_int(std::string_view text) noexcept;
 /// True/False in the spellings of the file comment, or nullopt.
 [[nodiscard]] TDBG_DECL std::optional<bool> parse_bool(std::string_view text);
 /// The items of "a, b" or "['a', 'b']" (brackets, quotes and empty items dropped).
 [[nodiscard]] TDBG_DECL std::vector<std::string> parse_list(std::string_view text);
-/// Numbers as parse_list gives them, or nullopt when one is not a number.
+/// Numbers as parse_list gives them, or nullopt when one is not a number (parse_number).
 [[nodiscard]] TDBG_DECL std::optional<std::vector<double>> parse_numbers(std::string_view text);
 /// A mode: "TRAIN", "modes.EVAL", "ModeKeys.PREDICT" (any case), or nullopt.
 [[nodiscard]] TDBG_DECL std::optional<mode> parse_mode_param(std::string_view text);
@@ -66,16 +69,16 @@ struct reports_as_given<T, std::void_t<decltype(T::report_as_given)>> : std::boo
 
 template <>
 struct param_traits<double> {
-    static constexpr const char* expected = "a number such as 0.5 or 1e-07";
-    static std::optional<double> parse(std::string_view text) { return parse_double(text); }
+    static constexpr const char* expected = "a number such as 0.5 or 1e-07 (not NaN)";
+    static std::optional<double> parse(std::string_view text) { return parse_number(text); }
     static format::json_value to_json(double v) { return v; }
 };
 
 template <>
 struct param_traits<float> {
-    static constexpr const char* expected = "a number such as 0.5 or 1e-07";
+    static constexpr const char* expected = "a number such as 0.5 or 1e-07 (not NaN)";
     static std::optional<float> parse(std::string_view text) {
-        const auto d = parse_double(text);
+        const auto d = parse_number(text);
         return d ? std::optional<float>(static_cast<float>(*d)) : std::nullopt;
     }
     static format::json_value to_json(float v) { return static_cast<double>(v); }
@@ -122,14 +125,14 @@ struct param_traits<std::vector<std::string>> {
 
 template <>
 struct param_traits<std::vector<double>> {
-    static constexpr const char* expected = "a comma-separated list of numbers such as \"50, 50\"";
+    static constexpr const char* expected = "a comma-separated list of numbers such as \"50, 50\" (not NaN)";
     static std::optional<std::vector<double>> parse(std::string_view text) { return parse_numbers(text); }
     static format::json_value to_json(const std::vector<double>& v) { return format::json_value::array_of(v); }
 };
 
 template <>
 struct param_traits<number_pair> {
-    static constexpr const char* expected = "a pair of numbers such as \"(-9.5, 9.5)\"";
+    static constexpr const char* expected = "a pair of numbers such as \"(-9.5, 9.5)\" (not NaN)";
     static std::optional<number_pair> parse(std::string_view text) {
         const auto items = parse_numbers(text);
         if (!items || items->size() != 2) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace tdbg::detail {
@@ -92,6 +93,37 @@ void append_utf8(String& out, std::uint32_t cp) {
         out.push_back(static_cast<char>(0x80U | ((cp >> 6U) & 0x3FU)));
         out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
     }
+}
+
+/// `text` as it may be printed for a person (a terminal, a log): C0 control bytes, DEL, the C1
+/// controls U+0080..U+009F and bytes that are not UTF-8 become \\xNN escapes, so that a name
+/// read from a run cannot move the cursor, rewrite a line or ring the bell.
+[[nodiscard]] inline std::string terminal_safe(std::string_view text) {
+    constexpr std::string_view hex = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    const auto escape = [&](char byte) {
+        const auto b = static_cast<unsigned char>(byte);
+        out.append("\\x").append(1, hex[b >> 4U]).append(1, hex[b & 0xFU]);
+    };
+    for (std::size_t i = 0; i < text.size();) {
+        const utf8_char ch = decode_utf8(text, i);
+        if (ch.length == 0) {
+            escape(text[i]);
+            ++i;
+            continue;
+        }
+        const bool control = ch.code_point < 0x20 || (ch.code_point >= 0x7F && ch.code_point < 0xA0);
+        for (std::size_t k = 0; k < ch.length; ++k) {
+            if (control) {
+                escape(text[i + k]);
+            } else {
+                out.push_back(text[i + k]);
+            }
+        }
+        i += ch.length;
+    }
+    return out;
 }
 
 } // namespace tdbg::detail

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/core.h>
 
+#include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/format/json.hpp"
 #include "tdbg/rules/evaluation.hpp"
 
@@ -92,23 +94,25 @@ TDBG_DECL format::json_value rules_document(const std::vector<evaluation_result>
 }
 
 TDBG_DECL std::string to_text(const evaluation_result& r) {
-    std::string out = r.display_name();
+    // For a person: names and messages from the run or the configuration are printed escaped.
+    const auto safe = [](std::string_view text) { return tdbg::detail::terminal_safe(text); };
+    std::string out = safe(r.display_name());
     if (r.display_name() != r.rule) {
-        out += fmt::format(" ({})", r.rule);
+        out += fmt::format(" ({})", safe(r.rule));
     }
     out += fmt::format(": {}", status_name(r.status()));
     if (!r.params.empty()) {
         out += "  [";
         bool first = true;
         for (const auto& [k, v] : r.params) {
-            out.append(first ? "" : ", ").append(k).append("=").append(v);
+            out.append(first ? "" : ", ").append(safe(k)).append("=").append(safe(v));
             first = false;
         }
         out += "]";
     }
     out += "\n";
     if (!r.error.empty()) {
-        out += fmt::format("  error: {}\n", r.error);
+        out += fmt::format("  error: {}\n", safe(r.error));
     }
     if (!r.triggered_steps.empty()) {
         out += fmt::format("  triggered at steps {}\n", format_steps(r.triggered_steps));
@@ -116,7 +120,7 @@ TDBG_DECL std::string to_text(const evaluation_result& r) {
     const std::size_t evaluated = r.triggered_steps.size() + r.not_triggered_steps.size();
     out += fmt::format("  steps evaluated: {}", evaluated);
     for (const auto& [reason, steps] : r.skipped_steps) {
-        out += fmt::format(", skipped ({}): {}", reason, steps.size());
+        out += fmt::format(", skipped ({}): {}", safe(reason), steps.size());
     }
     out += "\n";
     return out;

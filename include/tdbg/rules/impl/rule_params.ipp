@@ -66,6 +66,11 @@ TDBG_DECL std::optional<double> parse_double(std::string_view text) noexcept {
     return out;
 }
 
+TDBG_DECL std::optional<double> parse_number(std::string_view text) noexcept {
+    const auto d = parse_double(text);
+    return d && !std::isnan(*d) ? d : std::nullopt;
+}
+
 TDBG_DECL std::optional<std::int64_t> parse_int(std::string_view text) noexcept {
     text = trim_view(text);
     if (!text.empty() && text.front() == '+') {
@@ -122,7 +127,7 @@ TDBG_DECL std::vector<std::string> parse_list(std::string_view text) {
 TDBG_DECL std::optional<std::vector<double>> parse_numbers(std::string_view text) {
     std::vector<double> out;
     for (const std::string& item : parse_list(text)) {
-        const auto d = parse_double(item);
+        const auto d = parse_number(item);
         if (!d) {
             return std::nullopt;
         }

@@ -1,0 +1,35 @@
+// The one UTF-8 check (strict: no overlong forms, surrogates or truncations) and
+// terminal_safe, which escapes what a name from a run must not do to a terminal.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "tdbg/core/detail/utf8.hpp"
+
+using tdbg::detail::decode_utf8;
+using tdbg::detail::terminal_safe;
+
+TEST_CASE("utf8: valid characters decode, overlong forms, surrogates and truncations do not") {
+    CHECK(decode_utf8("A", 0).code_point == 0x41);
+    CHECK(decode_utf8("\xc3\xa9", 0).code_point == 0xE9);
+    CHECK(decode_utf8("\xc3\xa9", 0).length == 2);
+    CHECK(decode_utf8("\xf0\x9f\x98\x80", 0).code_point == 0x1F600);
+    CHECK(decode_utf8("\xc0\x80", 0).length == 0);     // overlong NUL
+    CHECK(decode_utf8("\xed\xa0\x80", 0).length == 0); // a surrogate
+    CHECK(decode_utf8("\xf4\x90\x80\x80", 0).length == 0); // past U+10FFFF
+    CHECK(decode_utf8("\xe2\x82", 0).length == 0);     // truncated
+}
+
+TEST_CASE("utf8: terminal_safe escapes controls and bytes that are not UTF-8, and keeps the rest") {
+    CHECK(terminal_safe("layer_0/weight") == "layer_0/weight");
+    CHECK(terminal_safe("caf\xc3\xa9 \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xf0\x9f\x98\x80");
+    CHECK(terminal_safe("a\x1b[2Jb") == "a\\x1b[2Jb");           // ESC: no escape sequence reaches the terminal
+    CHECK(terminal_safe("a\rb\nc\td\a") == "a\\x0db\\x0ac\\x09d\\x07");
+    CHECK(terminal_safe("del\x7f") == "del\\x7f");
+    CHECK(terminal_safe("csi\xc2\x9b" "2J") == "csi\\xc2\\x9b2J"); // U+009B, a one-character CSI
+    CHECK(terminal_safe("nbsp\xc2\xa0") == "nbsp\xc2\xa0");        // U+00A0 is printable
+    CHECK(terminal_safe("bad\xff\xc3") == "bad\\xff\\xc3");         // not UTF-8
+    CHECK(terminal_safe(std::string("nul\0!", 5)) == "nul\\x00!");
+    CHECK(terminal_safe("").empty());
+}
