@@ -29,6 +29,18 @@ void print_help(std::ostream& out) {
     }
 }
 
+// A command's exit status, unless its output could not be written (a full disk, /dev/full, a
+// file system gone read-only): then an error on stderr and exit status 2, never a truncated
+// document that passes for success.
+int with_output_checked(std::string_view command, int status) {
+    std::cout.flush();
+    if (!std::cout) {
+        std::cerr << "tdbg " << command << ": error: cannot write to standard output (the output is incomplete)\n";
+        return tdbg::cli::exit_bad_input;
+    }
+    return status;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -40,20 +52,21 @@ int main(int argc, char** argv) {
     const std::string& name = args.front();
     if (name == "--help" || name == "-h" || name == "help") {
         print_help(std::cout);
-        return tdbg::cli::exit_ok;
+        return with_output_checked("help", tdbg::cli::exit_ok);
     }
     if (name == "--version") {
         std::cout << "tdbg " << TDBG_VERSION << "\n";
-        return tdbg::cli::exit_ok;
+        return with_output_checked("--version", tdbg::cli::exit_ok);
     }
     for (const auto& c : tdbg::cli::registry()) {
         if (c.name == name) {
             const std::vector<std::string> rest(args.begin() + 1, args.end());
             if (tdbg::cli::wants_help(rest)) {
                 std::cout << c.help;
-                return tdbg::cli::exit_ok;
+                return with_output_checked(c.name, tdbg::cli::exit_ok);
             }
-            return tdbg::cli::guarded(c.name, std::cerr, [&] { return c.run(rest, std::cout, std::cerr); });
+            return with_output_checked(
+                c.name, tdbg::cli::guarded(c.name, std::cerr, [&] { return c.run(rest, std::cout, std::cerr); }));
         }
     }
     std::cerr << "tdbg: unknown command '" << name << "'\n\n";

@@ -335,6 +335,22 @@ TEST_CASE("event: corrupt tensor records are errors naming file, offset and tens
     bad_step[bad_step.find("mode_step") + 11] = 'x';
     CHECK_THAT(decode_error(bad_step), Catch::Contains("mode_step plugin content 'x'"));
 
+    // More dimensions than a tensor may have (numpy's 64): an error, so that nothing that walks a
+    // shape (nested JSON values in tdbg dump, reports) recurses 60,000 levels deep.
+    const std::vector<double> one{1.0};
+    for (const std::size_t rank : {std::size_t{64}, std::size_t{65}, std::size_t{60000}}) {
+        INFO("rank " << rank);
+        tensor_event deep = ev;
+        deep.value = tensor_value::borrow(one.data(), tensor_value::shape_type(rank, 1));
+        const std::string encoded = encode_tensor_event(deep);
+        if (rank <= tdbg::max_tensor_rank) {
+            CHECK(decode_tensor_event(encoded, nullptr, "f", 0).value.shape().size() == rank);
+        } else {
+            CHECK_THAT(decode_error(encoded), Catch::Contains("tensor 'bad'") &&
+                                                  Catch::Contains(std::to_string(rank) + " dimensions, more than the 64"));
+        }
+    }
+
     // Truncated anywhere: always a format_error, never a crash.
     for (std::size_t cut = 0; cut < good.size(); ++cut) {
         CHECK_THROWS_AS(decode_tensor_event(std::string_view(good).substr(0, cut), nullptr, "f", 0), format_error);

@@ -75,6 +75,18 @@ TEST_CASE("index_file: errors name the file and the key") {
                                            "shape_payload": [{"tensorname": "a", "shape": [2, 2.5]}]})",
                                        file),
                       Catch::Contains("'shape_payload[0].shape[1]'"));
+    // A shape of more dimensions than a tensor may have (numpy's 64): refused where it passes 64.
+    const auto shape_of_rank = [](std::size_t rank) {
+        std::string dims;
+        for (std::size_t i = 0; i < rank; ++i) {
+            dims += i == 0 ? "1" : ", 1";
+        }
+        return R"({"meta": {"mode": "TRAIN", "mode_step": 1}, "shape_payload": [{"tensorname": "a", "shape": [)" + dims +
+               "]}]}";
+    };
+    CHECK(parse_index_file(shape_of_rank(tdbg::max_tensor_rank), file).shape_payload[0].shape.size() == 64);
+    CHECK_THROWS_WITH(parse_index_file(shape_of_rank(60000), file),
+                      Catch::Contains("'shape_payload[0].shape[64]' is past the 64 dimensions a tensor may have"));
     CHECK_THROWS_WITH(parse_index_file(R"({"meta": )", file),
                       Catch::StartsWith(file + " at byte ") && Catch::Contains("not valid JSON"));
     CHECK_THROWS_AS(parse_index_file("[]", file), format_error);

@@ -5,6 +5,7 @@
 #include "run_reader.hpp"
 #include "support.hpp"
 #include "tdbg/hook/hook.hpp"
+#include "tdbg/trial/trial.hpp"
 
 using namespace tdbg;
 using tdbg::test::read_indexes;
@@ -149,12 +150,22 @@ TEST_CASE("hook refuses saves outside a step, after close, and a finished run") 
         h.begin_step();
         CHECK_THROWS_AS(h.save_tensor("", tensor_value::scalar(1.0F)), invalid_name);
         CHECK_THROWS_AS(h.save_tensor("bad\xff", tensor_value::scalar(1.0F), {"default"}), invalid_name);
+        // More dimensions than numpy (and so smdebug) or tdbg can read back: refused, the rest saved.
+        const std::vector<float> one{1.0F};
+        CHECK_THROWS_WITH(h.save_tensor("deep.weight", tensor_value::borrow(one.data(), std::vector<std::size_t>(65, 1)),
+                                        {"losses"}),
+                          "tdbg::hook: cannot save 'deep.weight': it has 65 dimensions, more than the 64 a tensor may "
+                          "have");
+        h.save_tensor("rank_64.weight", tensor_value::borrow(one.data(), std::vector<std::size_t>(64, 1)), {"losses"});
         h.end_step();
         CHECK_THROWS_WITH(h.save_scalar("lr", 1.0), Catch::Contains("no step is open"));
         h.close();
         CHECK_THROWS_AS(h.begin_step(), error);
         h.close(); // idempotent
     }
+    const trial written = create_trial((dir.path() / "run").string());
+    CHECK(written.tensor("rank_64.weight").value(0).shape().size() == 64);
+    CHECK_FALSE(written.has_tensor("deep.weight"));
     // smdebug refuses to append to a run that has ended.
     CHECK_THROWS_WITH(hook(o), Catch::Contains("training_job_end.ts"));
     hook_options empty;

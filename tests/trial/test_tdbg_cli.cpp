@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "golden.hpp"
+#include "run_writer.hpp"
 #include "support.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/trial/trial.hpp"
@@ -173,6 +174,50 @@ TEST_CASE("tdbg ls: names from the run are printed with their control characters
     const run_result dump = tdbg_run({"dump", dir.path(), "--json"});
     REQUIRE(dump.status == 0);
     CHECK(json::parse(dump.out).dump().find(json(hostile).dump()) != std::string::npos);
+}
+
+TEST_CASE("tdbg dump: a tensor of 60,000 dimensions is refused with a message, not a stack overflow") {
+    // The hook refuses to write it (tests/hook); another writer might.
+    tdbg::test::temp_dir dir("cli_deep_shape");
+    const std::vector<float> one{1.0F};
+    const tdbg::test::run_writer run(dir.path());
+    run.collections("worker_0", 1);
+    run.step(0, "worker_0", tdbg::mode::train, 0,
+             {{"deep", tdbg::tensor_value::borrow(one.data(), std::vector<std::size_t>(60000, 1)), {}, std::nullopt},
+              {"fine", tdbg::tensor_value::borrow(one.data(), {1}), {}, std::nullopt}});
+    run.end();
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"dump", dir.path(), "--json"},
+                                                 std::vector<std::string>{"ls", dir.path()}}) {
+        const run_result r = tdbg_run(args);
+        INFO(args[0] << ": " << r.err);
+        CHECK(r.status == 2);
+        CHECK(r.err.find("tensor 'deep'") != std::string::npos);
+        CHECK(r.err.find("60000 dimensions, more than the 64 a tensor may have") != std::string::npos);
+    }
+}
+
+TEST_CASE("tdbg: output that cannot be written is an error with exit status 2, never a silent success") {
+    if (!tdbg::test::fixtures_dir()) {
+        TDBG_SKIP("fixtures not found");
+    }
+    if (!std::filesystem::exists("/dev/full")) {
+        TDBG_SKIP("no /dev/full on this system");
+    }
+    const std::string run = tdbg::test::fixture_run("vanishing_run")->string();
+    const std::vector<std::vector<std::string>> commands{
+        {"ls", run}, {"dump", run, "--json"}, {"rules", run, "--rule", "VanishingGradient", "--json"}, {"--help"}};
+    for (const auto& args : commands) {
+        std::string command = tdbg::test::shell_quote(TDBG_CLI_PATH);
+        for (const auto& a : args) {
+            command += " " + tdbg::test::shell_quote(a);
+        }
+        INFO(command);
+        const run_result written = tdbg::test::run_shell(command + " >/dev/null");
+        CHECK((written.status == 0 || written.status == 1)); // VanishingGradient triggers on this run
+        const run_result full = tdbg::test::run_shell(command + " >/dev/full");
+        CHECK(full.status == 2);
+        CHECK(full.err.find("error: cannot write to standard output") != std::string::npos);
+    }
 }
 
 TEST_CASE("tdbg: bad paths, non-run directories and corrupt runs exit 2 with a message") {

@@ -34,6 +34,11 @@ struct xtensor_bridge {
 };
 } // namespace detail
 
+/// The most dimensions a tensor read from a run may have: numpy's limit (NPY_MAXDIMS is 64 in
+/// numpy 2, 32 before), so nothing Python smdebug can read is refused, and nothing that walks a
+/// shape (nested JSON values, reports) recurses without a bound.
+inline constexpr std::size_t max_tensor_rank = 64;
+
 /// A tensor's value. Copies are cheap: they share the bytes, which never change.
 class tensor_value {
 public:

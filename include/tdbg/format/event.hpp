@@ -268,6 +268,10 @@ inline tensor_value make_tensor_value(const tensor_proto_fields& f, std::string_
     if (f.unknown_rank) {
         fail("the shape has unknown rank");
     }
+    if (f.dims.size() > max_tensor_rank) {
+        fail(fmt::format("the shape has {} dimensions, more than the {} a tensor may have", f.dims.size(),
+                         max_tensor_rank));
+    }
     tensor_value::shape_type shape;
     shape.reserve(f.dims.size());
     std::size_t count = 1;

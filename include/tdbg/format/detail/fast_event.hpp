@@ -211,6 +211,9 @@ inline std::optional<fast_tensor> decode_tensor_fast(std::string_view payload, c
                     if (size > (std::uint64_t{1} << 48U) || (size != 0 && count > (std::uint64_t{1} << 48U) / size)) {
                         return std::nullopt;
                     }
+                    if (shape.size() == max_tensor_rank) {
+                        return std::nullopt; // the full decoder says why
+                    }
                     count *= static_cast<std::size_t>(size);
                     shape.push_back(static_cast<std::size_t>(size));
                 }

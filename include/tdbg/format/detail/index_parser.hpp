@@ -17,6 +17,7 @@
 
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
+#include "tdbg/core/tensor_value.hpp"
 #include "tdbg/format/detail/json_reader.hpp"
 
 namespace tdbg::format::detail {
@@ -245,6 +246,9 @@ private:
                     in_.begin_array();
                     while (in_.next_item()) {
                         const key_path dim_path("shape_payload", item, "shape", entry.shape.size());
+                        if (entry.shape.size() == max_tensor_rank) {
+                            fail(dim_path, fmt::format("is past the {} dimensions a tensor may have", max_tensor_rank));
+                        }
                         const std::int64_t size = integer_at(dim_path);
                         if (size < 0) {
                             fail(dim_path, fmt::format("must not be negative, found {}", size));

@@ -318,6 +318,11 @@ public:
     /// Saves `value` as `name` in the collections prepare_save found (smdebug's
     /// _write_for_tensor: shape, reductions, histogram, raw tensor, scalar summary).
     void save_prepared(std::string_view name, const tensor_value& value) {
+        if (value.shape().size() > max_tensor_rank) { // neither smdebug (numpy) nor tdbg could read it back
+            throw usage_error(fmt::format("tdbg::hook: cannot save '{}': it has {} dimensions, more than the {} a "
+                                          "tensor may have",
+                                          name, value.shape().size(), max_tensor_rank));
+        }
         if (!writer_) {
             return;
         }

@@ -187,7 +187,11 @@ TDBG_DECL format::collection_spec trial::collection(const std::string& name) con
 
 TDBG_DECL void trial::wait_for_steps(const std::vector<std::int64_t>& steps, tdbg::mode m,
                                      std::optional<std::chrono::milliseconds> timeout) const {
-    const auto deadline = timeout ? std::optional(std::chrono::steady_clock::now() + *timeout) : std::nullopt;
+    // No timeout: a deadline that never comes (a plain time point: GCC's -O2 warns that an
+    // optional one may be read uninitialized).
+    const bool bounded = timeout.has_value();
+    const auto deadline =
+        bounded ? std::chrono::steady_clock::now() + *timeout : std::chrono::steady_clock::time_point::max();
     for (const std::int64_t step : steps) {
         for (;;) {
             core_->refresh_now();
@@ -196,13 +200,13 @@ TDBG_DECL void trial::wait_for_steps(const std::vector<std::int64_t>& steps, tdb
             if (state == step_state::available) {
                 break;
             }
-            if (state == step_state::unavailable || (deadline && std::chrono::steady_clock::now() >= *deadline)) {
+            if (state == step_state::unavailable || (bounded && std::chrono::steady_clock::now() >= deadline)) {
                 core_->throw_missing_step(step, m, state);
             }
             auto pause = core_->options().poll_interval;
-            if (deadline) {
+            if (bounded) {
                 pause = std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                            *deadline - std::chrono::steady_clock::now()) +
+                                            deadline - std::chrono::steady_clock::now()) +
                                             std::chrono::milliseconds(1));
             }
             std::this_thread::sleep_for(pause);
