@@ -75,9 +75,9 @@ public:
 private:
     static sink_type stderr_sink() {
         return [](log_level level, std::string_view message) {
+            const std::string safe = tdbg::detail::terminal_safe(message); // names come from runs
             static std::mutex mutex; // one line at a time from parallel evaluations
             std::lock_guard<std::mutex> lock(mutex);
-            const std::string safe = tdbg::detail::terminal_safe(message); // names come from runs
             std::fprintf(stderr, "[tdbg rules %s] %.*s\n", std::string(log_level_name(level)).c_str(),
                          static_cast<int>(safe.size()), safe.data());
         };

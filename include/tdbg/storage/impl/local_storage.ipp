@@ -254,13 +254,10 @@ TDBG_DECL void local_storage::reader::read_at(std::uint64_t offset, char* out, s
 
 // ---- local_storage -----------------------------------------------------------
 
-TDBG_DECL std::filesystem::path local_storage::path_of(const std::string& key) const {
-    validate_key(key);
-    return root_ / key;
-}
+TDBG_DECL std::filesystem::path local_storage::path_of(const std::string& key) const { return file_of(key); }
 
 TDBG_DECL std::string local_storage::file_of(const std::string& key) const {
-    // As path_of, without splitting the path into components (reads run per index file).
+    // A plain string: reads (one per index file) need no path split into components.
     validate_key(key);
     const std::string& root = root_.native();
     std::string out;

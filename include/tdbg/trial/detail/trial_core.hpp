@@ -478,12 +478,12 @@ private:
         }
         if (files.empty()) {
             throw missing_collection_files(fmt::format(
-                "no collection files under {}/collections: not a run written by smdebug or tdbg, or not started yet",
-                storage_.describe()));
+                "no collection files under {}collections: not a run written by smdebug or tdbg, or not started yet",
+                root_));
         }
         // smdebug reads the first worker's file and takes the workers from the file names.
         const std::string& first = files.front().first;
-        collections_ = format::parse_collections_file(storage_.read(first), fmt::format("{}/{}", storage_.describe(), first));
+        collections_ = format::parse_collections_file(storage_.read(first), root_ + first);
         num_workers_ = collections_.num_workers <= 0 ? 1 : static_cast<std::size_t>(collections_.num_workers);
         steps_.set_num_workers(num_workers_);
         for (const auto& c : collections_.collections) {
@@ -507,8 +507,8 @@ private:
             auto info = format::parse_index_file_key(key);
             if (!info) {
                 throw index_reader_error(
-                    fmt::format("invalid index file name {}/{} (expected index/<9 digits>/<12-digit step>_<worker>.json)",
-                                storage_.describe(), key));
+                    fmt::format("invalid index file name {}{} (expected index/<9 digits>/<12-digit step>_<worker>.json)",
+                                root_, key));
             }
             if (range_.contains(info->step)) {
                 out.push_back(pending_index{key, info->step, std::move(info->worker)});
@@ -528,16 +528,15 @@ private:
     void read_index_file(const std::string& key, loaded_index& out) const {
         out.text = storage_.read(key);
         try {
-            format::detail::parse_index_view(out.text, root_ + key, out.view,
-                                             out.decoded);
+            format::detail::parse_index_view(out.text, root_ + key, out.view, out.decoded);
         } catch (const format_error& e) {
             throw index_reader_error(fmt::format("empty or corrupt index file: {}", e.what()));
         }
         for (const format::detail::location_view& loc : out.view.tensors) {
             if (loc.length == 0 || loc.name.empty()) {
                 throw index_reader_error(
-                    fmt::format("index file {}/{}: an entry of tensor '{}' with an empty name or a record of length 0",
-                                storage_.describe(), key, loc.name));
+                    fmt::format("index file {}{}: an entry of tensor '{}' with an empty name or a record of length 0",
+                                root_, key, loc.name));
             }
         }
     }
@@ -648,7 +647,7 @@ private:
     }
 
     any_storage storage_;
-    std::string root_; // storage_.describe() and a slash: keys are named in messages after it
+    std::string root_; // storage_.describe() and a slash: messages name a key as root_ + key
     std::string name_;
     step_range range_;
     trial_options options_;
