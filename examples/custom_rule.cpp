@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
         switch (result.status()) {
         case tdbg::rules::evaluation_status::no_issues_found: return 0;
         case tdbg::rules::evaluation_status::issues_found: return 1;
-        case tdbg::rules::evaluation_status::error: return 2;
+        case tdbg::rules::evaluation_status::error:
+        case tdbg::rules::evaluation_status::stopped: return 2;
         }
         return 2;
     } catch (const std::exception& e) {

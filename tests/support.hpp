@@ -66,6 +66,17 @@ inline std::string read_file(const std::filesystem::path& path) {
 }
 
 /// How many times `what` occurs in `text`, without overlaps.
+// Temporary files (*.tmp) left anywhere below `dir`.
+inline std::size_t temporary_files(const std::filesystem::path& dir) {
+    std::size_t n = 0;
+    if (std::filesystem::exists(dir)) {
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+            n += entry.path().extension() == ".tmp" ? 1 : 0;
+        }
+    }
+    return n;
+}
+
 inline std::size_t count_of(std::string_view text, std::string_view what) {
     std::size_t n = 0;
     for (auto at = text.find(what); at != std::string_view::npos; at = text.find(what, at + what.size())) {

@@ -11,8 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -20,7 +18,6 @@
 #include <ostream>
 #include <set>
 #include <string>
-#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -29,6 +26,7 @@
 
 #include "commands.hpp"
 #include "open_run.hpp"
+#include "output_file.hpp"
 #include "report_html.hpp"
 #include "rule_selection.hpp"
 #include "tdbg/core/dtype.hpp"
@@ -49,7 +47,9 @@ constexpr const char* report_help = "usage: tdbg report DIR [-o FILE] [options]\
                                     "rule triggered are marked on every step axis and listed in a table. The\n"
                                     "page needs no network: open it in any browser, attach it to a CI job.\n\n"
                                     "output:\n"
-                                    "  -o, --output FILE   the page to write (default report.html; - for stdout)\n"
+                                    "  -o, --output FILE   the page to write (default report.html; - for stdout);\n"
+                                    "                      a symbolic link is written through, a FIFO or device\n"
+                                    "                      in place, a regular file replaced whole at once\n"
                                     "  --title TEXT        the page's heading (default: tdbg report: <run name>)\n\n"
                                     "tensors:\n"
                                     "  --tensors REGEX     only tensors whose name matches (searched, as smdebug's\n"
@@ -620,29 +620,6 @@ std::string generated_line() {
     return line;
 }
 
-// Writes next to the target and renames, so a browser never shows half a page.
-void write_page(const std::string& path, const std::string& html, std::ostream& out) {
-    if (path == "-") {
-        out << html;
-        return;
-    }
-    const std::filesystem::path target(path);
-    const std::filesystem::path partial = fmt::format("{}.partial", target.string());
-    {
-        std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-        file << html;
-        if (!file) {
-            throw tdbg::error(fmt::format("cannot write {}", partial.string()));
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(partial, target, ec);
-    if (ec) {
-        std::filesystem::remove(partial, ec);
-        throw tdbg::error(fmt::format("cannot write {}: {}", target.string(), ec.message()));
-    }
-}
-
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     const report_options o = parse_report_args(args);
     const tdbg::trial trial = tdbg::cli::open_run(o.run);
@@ -650,7 +627,8 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
     tdbg::cli::report::document doc = collect_run(trial, o);
     doc.rules = evaluate_rules(rules, err);
     doc.generated = generated_line();
-    write_page(o.output, tdbg::cli::report::render_html(doc), out);
+    // Written through a link, in place into a FIFO or device, else replaced whole: a browser never shows half a page.
+    tdbg::cli::write_output(o.output, tdbg::cli::report::render_html(doc), out);
     if (o.output != "-") {
         std::size_t issues = 0;
         for (const auto& r : doc.rules) {

@@ -2,6 +2,8 @@
 // run (built-in SageMaker rules, or any rule registered in the program), for a
 // person (text), a program (--json, the "smdebug-rules/1" schema) or a CI
 // system (--junit FILE, exit status 0 no issues / 1 issues found / 2 error).
+// SIGINT or SIGTERM ends the evaluation between two steps, or while --follow
+// waits for one, and the results so far are reported, marked interrupted.
 
 #include <unistd.h>
 
@@ -9,7 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
+#include <exception>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -17,6 +19,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -24,11 +27,15 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "interruption.hpp"
 #include "open_run.hpp"
+#include "output_file.hpp"
 #include "rule_selection.hpp"
 #include "tdbg/core/detail/utf8.hpp"
+#include "tdbg/core/error.hpp"
 #include "tdbg/rules/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
+#include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/junit.hpp"
 #include "tdbg/rules/registry.hpp"
 
@@ -64,11 +71,19 @@ constexpr const char* rules_help =
     "                      tdbg_stop_training.json into the run (a tdbg hook's\n"
     "                      should_stop() then returns true)\n"
     "  --json              print the results as JSON (\"smdebug-rules/1\")\n"
+    "  -o, --output FILE   write the results (text, or --json) to FILE instead of\n"
+    "                      standard output (- for stdout)\n"
     "  --junit FILE        also write the results as JUnit XML (one testcase per rule)\n"
     "  --threads N         threads per rule, 0 to 1024 (default 0: all cores)\n"
-    "  --verbose           log each trigger and skipped step on stderr\n\n"
+    "  --verbose           log each trigger and skipped step on stderr, and (with\n"
+    "                      --follow) each step waited for\n\n"
+    "A FILE that is a symbolic link is written through; a FIFO or a device is\n"
+    "written in place; a regular file is replaced at once, never left half written.\n\n"
     "exit status: 0 no issues found, 1 issues found, 2 error (a rule could not be\n"
-    "evaluated, or bad arguments). A progress bar goes to stderr when it is a terminal.\n";
+    "evaluated, bad arguments, or output that cannot be written); 130 or 143 when\n"
+    "SIGINT or SIGTERM interrupted it: the results so far are still written, each\n"
+    "evaluation cut short marked so (JSON: \"end\": \"interrupted\", and status\n"
+    "\"Stopped\" unless it found issues). A progress bar goes to stderr when it is a terminal.\n";
 
 struct rules_options {
     std::string run;
@@ -80,6 +95,7 @@ struct rules_options {
     bool stop_training = false;
     bool json = false;
     std::optional<std::string> junit;
+    std::string output = "-";
     std::size_t threads = 0;
     bool verbose = false;
     bool list = false;
@@ -135,6 +151,14 @@ rules_options parse_rules_args(const std::vector<std::string>& args) {
             o.json = true;
         } else if (a == "--junit") {
             o.junit = value_of(i);
+            if (o.junit->empty()) {
+                throw tdbg::cli::usage_error("--junit needs a file name");
+            }
+        } else if (a == "-o" || a == "--output") {
+            o.output = value_of(i);
+            if (o.output.empty()) {
+                throw tdbg::cli::usage_error(fmt::format("{} needs a file name (or - for stdout)", a));
+            }
         } else if (a == "--threads") {
             o.threads = tdbg::cli::parse_count(a, value_of(i), 0, 1024); // 0: all cores
         } else if (a == "--verbose") {
@@ -250,14 +274,139 @@ private:
     bool drawn_ = false;
 };
 
-int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-    const rules_options o = parse_rules_args(args);
-    if (o.list) {
-        for (const auto& name : tdbg::rules::registry::names()) {
-            out << name << "\n";
-        }
-        return tdbg::cli::exit_ok;
+// One rule's evaluation, and whether a signal cut it short.
+struct rule_outcome {
+    tdbg::rules::evaluation_result result;
+    bool interrupted = false;
+};
+
+// Thrown from on_step to end an evaluation between two steps once a signal came.
+class evaluation_interrupted : public std::exception {
+public:
+    [[nodiscard]] const char* what() const noexcept override { return "interrupted"; }
+};
+
+// Whether global step `step` of the live run `t` (none: its first step) is still to come.
+bool still_to_come(const tdbg::trial& t, std::optional<std::int64_t> step) {
+    if (!step) {
+        t.refresh();
+        return t.steps(tdbg::mode::global, true).empty() && !t.loaded_all_steps();
     }
+    try {
+        t.wait_for_steps({*step}, tdbg::mode::global, std::chrono::milliseconds(0));
+    } catch (const tdbg::step_not_yet_available&) {
+        return true;
+    } catch (const std::exception&) {
+        // unavailable for good, the run ended, or an error: the evaluation will say
+    }
+    return false;
+}
+
+// Evaluates `r` as any_rule::evaluate does (an error becomes status Error and what
+// was found before it is kept), and ends between two steps once a signal came.
+// With `follow`, a step not written yet is waited for here, not in the rule engine,
+// so that the wait ends as soon as a signal comes; the evaluation then goes on
+// where it stopped, with the rule's state as it was.
+rule_outcome evaluate_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options options, bool follow,
+                           const tdbg::cli::interruption& signals) {
+    rule_outcome outcome;
+    tdbg::rules::evaluation_result& result = outcome.result;
+    auto report_step = std::move(options.on_step);
+    options.on_step = [&signals, report_step](std::int64_t step, tdbg::rules::step_outcome what) {
+        if (report_step) {
+            report_step(step, what);
+        }
+        // The actions of a step where the condition was met run after this call: they do run.
+        if (what != tdbg::rules::step_outcome::triggered && signals.requested()) {
+            throw evaluation_interrupted();
+        }
+    };
+    if (follow) {
+        options.step_timeout = std::chrono::milliseconds(0); // a step not there yet: back here, to wait
+        options.skip_late_steps = false;
+    }
+    std::optional<std::int64_t> first_step;
+    while (!outcome.interrupted) {
+        if (signals.requested()) {
+            outcome.interrupted = true;
+            break;
+        }
+        try {
+            tdbg::rules::detail::run_rule(r.get(), options, result);
+            break;
+        } catch (const tdbg::step_not_yet_available& e) {
+            const std::optional<std::int64_t> next = result.next_step;
+            if (!follow || !still_to_come(r.base_trial(), next)) {
+                result.error = e.what(); // thrown by the rule itself, not by a wait
+                break;
+            }
+            if (!first_step) {
+                first_step = result.first_step;
+            }
+            options.start_step = next;
+            r->logger().debug(next ? fmt::format("rule {}: waiting for step {}", r.name(), *next)
+                                   : fmt::format("rule {}: waiting for the run's first step", r.name()));
+            while (still_to_come(r.base_trial(), next)) {
+                if (signals.wait(options.poll_interval)) {
+                    outcome.interrupted = true;
+                    break;
+                }
+            }
+        } catch (const evaluation_interrupted&) {
+            outcome.interrupted = true;
+        } catch (const std::exception& e) {
+            result.error = *e.what() != '\0' ? e.what() : "unknown error";
+            break;
+        }
+    }
+    if (first_step) {
+        result.first_step = first_step; // run_rule starts it afresh at each resumption
+    }
+    if (outcome.interrupted) {
+        result.end = tdbg::rules::evaluation_end::interrupted; // status Stopped unless it found issues
+    }
+    if (result.rule.empty()) { // interrupted before it started
+        result.rule = r.name();
+        result.configuration_name = r.configuration_name();
+        result.params = r.params().items();
+        result.resolved_params = r.params().resolved();
+    }
+    return outcome;
+}
+
+// The "smdebug-rules/1" document; when a signal cut evaluations short, it names the signal.
+tdbg::format::json_value results_document(const std::vector<rule_outcome>& outcomes, const std::string& trial_name,
+                                          const tdbg::rules::invoke_record& invoked, std::string_view signal) {
+    std::vector<tdbg::rules::evaluation_result> results;
+    bool interrupted = false;
+    for (const rule_outcome& o : outcomes) {
+        results.push_back(o.result);
+        interrupted = interrupted || o.interrupted;
+    }
+    tdbg::format::json_value doc = tdbg::rules::rules_document(results, trial_name, invoked);
+    if (interrupted) {
+        doc["interrupted"] = signal;
+    }
+    return doc;
+}
+
+// The JUnit document: an evaluation cut short that found no issue is an error (status Stopped).
+std::string junit_document(const std::vector<rule_outcome>& outcomes, const std::string& trial_name, double seconds,
+                           std::string_view signal) {
+    std::vector<tdbg::rules::evaluation_result> results;
+    bool interrupted = false;
+    for (const rule_outcome& o : outcomes) {
+        results.push_back(o.result);
+        interrupted = interrupted || o.interrupted;
+    }
+    const std::string suite = interrupted ? fmt::format("tdbg rules: {} (interrupted by {})", trial_name, signal)
+                                          : fmt::format("tdbg rules: {}", trial_name);
+    return tdbg::rules::to_junit_xml(results, suite, seconds);
+}
+
+int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signals, std::ostream& out,
+                   std::ostream& err) {
+    const tdbg::cli::wait_function wait = [&signals](std::chrono::milliseconds t) { return signals.wait(t); };
     tdbg::trial_options trial_options;
     trial_options.poll_interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.poll_seconds * 1000));
     if (o.follow) {
@@ -268,12 +417,12 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
 
     // The run is opened and its index read once; every rule evaluates over that one trial
     // (invoke_rule only pauses its refreshing, and pauses of rules side by side overlap).
-    const tdbg::trial first_trial = tdbg::cli::open_run(o.run, trial_options);
+    const tdbg::trial first_trial = tdbg::cli::open_run(o.run, trial_options, wait);
     const std::string trial_name = first_trial.name();
 
     std::vector<tdbg::rules::any_rule> rules;
     for (std::size_t i = 0; i < o.selection.rules.size(); ++i) {
-        auto r = o.selection.build(i, first_trial, logger, trial_options);
+        auto r = o.selection.build(i, first_trial, logger, trial_options, wait);
         if (o.stop_training) {
             r.actions().add(tdbg::rules::stop_training_action(r.base_trial().storage()));
         }
@@ -304,14 +453,14 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
             shown_end = steps.back() + 1;
         }
     }
-    std::vector<tdbg::rules::evaluation_result> results(rules.size());
+    std::vector<rule_outcome> outcomes(rules.size());
     const auto started = std::chrono::steady_clock::now();
     auto evaluate = [&](std::size_t i) {
         tdbg::rules::invoke_options options = base_options;
         options.on_step = [&progress, i](std::int64_t step, tdbg::rules::step_outcome) { progress.step(i, step); };
         progress.start(i, rules[i].configuration_name().empty() ? rules[i].name() : rules[i].configuration_name(),
                        options.start_step, shown_end);
-        results[i] = rules[i].evaluate(options);
+        outcomes[i] = evaluate_rule(rules[i], std::move(options), o.follow, signals);
         progress.done(i);
     };
     if (o.follow && rules.size() > 1) {
@@ -330,32 +479,35 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     progress.finish();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
+    const std::string_view signal = signals.signal_name();
+    if (signals.requested()) {
+        err << "tdbg rules: interrupted by " << signal << ": the results cover the steps evaluated until then\n";
+    }
     tdbg::rules::invoke_record invoked;
     invoked.start_step = o.start_step;
     invoked.end_step = base_options.end_step;
+    std::string printed;
     if (o.json) {
-        out << tdbg::cli::json_document_text(tdbg::rules::rules_document(results, trial_name, invoked));
+        printed = tdbg::cli::json_document_text(results_document(outcomes, trial_name, invoked, signal));
     } else {
-        out << "run " << tdbg::detail::terminal_safe(o.run) << " (trial " << tdbg::detail::terminal_safe(trial_name)
-            << ")\n";
-        for (const auto& r : results) {
-            out << tdbg::rules::to_text(r);
+        printed =
+            "run " + tdbg::detail::terminal_safe(o.run) + " (trial " + tdbg::detail::terminal_safe(trial_name) + ")\n";
+        for (const rule_outcome& r : outcomes) {
+            printed += tdbg::rules::to_text(r.result);
         }
     }
-    out.flush();
+    tdbg::cli::write_output(o.output, printed, out);
     if (o.junit) {
-        std::ofstream junit(*o.junit, std::ios::binary | std::ios::trunc);
-        junit << tdbg::rules::to_junit_xml(results, fmt::format("tdbg rules: {}", trial_name), seconds);
-        if (!junit) {
-            err << "tdbg rules: error: cannot write " << *o.junit << "\n";
-            return tdbg::cli::exit_bad_input;
-        }
+        tdbg::cli::write_output(*o.junit, junit_document(outcomes, trial_name, seconds, signal), out);
+    }
+    if (signals.requested()) {
+        return signals.exit_status(); // never 0: the evaluation may have stopped short
     }
     bool issues = false;
     bool errors = false;
-    for (const auto& r : results) {
-        issues = issues || r.status() == tdbg::rules::evaluation_status::issues_found;
-        errors = errors || r.status() == tdbg::rules::evaluation_status::error;
+    for (const rule_outcome& r : outcomes) {
+        issues = issues || r.result.status() == tdbg::rules::evaluation_status::issues_found;
+        errors = errors || r.result.status() == tdbg::rules::evaluation_status::error;
     }
     if (errors) {
         return tdbg::cli::exit_bad_input;
@@ -363,7 +515,26 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return issues ? 1 : tdbg::cli::exit_ok;
 }
 
-const tdbg::cli::command_registrar register_rules{
-    tdbg::cli::command{"rules", "evaluate rules (VanishingGradient, ...) over a run; a CI gate", rules_help, &run_rules}};
+int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    const rules_options o = parse_rules_args(args);
+    if (o.list) {
+        for (const auto& name : tdbg::rules::registry::names()) {
+            out << name << "\n";
+        }
+        return tdbg::cli::exit_ok;
+    }
+    // From here on a signal stops the evaluation, and what was found is reported.
+    const tdbg::cli::interruption signals;
+    try {
+        return evaluate_rules(o, signals, out, err);
+    } catch (const tdbg::cli::wait_interrupted& e) {
+        err << "tdbg rules: " << tdbg::detail::terminal_safe(e.what()) << " (" << signals.signal_name()
+            << "): no step was evaluated\n";
+        return signals.exit_status();
+    }
+}
+
+const tdbg::cli::command_registrar register_rules{tdbg::cli::command{
+    "rules", "evaluate rules (VanishingGradient, ...) over a run; a CI gate", rules_help, &run_rules}};
 
 } // namespace

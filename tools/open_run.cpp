@@ -18,15 +18,29 @@
 
 namespace tdbg::cli {
 
-trial open_run(const std::string& location, trial_options options) {
+trial open_run(const std::string& location, trial_options options, const wait_function& wait) {
     const bool url = location.find("://") != std::string::npos;
+    const auto deadline = std::chrono::steady_clock::now() + options.collection_wait;
+    // One pause between two looks; false once the time to wait for the run is over.
+    const auto pause = [&] {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) {
+            return false;
+        }
+        const auto step = std::min<std::chrono::milliseconds>(
+            {options.poll_interval, std::chrono::milliseconds(500),
+             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1)});
+        if (!wait) {
+            std::this_thread::sleep_for(step);
+        } else if (wait(step)) {
+            throw wait_interrupted(fmt::format("{}: interrupted while waiting for the run to start", location));
+        }
+        return true;
+    };
     if (!url) {
         std::error_code ec;
         auto status = std::filesystem::status(location, ec);
-        const auto deadline = std::chrono::steady_clock::now() + options.collection_wait;
-        while ((ec || !std::filesystem::exists(status)) && std::chrono::steady_clock::now() < deadline) {
-            std::this_thread::sleep_for(
-                std::min<std::chrono::milliseconds>(options.poll_interval, std::chrono::milliseconds(500)));
+        while ((ec || !std::filesystem::exists(status)) && pause()) {
             status = std::filesystem::status(location, ec);
         }
         if (ec || !std::filesystem::exists(status)) {
@@ -38,12 +52,18 @@ trial open_run(const std::string& location, trial_options options) {
                 "{}: not a directory (give the run's directory, the one holding index/ and events/)", location));
         }
     }
-    try {
-        return create_trial(location, std::nullopt, {}, options);
-    } catch (const missing_collection_files&) {
-        throw tdbg::error(fmt::format("{}: not a run{} (no collections/000000000/<worker>_collections.json; "
-                                      "expected the out_dir of a tdbg or smdebug hook)",
-                                      location, url ? "" : " directory"));
+    // The run's first files are waited for here rather than by the trial, so that `wait` can end it.
+    options.collection_wait = std::chrono::milliseconds(0);
+    for (;;) {
+        try {
+            return create_trial(location, std::nullopt, {}, options);
+        } catch (const missing_collection_files&) {
+            if (!pause()) {
+                throw tdbg::error(fmt::format("{}: not a run{} (no collections/000000000/<worker>_collections.json; "
+                                              "expected the out_dir of a tdbg or smdebug hook)",
+                                              location, url ? "" : " directory"));
+            }
+        }
     }
 }
 

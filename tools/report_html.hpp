@@ -834,15 +834,26 @@ inline std::string render_timeline(const document& doc, const detail::context& c
         for (auto s : r.not_triggered_steps) {
             fmt::format_to(std::back_inserter(evaluated), "M{} {}v8", px(x(static_cast<double>(s))), px(cy - 4));
         }
-        std::vector<std::int64_t> skipped_steps;
+        tdbg::rules::step_set skipped_steps;
         for (const auto& [reason, steps] : r.skipped_steps) {
             if (reason != tdbg::rules::skip_reason::step_unavailable) { // a step the run never saved: nothing to show
-                skipped_steps.insert(skipped_steps.end(), steps.begin(), steps.end());
+                skipped_steps.add(steps);
             }
         }
-        std::sort(skipped_steps.begin(), skipped_steps.end());
-        for (auto s : skipped_steps) {
-            fmt::format_to(std::back_inserter(skipped), "M{} {}v6", px(x(static_cast<double>(s))), px(cy - 3));
+        // One tick per skipped step, or one bar for a run of them.
+        for (const auto& run : skipped_steps.runs()) {
+            const double from = x(static_cast<double>(run.first));
+            if (run.size() <= 8) {
+                for (std::int64_t s = run.first;; ++s) {
+                    fmt::format_to(std::back_inserter(skipped), "M{} {}v6", px(x(static_cast<double>(s))), px(cy - 3));
+                    if (s == run.last) {
+                        break;
+                    }
+                }
+            } else {
+                fmt::format_to(std::back_inserter(skipped), "M{} {}H{}", px(from), px(cy),
+                               px(x(static_cast<double>(run.last))));
+            }
         }
         if (!evaluated.empty()) {
             fmt::format_to(std::back_inserter(svg),

@@ -64,15 +64,15 @@ struct rule_selection {
     }
 
     /// Builds rule `index` over `trial`; the --other runs are opened with `options`
-    /// when the rule compares runs.
+    /// (and `wait`, see open_run) when the rule compares runs.
     [[nodiscard]] tdbg::rules::any_rule build(std::size_t index, const tdbg::trial& trial,
-                                              const tdbg::rules::rule_logger& logger,
-                                              const trial_options& options = {}) const {
+                                              const tdbg::rules::rule_logger& logger, const trial_options& options = {},
+                                              const wait_function& wait = {}) const {
         const rule_request& request = rules.at(index);
         std::vector<tdbg::trial> other_trials;
         if (tdbg::rules::registry::compares_runs(request.name)) {
             for (const auto& path : others) {
-                other_trials.push_back(open_run(path, options));
+                other_trials.push_back(open_run(path, options, wait));
             }
         }
         auto rule = tdbg::rules::registry::create(request.name, trial, tdbg::rules::rule_params(request.params),

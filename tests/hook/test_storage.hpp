@@ -20,7 +20,7 @@ struct storage_control {
     bool gate_open = true;
     int failing_appends = 0; // the next n appends throw
     bool failing_puts = false;
-    std::vector<std::string> log; // "append <key>" (the first of each file), "commit <key>", "put <key>"
+    std::vector<std::string> log; // "append <key>" (the first of each file), "commit <key>", "put <key>", "remove <key>"
     std::string held_key;         // appends to this key wait until release_held()
 
     void hold(std::string key) {
@@ -118,6 +118,11 @@ public:
     }
     bool exists(const std::string& key) const { return inner_.exists(key); }
     std::string describe() const { return "test:" + inner_.describe(); }
+    void remove(const std::string& key) const {
+        inner_.remove(key);
+        std::lock_guard<std::mutex> lock(control_->mutex);
+        control_->log.push_back("remove " + key);
+    }
 
 private:
     local_storage inner_;

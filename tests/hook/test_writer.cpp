@@ -14,6 +14,7 @@
 #include "support.hpp"
 #include "test_storage.hpp"
 #include "tdbg/hook/hook.hpp"
+#include "tdbg/trial/trial.hpp"
 
 using namespace tdbg;
 using tdbg::test::read_indexes;
@@ -84,10 +85,11 @@ TEST_CASE("writer: a full queue drops and counts tensors (drop policy)") {
     CHECK(indexes.begin()->second.tensor_payload.size() == 10 - dropped);
 }
 
-TEST_CASE("writer: an error in the writer thread surfaces on the next call, once, later steps are written") {
+TEST_CASE("writer: with the rethrow policy an error surfaces on the next call, once, and nothing is written after it") {
     temp_dir dir("writer_error");
     auto control = std::make_shared<storage_control>();
     auto o = small_queue(full_queue_policy::block);
+    o.on_write_error = write_error_policy::rethrow;
     hook h(test_storage(dir.path(), control), o);
     control->failing_appends = 1;
     h.begin_step();
@@ -97,7 +99,7 @@ TEST_CASE("writer: an error in the writer thread surfaces on the next call, once
     const auto surfaces = [](auto&& call) {
         try {
             call();
-        } catch (const std::exception& e) {
+        } catch (const storage_error& e) {
             CHECK_THAT(e.what(), Catch::Contains("injected"));
             return true;
         }
@@ -106,48 +108,79 @@ TEST_CASE("writer: an error in the writer thread surfaces on the next call, once
     const bool at_end_step = surfaces([&] { h.end_step(); });
     const bool at_flush = surfaces([&] { h.flush(); });
     CHECK(at_end_step != at_flush); // reported exactly once
-    h.flush();
+    REQUIRE(h.write_error());
+    CHECK_THAT(*h.write_error(), Catch::Contains("injected: cannot write events/000000000000/"));
+    // Training goes on; the hook saves nothing more, and says nothing more.
     h.begin_step();
-    h.save_tensor("w", block);
-    h.close();
-    const auto indexes = read_indexes(dir.path());
-    // Step 0 never got an index (its event file failed); step 1 is complete.
-    REQUIRE(indexes.size() == 1);
-    CHECK(indexes.begin()->first.first == 1);
-    CHECK_FALSE(std::filesystem::exists(dir.path() / "events/000000000000"
-                                                      "/000000000000_worker_0.tfevents"));
-    CHECK(tdbg::test::read_tensor(dir.path(), indexes.begin()->second, "w").value.size() == 70000);
+    CHECK_NOTHROW(h.save_tensor("w", block));
+    CHECK_NOTHROW(h.close());
+    CHECK(read_indexes(dir.path()).empty());
+    for (int step = 0; step < 2; ++step) {
+        CHECK_FALSE(std::filesystem::exists(dir.path() / format::event_file_key(step, "worker_0")));
+    }
+    CHECK(tdbg::test::temporary_files(dir.path()) == 0);
+    CHECK_FALSE(std::filesystem::exists(dir.path() / format::end_marker_key)); // not a finished run
+    CHECK_FALSE(std::filesystem::exists(dir.path() / format::collections_file_key("worker_0")));
 }
 
-TEST_CASE("writer: an error reaches the next save or close, never the destructor") {
+TEST_CASE("writer: by default an error is printed once, training goes on, and the run stays readable up to it") {
+    temp_dir dir("writer_error_default");
+    auto control = std::make_shared<storage_control>();
+    hook h(test_storage(dir.path(), control), small_queue(full_queue_policy::block));
+    CHECK(h.options().on_write_error == write_error_policy::disable);
+    for (int step = 0; step < 3; ++step) {
+        h.begin_step();
+        h.save_tensor("w", block);
+    }
+    h.flush(); // steps 0 and 1 are published
+    control->failing_puts = true; // step 2's index cannot be written
+    for (int step = 3; step < 6; ++step) {
+        CHECK_NOTHROW(h.begin_step());
+        CHECK_NOTHROW(h.save_tensor("w", block));
+    }
+    CHECK_NOTHROW(h.flush());
+    REQUIRE(h.write_error());
+    CHECK_THAT(*h.write_error(), Catch::Contains("injected: cannot put index/000000000/000000000002_worker_0.json"));
+    CHECK_NOTHROW(h.close());
+    const auto indexes = read_indexes(dir.path());
+    REQUIRE(indexes.size() == 2);
+    CHECK(indexes.begin()->first.first == 0);
+    CHECK(indexes.rbegin()->first.first == 1);
+    // Step 2's event file was committed before its index failed: it is taken back.
+    const auto log = control->published();
+    CHECK(std::count(log.begin(), log.end(), "remove " + format::event_file_key(2, "worker_0")) == 1);
+    for (int step = 2; step < 6; ++step) {
+        CHECK_FALSE(std::filesystem::exists(dir.path() / format::event_file_key(step, "worker_0")));
+    }
+    CHECK_FALSE(std::filesystem::exists(dir.path() / format::end_marker_key));
+    const auto t = create_trial(dir.path().string());
+    CHECK(t.steps() == std::vector<std::int64_t>{0, 1});
+    CHECK(t.tensor("w").value(1).size() == 70000);
+}
+
+TEST_CASE("writer: an error reaches the next save, flush or close, never the destructor") {
     temp_dir dir("writer_error_close");
     auto control = std::make_shared<storage_control>();
     {
-        hook h(test_storage(dir.path(), control), small_queue(full_queue_policy::block));
+        hook_options o = small_queue(full_queue_policy::block);
+        o.on_write_error = write_error_policy::rethrow;
+        hook h(test_storage(dir.path(), control), o);
         control->failing_puts = true; // index, collections and end marker cannot be written
         h.begin_step();
         h.save_tensor("w", block);
-        h.begin_step(); // queues step 0's end: its index cannot be written
-        // The writer thread meets the error asynchronously: the next saves succeed until it
-        // has, then one of them must carry it (polled, so a loaded machine cannot make this flaky).
-        std::string surfaced;
-        for (int i = 0; i < 30000 && surfaced.empty(); ++i) {
-            try {
-                h.save_tensor("w_" + std::to_string(i), block);
-                std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            } catch (const std::exception& e) {
-                surfaced = e.what();
-            }
-        }
-        CHECK_THAT(surfaced, Catch::Contains("injected: cannot put "));
-        CHECK_THROWS_AS(h.close(), storage_error);
-        // The error may have been the collections file, queued before step 0's end: the event
-        // file is only sure to be committed once close has drained the queue.
-        CHECK(h.storage().exists("events/000000000000/000000000000_worker_0.tfevents"));
+        h.begin_step(); // queues step 0's end: the collections file, then its index, cannot be written
+        // flush() waits for the writer: the error is there by then, whatever the machine's load.
+        CHECK_THROWS_WITH(h.flush(), Catch::Contains("injected: cannot put "));
+        CHECK_NOTHROW(h.close()); // reported once
+        // Step 0's event file was committed, but the collections file failed first: it is
+        // withdrawn, so that the failed run holds nothing that no index names.
+        CHECK_FALSE(h.storage().exists(format::event_file_key(0, "worker_0")));
+        CHECK_FALSE(h.storage().exists(std::string(format::end_marker_key)));
     }
     {
         // Left to the destructor, the error is printed, not thrown.
         hook_options o = small_queue(full_queue_policy::block);
+        o.on_write_error = write_error_policy::rethrow;
         temp_dir other("writer_error_dtor");
         auto control2 = std::make_shared<storage_control>();
         control2->failing_puts = true;
@@ -206,7 +239,7 @@ TEST_CASE("writer: data threads write steps side by side and publish them in ste
         }
         h.end_step();
         if (threads > 1) {
-            // Another data thread writes step 1 while step 0 is held; its publication waits.
+            // Another data thread writes (and commits) step 1 while step 0 is held; its index waits.
             const std::string step1_written = "append " + format::event_file_key(1, "worker_0");
             bool written = false;
             for (int i = 0; i < 20000 && !written; ++i) {
@@ -219,7 +252,7 @@ TEST_CASE("writer: data threads write steps side by side and publish them in ste
             CHECK(written);
             const auto log = control->published();
             CHECK(std::none_of(log.begin(), log.end(), [](const std::string& line) {
-                return line.rfind("put index/", 0) == 0 || line.rfind("commit ", 0) == 0;
+                return line.rfind("put index/", 0) == 0 || line == "commit " + format::event_file_key(0, "worker_0");
             }));
         }
         control->release_held();

@@ -578,7 +578,7 @@ TEST_CASE("train_mpi under mpirun -np 3, then a worker's steps missing: only ste
         options.skip_late_steps = true;
         const auto result = tdbg::rules::invoke_rule(rule, options);
         CHECK(result.not_triggered_steps == complete);
-        CHECK(result.skipped_steps == std::map<std::string, std::vector<std::int64_t>>{
+        CHECK(result.skipped_steps == std::map<std::string, tdbg::rules::step_set>{
                                           {std::string(tdbg::rules::skip_reason::step_not_yet_available), {last}}});
     }
 

@@ -88,6 +88,10 @@ public:
     }
     [[nodiscard]] bool exists(const std::string& key) const { return inner_.exists(key); }
     [[nodiscard]] std::string describe() const { return "fault:" + inner_.describe(); }
+    void remove(const std::string& key) const {
+        inner_.remove(key);
+        state_->published("remove " + key);
+    }
 
 private:
     local_storage inner_;

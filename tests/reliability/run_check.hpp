@@ -17,6 +17,19 @@
 
 namespace tdbg::test::reliability {
 
+/// The event files below `run`, as keys ("events/<step>/<step>_<worker>.tfevents").
+inline std::set<std::string> event_files(const std::filesystem::path& run) {
+    std::set<std::string> out;
+    if (std::filesystem::exists(run / "events")) {
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(run / "events")) {
+            if (entry.is_regular_file()) {
+                out.insert(std::filesystem::relative(entry.path(), run).generic_string());
+            }
+        }
+    }
+    return out;
+}
+
 /// The steps whose index file is published (found by walking the directory, not through a trial).
 inline std::set<std::int64_t> published_steps(const std::filesystem::path& run) {
     std::set<std::int64_t> out;

@@ -1,7 +1,8 @@
-// Write errors and a full disk: the writer thread's error reaches the trainer
-// as a storage_error on its next hook call; the steps published before stay
-// whole and exact, a failed step is never published, no temporary file is
-// left behind, and once space is freed later steps are written again.
+// Write errors and a full disk: training goes on (or, with the rethrow policy,
+// the error reaches the trainer once, on its next hook call); the steps
+// published before stay whole and exact and are a prefix of the run; nothing
+// is published after the error, even once space is freed; no event file is
+// left that no index names, no temporary file, no end marker.
 // (Single injected failures: tests/hook/test_writer.cpp.)
 
 #include <catch2/catch.hpp>
@@ -11,9 +12,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <optional>
+#include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "fault_storage.hpp"
@@ -26,6 +26,7 @@
 using tdbg::test::fault_state;
 using tdbg::test::fault_storage;
 using tdbg::test::temp_dir;
+using tdbg::test::temporary_files;
 namespace reliability = tdbg::test::reliability;
 namespace fs = std::filesystem;
 
@@ -62,36 +63,35 @@ std::int64_t train_step(tdbg::hook& h, progress& p) {
     return p.step;
 }
 
-// Trains until a hook call throws (polling, as the writer meets the error on its own thread).
-std::optional<std::string> train_until_error(tdbg::hook& h, progress& p, int limit) {
-    for (int i = 0; i < limit; ++i) {
-        try {
-            (void)train_step(h, p);
-        } catch (const tdbg::storage_error& e) {
-            return std::string(e.what());
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return std::nullopt;
-}
-
-std::size_t temporary_files(const fs::path& run) {
-    std::size_t n = 0;
-    if (fs::exists(run)) {
-        for (const auto& entry : fs::recursive_directory_iterator(run)) {
-            n += entry.path().extension() == ".tmp" ? 1 : 0;
-        }
-    }
-    return n;
-}
-
 // The bytes one step takes on storage: its event file and its index file.
 constexpr std::uint64_t step_bytes = reliability::large_size * 4 + 8 * 1024;
 
+// What a run written into a disk that filled up must hold: a prefix of the steps
+// trained, each whole and exact, no event file that no index names, no
+// temporary file, and no end marker (it is not a finished run).
+void check_failed_run(const fs::path& run, std::int64_t trained) {
+    CHECK(temporary_files(run) == 0);
+    CHECK_FALSE(fs::exists(run / tdbg::format::end_marker_key));
+    const auto published = reliability::published_steps(run);
+    std::set<std::string> indexed;
+    std::int64_t expected = 0;
+    for (const std::int64_t s : published) {
+        CHECK(s == expected++); // steps 0, 1, ... with no gap
+        indexed.insert(tdbg::format::event_file_key(s, "worker_0"));
+    }
+    CHECK(static_cast<std::int64_t>(published.size()) < trained);
+    CHECK(reliability::event_files(run) == indexed);
+    if (!published.empty()) {
+        CHECK(fs::exists(run / tdbg::format::collections_file_key("worker_0")));
+        CHECK(reliability::check_published_run(run) == published.size());
+    }
+}
+
 } // namespace
 
-TEST_CASE("full disk: the error reaches the trainer on its next call, the steps before stay intact") {
+TEST_CASE("full disk: training goes on, the error is reported once, the run is a readable prefix") {
     temp_dir root("full_disk");
+    constexpr std::int64_t steps = 16;
     for (int i = 0; i < 12; ++i) {
         // Budgets from nothing to about six steps, landing at different points of a step's files.
         const std::uint64_t budget = static_cast<std::uint64_t>(i) * step_bytes / 2 + static_cast<std::uint64_t>(i) * 997;
@@ -99,81 +99,55 @@ TEST_CASE("full disk: the error reaches the trainer on its next call, the steps 
         const fs::path run = root.path() / ("run" + std::to_string(i));
         auto state = std::make_shared<fault_state>();
         state->budget = budget;
-        std::int64_t last_step = 0;
         {
             tdbg::hook h(fault_storage(run, state), options());
             progress p;
-            const auto error = train_until_error(h, p, 2000);
-            last_step = h.global_step();
-            REQUIRE(error);
-            CHECK_THAT(*error, Catch::Contains("No space left on device") && Catch::Contains("cannot write "));
-            // The disk stays full: close() cannot publish and says so.
-            CHECK_THROWS_AS(h.close(), tdbg::storage_error);
+            for (std::int64_t s = 0; s < steps; ++s) {
+                CHECK(train_step(h, p) == s); // never throws: saving stops, training does not
+                if (s == steps / 2) {
+                    h.flush(); // eight steps do not fit: the writer has met the full disk by now
+                    CHECK(h.write_error());
+                    state->free_space(); // space coming back changes nothing: the run stays a prefix
+                }
+            }
+            CHECK_NOTHROW(h.close());
+            REQUIRE(h.write_error());
+            CHECK_THAT(*h.write_error(), Catch::Contains("No space left on device"));
         }
-        CHECK(temporary_files(run) == 0);
-        const auto published = reliability::published_steps(run);
-        CHECK(static_cast<std::int64_t>(published.size()) <= last_step + 1);
-        if (published.empty() && !fs::exists(run / tdbg::format::collections_file_key("worker_0"))) {
-            continue; // nothing of the run fitted
-        }
-        CHECK(reliability::check_published_run(run) == published.size());
+        check_failed_run(run, steps);
     }
 }
 
-TEST_CASE("full disk: once space is freed, later steps are written again and the run reads whole") {
-    temp_dir root("full_disk_freed");
+TEST_CASE("full disk, rethrow policy: the error reaches the trainer once, on its next call") {
+    temp_dir root("full_disk_rethrow");
     for (const std::uint64_t budget : {std::uint64_t{100}, step_bytes * 2 + 5000}) {
         INFO("budget " << budget << " bytes");
         const fs::path run = root.path() / ("run" + std::to_string(budget));
         auto state = std::make_shared<fault_state>();
         state->budget = budget;
-        tdbg::hook h(fault_storage(run, state), options());
-        progress failed;
-        REQUIRE(train_until_error(h, failed, 2000));
-        state->free_space();
-        // Errors met meanwhile are reported, one per call, then the writer is clean.
-        for (int i = 0; i < 100; ++i) {
-            try {
-                h.flush();
-                break;
-            } catch (const tdbg::storage_error& e) {
-                CHECK_THAT(e.what(), Catch::Contains("No space left on device"));
-            }
-        }
-        CHECK_NOTHROW(h.flush());
-        const std::int64_t resumed = h.global_step() + 1;
-        progress p;
-        for (int i = 0; i < 3; ++i) {
-            CHECK(train_step(h, p) == resumed + i);
-        }
-        CHECK_NOTHROW(h.close());
-        CHECK(temporary_files(run) == 0);
-        // The last three steps are there; the steps lost to the full disk are not; all read exactly.
-        const auto published = reliability::published_steps(run);
-        REQUIRE(published.size() >= 3);
-        CHECK(*published.rbegin() == resumed + 2);
-        CHECK(published.count(resumed) == 1);
+        tdbg::hook_options o = options();
+        o.on_write_error = tdbg::write_error_policy::rethrow;
+        std::int64_t trained = 0;
+        int thrown = 0;
         {
-            const auto t = tdbg::create_trial(run.string());
-            CHECK(t.loaded_all_steps());
-            const std::vector<std::int64_t> expected(published.begin(), published.end());
-            CHECK(t.steps() == expected);
-            for (const std::int64_t s : published) {
-                INFO("step " << s << " (the error surfaced in step " << failed.step << ")");
-                // The step the error interrupted holds the tensors whose save returned; every other step all of them.
-                std::vector<std::string> names = s == failed.step ? failed.saved : reliability::tensor_names();
-                std::sort(names.begin(), names.end());
-                auto listed = t.tensor_names(s);
-                std::sort(listed.begin(), listed.end());
-                CHECK(listed == names);
-                for (int k = 0; k <= reliability::small_tensors; ++k) {
-                    if (std::find(names.begin(), names.end(), reliability::tensor_name(k)) != names.end()) {
-                        CHECK(reliability::same_floats(t.tensor(reliability::tensor_name(k)).value(s),
-                                                       reliability::values(s, k)));
+            tdbg::hook h(fault_storage(run, state), o);
+            progress p;
+            for (std::int64_t s = 0; s < 12; ++s) {
+                try {
+                    (void)train_step(h, p);
+                    if (s == 10) {
+                        h.flush(); // by now the writer has met the full disk
                     }
+                } catch (const tdbg::storage_error& e) {
+                    CHECK_THAT(e.what(), Catch::Contains("No space left on device"));
+                    ++thrown;
                 }
+                trained = s + 1;
             }
+            CHECK_NOTHROW(h.close());
         }
+        CHECK(thrown == 1);
+        check_failed_run(run, trained);
     }
 }
 

@@ -63,7 +63,7 @@ TEST_CASE("built-in rules trigger on exactly the steps Python smdebug recorded, 
 
             CHECK(result.triggered_steps == steps_of(entry.at("triggered_steps")));
             CHECK(result.not_triggered_steps == steps_of(entry.at("not_triggered_steps")));
-            std::map<std::string, std::vector<std::int64_t>> skipped;
+            std::map<std::string, tdbg::rules::step_set> skipped;
             for (const auto& [reason, steps] : entry.at("skipped_steps").items()) {
                 skipped[reason] = steps_of(steps);
             }

@@ -6,10 +6,12 @@
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "json_support.hpp"
 
+#include "tdbg/core/error.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/junit.hpp"
 
@@ -82,4 +84,82 @@ TEST_CASE("the text report and the JUnit XML name the rule and list the triggere
     const auto fine_case = xml.find("name=\"Fine\"");
     REQUIRE(fine_case != std::string::npos);
     CHECK(xml.find("<failure", fine_case) == std::string::npos); // no failure after the passing case
+}
+
+TEST_CASE("a step_set keeps steps as ascending runs, merging runs that touch or overlap") {
+    tdbg::rules::step_set s;
+    CHECK(s.empty());
+    s.add(5);
+    s.add(7);
+    s.add(6); // joins 5 and 7
+    s.add(10, 20);
+    s.add(1);
+    s.add(18, 25); // overlaps 10-20
+    using run = tdbg::rules::step_set::run;
+    CHECK(s.runs() == std::vector<run>{{1, 1}, {5, 7}, {10, 25}});
+    CHECK(s.size() == 1 + 3 + 16);
+    CHECK(s.contains(6));
+    CHECK(s.contains(25));
+    CHECK_FALSE(s.contains(8));
+    CHECK_FALSE(s.contains(0));
+    s.add(2, 9); // bridges 1 and 5-7 and touches 10-25
+    CHECK(s.runs() == std::vector<run>{{1, 25}});
+    CHECK(s.size() == 25);
+    CHECK(s == tdbg::rules::step_set(std::vector<std::int64_t>{3, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                                                                 17, 18, 19, 20, 21, 22, 23, 24, 25}));
+    CHECK_THROWS_AS(s.add(4, 3), tdbg::usage_error);
+}
+
+TEST_CASE("a step_set holds more steps than memory, and refuses to list them one by one") {
+    tdbg::rules::step_set s{0, 1};
+    s.add(2, 999'999'999'998);
+    s.add(999'999'999'999);
+    CHECK(s.runs().size() == 1);
+    CHECK(s.size() == 1'000'000'000'000U);
+    CHECK(tdbg::rules::format_steps(s) == "0-999999999999");
+    CHECK_THROWS_WITH(s.steps(), Catch::Contains("1000000000000 steps") && Catch::Contains("too many"));
+    CHECK(tdbg::rules::step_set{4, 9, 8}.steps() == std::vector<std::int64_t>{4, 8, 9});
+    CHECK(tdbg::rules::format_steps(tdbg::rules::step_set{1, 3, 4, 6, 7, 8}) == "1, 3, 4, 6-8");
+}
+
+TEST_CASE("skipped steps in JSON: step by step, and a run longer than the limit as [first, last]") {
+    auto r = sample();
+    r.skipped_steps["StepUnavailable"] = {2, 3};
+    r.skipped_steps["StepUnavailable"].add(10, 10 + static_cast<std::int64_t>(tdbg::rules::json_step_run_limit) - 1);
+    r.skipped_steps["StepUnavailable"].add(5000, 999'999'999'998);
+    r.skipped_steps["TensorUnavailableForStep"] = {4};
+    const auto j = tdbg::test::to_nlohmann(tdbg::rules::to_json(r));
+    const auto& listed = j.at("skipped_steps").at("StepUnavailable");
+    // 2, 3, then the 1000 steps from 10 (at the limit: listed), then one run beyond it.
+    REQUIRE(listed.size() == 2 + tdbg::rules::json_step_run_limit + 1);
+    CHECK(listed[0] == 2);
+    CHECK(listed[2] == 10);
+    CHECK(listed[listed.size() - 2] == 1009);
+    CHECK(listed.back() == nlohmann::json{5000, 999'999'999'998});
+    CHECK(j.at("skipped_steps").at("TensorUnavailableForStep") == nlohmann::json{4});
+    CHECK(r.all_skipped_steps().size() == 2 + 1 + tdbg::rules::json_step_run_limit + (999'999'999'998 - 5000 + 1));
+    // The text a person reads counts them.
+    CHECK_THAT(tdbg::rules::to_text(r),
+               Catch::Contains(fmt::format("skipped (StepUnavailable): {}",
+                                           2 + tdbg::rules::json_step_run_limit + (999'999'999'998 - 5000 + 1))));
+}
+
+TEST_CASE("an interrupted evaluation is Stopped unless it found issues, and fails a JUnit gate") {
+    auto r = sample();
+    r.triggered_steps.clear();
+    r.end = tdbg::rules::evaluation_end::interrupted;
+    r.next_step = 13;
+    CHECK(r.status() == tdbg::rules::evaluation_status::stopped);
+    CHECK(tdbg::rules::status_name(r.status()) == "Stopped");
+    const auto j = tdbg::test::to_nlohmann(tdbg::rules::to_json(r));
+    CHECK(j.at("status") == "Stopped");
+    CHECK(j.at("end") == "interrupted");
+    CHECK_THAT(tdbg::rules::to_text(r),
+               Catch::StartsWith("VGRule (VanishingGradient): Stopped") &&
+                   Catch::Contains("  interrupted before step 13: it and later steps were not evaluated\n"));
+    const std::string xml = tdbg::rules::to_junit_xml({r}, "suite", 1.0);
+    CHECK_THAT(xml, Catch::Contains(R"(tests="1" failures="0" errors="1")") &&
+                        Catch::Contains(R"(<error type="Stopped" message="VGRule was interrupted before step 13")"));
+    r.triggered_steps = {3}; // what it found before the signal stands
+    CHECK(r.status() == tdbg::rules::evaluation_status::issues_found);
 }

@@ -333,3 +333,50 @@ TEST_CASE("an unknown parameter is an error, and other exceptions end the evalua
     CHECK(result.error.find("2 elements") != std::string::npos);
     CHECK(result.not_triggered_steps == std::vector<std::int64_t>{0}); // what was found before is kept
 }
+
+TEST_CASE("invoke_rule visits the steps a run has, however far apart, and records the steps between as one run") {
+    tdbg::test::temp_dir dir("invoke_far_steps");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"losses", "^loss$"}});
+    for (std::int64_t s = 0; s < 3; ++s) {
+        run.step(s, {{"loss", scalar(0.1F), {}}});
+    }
+    constexpr std::int64_t far = 999'999'999'999; // the largest step an index file name can hold
+    run.step(far, {{"loss", scalar(0.9F), {}}});
+    run.end();
+
+    loss_above r(tdbg::create_trial(dir.path().string()), {{"threshold", "0.5"}});
+    r.set_logger(tdbg::rules::rule_logger::silent());
+    tdbg::rules::invoke_options options;
+    options.start_step = 0;
+    std::vector<std::int64_t> reported;
+    options.on_step = [&](std::int64_t step, tdbg::rules::step_outcome) { reported.push_back(step); };
+    const auto result = tdbg::rules::invoke_rule(r, options);
+    CHECK(r.visited == std::vector<std::int64_t>{0, 1, 2, far});
+    CHECK(result.triggered_steps == std::vector<std::int64_t>{far});
+    CHECK(result.not_triggered_steps == range(0, 2));
+    using run_of = tdbg::rules::step_set::run;
+    CHECK(result.skipped_steps.at("StepUnavailable").runs() == std::vector<run_of>{{3, far - 1}});
+    CHECK(reported == std::vector<std::int64_t>{0, 1, 2, far - 1, far});
+    CHECK(result.end == tdbg::rules::evaluation_end::no_more_data);
+    CHECK(result.next_step == far + 1);
+
+    // end_step cuts the run of unsaved steps short.
+    loss_above bounded(tdbg::create_trial(dir.path().string()), {{"threshold", "0.5"}});
+    bounded.set_logger(tdbg::rules::rule_logger::silent());
+    const auto cut = tdbg::rules::invoke_rule(bounded, 1, 1000);
+    CHECK(bounded.visited == range(1, 2));
+    CHECK(cut.skipped_steps.at("StepUnavailable").runs() == std::vector<run_of>{{3, 999}});
+    CHECK(cut.end == tdbg::rules::evaluation_end::end_step);
+    CHECK(cut.next_step == 1000);
+
+    // The same in parallel.
+    parallel_loss_above p(tdbg::create_trial(dir.path().string()), {{"threshold", "0.5"}});
+    p.set_logger(tdbg::rules::rule_logger::silent());
+    options.on_step = nullptr;
+    options.threads = 4;
+    const auto parallel = tdbg::rules::invoke_rule(p, options);
+    CHECK(parallel.skipped_steps == result.skipped_steps);
+    CHECK(parallel.triggered_steps == result.triggered_steps);
+    CHECK(p.calls.load() == 4);
+}

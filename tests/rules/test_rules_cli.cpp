@@ -1,19 +1,23 @@
 // `tdbg rules`: exit statuses, text, --json against the fixtures' rules
-// files (through --config), --junit, --stop-training and --follow on a run
-// being written. Runs the built `tdbg` program.
+// files (through --config), --junit, --stop-training, --follow on a run
+// being written, and SIGINT/SIGTERM while it waits. Runs the built `tdbg` program.
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +38,131 @@ cli_result tdbg_rules(std::vector<std::string> args) {
 }
 
 std::vector<std::int64_t> steps_of(const nlohmann::json& j) { return j.get<std::vector<std::int64_t>>(); }
+
+// `tdbg rules ARGS` running in the background, its standard output and error read
+// as they come, so that a test can act once the program says something.
+class background_rules {
+public:
+    explicit background_rules(std::vector<std::string> args) {
+        args.insert(args.begin(), {TDBG_CLI_PATH, "rules"});
+        std::vector<char*> argv;
+        for (auto& a : args) {
+            argv.push_back(a.data());
+        }
+        argv.push_back(nullptr);
+        int out[2] = {-1, -1};
+        int err[2] = {-1, -1};
+        if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+            throw std::runtime_error("cannot create pipes");
+        }
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            // The child: SIGINT and SIGTERM as a shell's foreground job has them (a test
+            // runner started in the background may ignore them), output into the pipes.
+            struct sigaction default_action {};
+            default_action.sa_handler = SIG_DFL;
+            ::sigaction(SIGINT, &default_action, nullptr);
+            ::sigaction(SIGTERM, &default_action, nullptr);
+            sigset_t none;
+            sigemptyset(&none);
+            ::sigprocmask(SIG_SETMASK, &none, nullptr);
+            const int null_in = ::open("/dev/null", O_RDONLY);
+            if (null_in < 0 || ::dup2(null_in, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(err[1], 2) < 0) {
+                ::_exit(126);
+            }
+            ::execv(argv[0], argv.data());
+            ::_exit(127);
+        }
+        ::close(out[1]);
+        ::close(err[1]);
+        out_fd_ = out[0];
+        err_fd_ = err[0];
+        if (pid_ < 0) {
+            throw std::runtime_error("cannot fork");
+        }
+    }
+    background_rules(const background_rules&) = delete;
+    background_rules& operator=(const background_rules&) = delete;
+    ~background_rules() {
+        if (pid_ > 0 && !ended_) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+        for (const int fd : {out_fd_, err_fd_}) {
+            if (fd >= 0) {
+                ::close(fd);
+            }
+        }
+    }
+
+    /// Reads the output until stderr holds `text`; false if the program ended
+    /// first, or said nothing more for a minute (a failure, not a pace).
+    bool wait_for_stderr(const std::string& text) {
+        while (err.find(text) == std::string::npos) {
+            if (!read_some(60000)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    void send(int sig) const { ::kill(pid_, sig); }
+
+    /// Reads the rest of the output and waits for the program to end; its wait status.
+    int finish() {
+        while (read_some(-1)) {
+        }
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+        ended_ = true;
+        return status;
+    }
+
+    std::string out;
+    std::string err;
+
+private:
+    // Reads what either pipe has; false once both are at their end, or after `timeout_ms` of silence.
+    bool read_some(int timeout_ms) {
+        if (out_fd_ < 0 && err_fd_ < 0) {
+            return false;
+        }
+        pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}}; // poll skips a pipe at its end (-1)
+        const int ready = ::poll(fds, 2, timeout_ms);
+        if (ready <= 0) {
+            return ready < 0 && errno == EINTR;
+        }
+        int* const fd_of[2] = {&out_fd_, &err_fd_};
+        std::string* const text_of[2] = {&out, &err};
+        char buffer[4096];
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || fds[i].revents == 0) {
+                continue;
+            }
+            const ssize_t got = ::read(fds[i].fd, buffer, sizeof buffer);
+            if (got > 0) {
+                text_of[i]->append(buffer, static_cast<std::size_t>(got));
+            } else if (got == 0 || errno != EINTR) {
+                ::close(*fd_of[i]);
+                *fd_of[i] = -1;
+            }
+        }
+        return true;
+    }
+
+    pid_t pid_ = -1;
+    int out_fd_ = -1;
+    int err_fd_ = -1;
+    bool ended_ = false;
+};
+
+// A run whose writer died: steps 0-2 of gradient/w, the last one vanishing, and no end marker.
+void write_abandoned_run(const tdbg::test::rule_run& run) {
+    run.collections({{"gradients", "^gradient/"}});
+    run.step(0, {{"gradient/w", tdbg::test::f32({1.0F, -1.0F}), {}}});
+    run.step(1, {{"gradient/w", tdbg::test::f32({0.5F, -0.5F}), {}}});
+    run.step(2, {{"gradient/w", tdbg::test::f32({1e-9F, -1e-9F}), {}}});
+}
 
 } // namespace
 
@@ -207,4 +336,84 @@ TEST_CASE("tdbg rules --follow waits for a run directory that does not exist yet
     const auto missing = tdbg_rules({(dir.path() / "never").string(), "--rule", "VanishingGradient"});
     CHECK(missing.status == 2);
     CHECK_THAT(missing.err, Catch::Contains("no such directory"));
+}
+
+TEST_CASE("tdbg rules refuses negative thresholds, counts and percentages with a message naming the parameter") {
+    tdbg::test::temp_dir dir("rules_cli_negative");
+    const tdbg::test::rule_run run(dir.path());
+    write_abandoned_run(run);
+    run.end();
+    const std::vector<std::vector<std::string>> refused{
+        {"VanishingGradient", "threshold=-1", "rule VanishingGradient: parameter 'threshold' = '-1' must be at least 0"},
+        {"AllZero", "threshold=-5", "rule AllZero: parameter 'threshold' = '-5' must be at least 0"},
+        {"LossNotDecreasing", "diff_percent=-10", "rule LossNotDecreasing: parameter 'diff_percent' = '-10' must be at least 0"},
+        {"UnchangedTensor", "atol=-1e-8", "rule UnchangedTensor: parameter 'atol' = '-1e-8' must be at least 0"},
+        {"WeightUpdateRatio", "epsilon=0", "rule WeightUpdateRatio: parameter 'epsilon' = '0' must be more than 0"},
+        {"Overtraining", "patience_train=-1", "rule Overtraining: parameter 'patience_train' = '-1' must be at least 1"},
+    };
+    for (const auto& c : refused) {
+        INFO(c[0] << " " << c[1]);
+        const auto r = tdbg_rules({run.path(), "--rule", c[0], "--param", c[1], "--param", "tensor_regex=gradient/w"});
+        CHECK(r.status == 2);
+        CHECK_THAT(r.err, Catch::Contains(c[2]));
+        CHECK(r.out.empty());
+    }
+    // Zero is a threshold like any other: the gate runs (gradient/w's mean |g| is never below 0).
+    const auto zero = tdbg_rules({run.path(), "--rule", "VanishingGradient", "--param", "threshold=0"});
+    CHECK(zero.status == 0);
+    CHECK_THAT(zero.out, Catch::Contains("VanishingGradient: NoIssuesFound"));
+}
+
+TEST_CASE("tdbg rules --follow on a run whose writer died: SIGINT prints the results so far, marked interrupted, exit 130") {
+    tdbg::test::temp_dir dir("rules_cli_sigint");
+    const tdbg::test::rule_run run(dir.path());
+    write_abandoned_run(run);
+    const auto junit = dir.path() / "rules.xml";
+    background_rules rules({run.path(), "--rule", "VanishingGradient", "--rule", "ExplodingTensor", "--follow", "--poll",
+                            "30", "--verbose", "--json", "--junit", junit.string()});
+    // Both rules evaluated steps 0-2 and now wait for step 3, polling every 30 s: the signal ends the wait.
+    REQUIRE(rules.wait_for_stderr("rule VanishingGradient: waiting for step 3"));
+    REQUIRE(rules.wait_for_stderr("rule ExplodingTensor: waiting for step 3"));
+    rules.send(SIGINT);
+    const int status = rules.finish();
+    INFO(rules.err);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 130);
+    CHECK_THAT(rules.err, Catch::Contains("tdbg rules: interrupted by SIGINT"));
+
+    const auto doc = nlohmann::json::parse(rules.out);
+    CHECK(doc.at("interrupted") == "SIGINT");
+    REQUIRE(doc.at("results").size() == 2);
+    const auto& vanishing = doc.at("results")[0];
+    CHECK(vanishing.at("rule") == "VanishingGradient");
+    CHECK(steps_of(vanishing.at("triggered_steps")) == std::vector<std::int64_t>{2});
+    CHECK(steps_of(vanishing.at("not_triggered_steps")) == std::vector<std::int64_t>{0, 1});
+    CHECK(vanishing.at("end") == "interrupted");
+    CHECK(vanishing.at("status") == "IssuesFound"); // found before the signal: still true
+    const auto& exploding = doc.at("results")[1];
+    CHECK(exploding.at("rule") == "ExplodingTensor");
+    CHECK(steps_of(exploding.at("not_triggered_steps")) == std::vector<std::int64_t>{0, 1, 2});
+    CHECK(exploding.at("end") == "interrupted");
+    CHECK(exploding.at("status") == "Stopped"); // not NoIssuesFound: step 3 on were never looked at
+
+    const std::string xml = tdbg::test::read_file(junit);
+    CHECK_THAT(xml, Catch::Contains("<testsuite name=\"tdbg rules: " + dir.path().filename().string() +
+                                    " (interrupted by SIGINT)\" tests=\"2\" failures=\"1\" errors=\"1\""));
+    CHECK_THAT(xml, Catch::Contains("<error type=\"Stopped\" message=\"ExplodingTensor was interrupted before step 3\""));
+}
+
+TEST_CASE("tdbg rules --follow interrupted by SIGTERM prints its text results and exits 143") {
+    tdbg::test::temp_dir dir("rules_cli_sigterm");
+    const tdbg::test::rule_run run(dir.path());
+    write_abandoned_run(run);
+    background_rules rules({run.path(), "--rule", "ExplodingTensor", "--follow", "--poll", "30", "--verbose"});
+    REQUIRE(rules.wait_for_stderr("rule ExplodingTensor: waiting for step 3"));
+    rules.send(SIGTERM);
+    const int status = rules.finish();
+    INFO(rules.err);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 143);
+    CHECK_THAT(rules.out, Catch::Contains("ExplodingTensor: Stopped\n"
+                                          "  interrupted before step 3: it and later steps were not evaluated\n"
+                                          "  steps evaluated: 3\n"));
 }

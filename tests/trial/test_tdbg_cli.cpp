@@ -1,10 +1,15 @@
 // The `tdbg` program: `dump --json` reproduces Python smdebug's reading of
 // each fixture run (the golden files) except where tdbg reads better, `ls`
-// is readable, and bad input ends with a message and exit status 2.
+// is readable, bad input ends with a message and exit status 2, and output
+// files (`report -o`, `rules --junit`, `rules -o`) are written through links,
+// into FIFOs and devices in place, and replaced whole, or not at all.
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +20,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -50,6 +56,40 @@ void check_dump(const std::string& run) {
         CHECK(c.recovered_values == 22);
     }
     CHECK(c.better_results > 0);
+}
+
+// A small finished run: gradient/w at steps 0-2, in the "gradients" collection.
+void write_gradient_run(const std::filesystem::path& dir) {
+    const tdbg::test::run_writer run(dir);
+    tdbg::format::collection_spec gradients;
+    gradients.name = "gradients";
+    gradients.include_regex = {"^gradient/"};
+    run.collections("worker_0", 1, {gradients});
+    const std::vector<float> g{1.0F, -1.0F};
+    for (std::int64_t s = 0; s < 3; ++s) {
+        run.step(s, "worker_0", tdbg::mode::train, s, {{"gradient/w", tdbg::tensor_value::borrow(g.data(), {2}), {}, std::nullopt}});
+    }
+    run.end();
+}
+
+// The commands that write an output file, each with `target` as that file.
+std::vector<std::vector<std::string>> file_output_commands(const std::string& run, const std::string& target) {
+    return {{"report", run, "-o", target},
+            {"rules", run, "--rule", "VanishingGradient", "--junit", target},
+            {"rules", run, "--rule", "VanishingGradient", "--json", "-o", target}};
+}
+
+// What each of file_output_commands writes begins with.
+const char* const file_output_starts[] = {"<!DOCTYPE html>", "<?xml", "{"};
+
+// The names in `dir`, sorted.
+std::vector<std::string> names_in(const std::filesystem::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
 }
 
 } // namespace
@@ -204,8 +244,12 @@ TEST_CASE("tdbg: output that cannot be written is an error with exit status 2, n
         TDBG_SKIP("no /dev/full on this system");
     }
     const std::string run = tdbg::test::fixture_run("vanishing_run")->string();
-    const std::vector<std::vector<std::string>> commands{
-        {"ls", run}, {"dump", run, "--json"}, {"rules", run, "--rule", "VanishingGradient", "--json"}, {"--help"}};
+    const std::vector<std::vector<std::string>> commands{{"ls", run},
+                                                         {"dump", run, "--json"},
+                                                         {"rules", run, "--rule", "VanishingGradient", "--json"},
+                                                         {"rules", run, "--rule", "VanishingGradient"},
+                                                         {"report", run, "-o", "-"},
+                                                         {"--help"}};
     for (const auto& args : commands) {
         std::string command = tdbg::test::shell_quote(TDBG_CLI_PATH);
         for (const auto& a : args) {
@@ -270,3 +314,131 @@ TEST_CASE("tdbg: bad paths, non-run directories and corrupt runs exit 2 with a m
     CHECK(ls_no_values.out.find("state        live or interrupted") != std::string::npos);
 }
 
+
+TEST_CASE("tdbg output files: a symbolic link is written through and stays a link") {
+    tdbg::test::temp_dir dir("cli_output_link");
+    const auto run = dir.path() / "run";
+    write_gradient_run(run);
+    std::filesystem::create_directories(dir.path() / "pages");
+    const auto commands = file_output_commands(run.string(), (dir.path() / "link").string());
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+        INFO(commands[i][0] << " " << commands[i][commands[i].size() - 2]);
+        tdbg::test::write_file(dir.path() / "pages" / "real", "old");
+        std::filesystem::remove(dir.path() / "link");
+        std::filesystem::create_symlink("pages/real", dir.path() / "link"); // relative to the link's directory
+        const run_result r = tdbg_run(commands[i]);
+        INFO(r.err);
+        CHECK(r.status == 0);
+        CHECK(std::filesystem::is_symlink(dir.path() / "link"));
+        CHECK(std::filesystem::read_symlink(dir.path() / "link") == "pages/real");
+        CHECK(tdbg::test::read_file(dir.path() / "pages" / "real").rfind(file_output_starts[i], 0) == 0);
+        // The file was replaced in its own directory: no temporary file left there or beside the link.
+        CHECK(names_in(dir.path() / "pages") == std::vector<std::string>{"real"});
+        CHECK(names_in(dir.path()) == std::vector<std::string>{"link", "pages", "run"});
+    }
+    // A link to a file that does not exist yet: the file is created, the link kept.
+    std::filesystem::remove(dir.path() / "pages" / "real");
+    const run_result dangling = tdbg_run(file_output_commands(run.string(), (dir.path() / "link").string())[1]);
+    CHECK(dangling.status == 0);
+    CHECK(std::filesystem::is_symlink(dir.path() / "link"));
+    CHECK(tdbg::test::read_file(dir.path() / "pages" / "real").rfind("<?xml", 0) == 0);
+}
+
+TEST_CASE("tdbg output files: a FIFO receives the document and stays a FIFO") {
+    tdbg::test::temp_dir dir("cli_output_fifo");
+    const auto run = dir.path() / "run";
+    write_gradient_run(run);
+    const auto fifo = dir.path() / "pipe";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const auto commands = file_output_commands(run.string(), fifo.string());
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+        INFO(commands[i][0]);
+        // The reader opens first (so tdbg's open does not block), and a write end held here
+        // until tdbg has ended keeps the reader from seeing the end of the data too early.
+        const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+        REQUIRE(reader >= 0);
+        const int keep_open = ::open(fifo.c_str(), O_WRONLY);
+        REQUIRE(keep_open >= 0);
+        REQUIRE(::fcntl(reader, F_SETFL, 0) == 0); // blocking reads from here on
+        std::string received;
+        std::thread reading([&] {
+            char buffer[4096];
+            ssize_t n = 0;
+            while ((n = ::read(reader, buffer, sizeof buffer)) > 0) {
+                received.append(buffer, static_cast<std::size_t>(n));
+            }
+        });
+        const run_result r = tdbg_run(commands[i]);
+        ::close(keep_open);
+        reading.join();
+        ::close(reader);
+        INFO(r.err);
+        CHECK(r.status == 0);
+        CHECK(received.rfind(file_output_starts[i], 0) == 0);
+        CHECK(received.size() > 100);
+        struct stat st {};
+        REQUIRE(::lstat(fifo.c_str(), &st) == 0);
+        CHECK(S_ISFIFO(st.st_mode));
+        CHECK(names_in(dir.path()) == std::vector<std::string>{"pipe", "run"});
+    }
+}
+
+TEST_CASE("tdbg output files: /dev/null is written, and stays a character device") {
+    struct stat before {};
+    if (::stat("/dev/null", &before) != 0 || !S_ISCHR(before.st_mode)) {
+        TDBG_SKIP("no /dev/null device on this system");
+    }
+    tdbg::test::temp_dir dir("cli_output_null");
+    const auto run = dir.path() / "run";
+    write_gradient_run(run);
+    for (const auto& args : file_output_commands(run.string(), "/dev/null")) {
+        INFO(args[0]);
+        const run_result r = tdbg_run(args);
+        INFO(r.err);
+        CHECK(r.status == 0);
+        struct stat after {};
+        REQUIRE(::lstat("/dev/null", &after) == 0);
+        CHECK(S_ISCHR(after.st_mode));
+        CHECK(after.st_rdev == before.st_rdev);
+    }
+}
+
+TEST_CASE("tdbg output files: a file that cannot be written is exit 2 naming it, and leaves nothing behind") {
+    tdbg::test::temp_dir dir("cli_output_errors");
+    const auto run = dir.path() / "run";
+    write_gradient_run(run);
+    const auto check_fails = [&](const std::vector<std::string>& args, const std::string& target, const std::string& why) {
+        const run_result r = tdbg_run(args);
+        INFO(args[0] << " -> " << target << ": " << r.err);
+        CHECK(r.status == 2);
+        CHECK_THAT(r.err, Catch::Contains("error: cannot write " + target + ": " + why));
+        CHECK(names_in(dir.path()) == std::vector<std::string>{"run"});
+    };
+    for (const auto& args : file_output_commands(run.string(), (dir.path() / "missing" / "out").string())) {
+        check_fails(args, (dir.path() / "missing" / "out").string(), "cannot create a file in " + (dir.path() / "missing").string());
+    }
+    for (const auto& args : file_output_commands(run.string(), run.string())) {
+        check_fails(args, run.string(), "it is a directory");
+    }
+    if (std::filesystem::exists("/dev/full")) {
+        for (const auto& args : file_output_commands(run.string(), "/dev/full")) {
+            check_fails(args, "/dev/full", "");
+        }
+    }
+    // A write that fails half way (the file size limit, as a full disk would): the old file
+    // stays as it was and the temporary file is removed.
+    std::filesystem::create_directories(dir.path() / "out");
+    const auto page = dir.path() / "out" / "report.html";
+    tdbg::test::write_file(page, "old");
+    std::string command = "trap '' XFSZ; ulimit -f 1; exec " + tdbg::test::shell_quote(TDBG_CLI_PATH);
+    const std::vector<std::string> report = file_output_commands(run.string(), page.string())[0];
+    for (const auto& a : report) {
+        command += " " + tdbg::test::shell_quote(a);
+    }
+    const run_result limited = tdbg::test::run_shell(command);
+    INFO(limited.err);
+    CHECK(limited.status == 2);
+    CHECK_THAT(limited.err, Catch::Contains("cannot write " + page.string() + ": "));
+    CHECK(tdbg::test::read_file(page) == "old");
+    CHECK(names_in(dir.path() / "out") == std::vector<std::string>{"report.html"});
+}

@@ -166,9 +166,12 @@ TEST_CASE("exceptions: corrupt event files are format_errors naming file and off
     // A truncated event file.
     std::filesystem::resize_file(run / "events" / "000000000010" / "000000000010_worker_0.tfevents", 100);
     CHECK_THROWS_AS(t.tensor("MLP_fc2.bias").value(10), tdbg::format_error);
-    // A missing one.
-    std::filesystem::remove(run / "events" / "000000000015" / "000000000015_worker_0.tfevents");
-    CHECK_THROWS_AS(t.tensor("MLP_fc2.bias").value(15), tdbg::tensor_unavailable_for_step);
+    // A missing one: the run is damaged, which is an error naming the file, never "not saved"
+    // (tensor_unavailable_for_step, which a rule skips).
+    const auto missing = run / "events" / "000000000015" / "000000000015_worker_0.tfevents";
+    std::filesystem::remove(missing);
+    CHECK_THROWS_AS(t.tensor("MLP_fc2.bias").value(15), tdbg::unreadable_event_file);
+    CHECK(message_of([&] { (void)t.tensor("MLP_fc2.bias").value(15); }).find(missing.string()) != std::string::npos);
     // A collections file that is not JSON.
     tdbg::test::temp_dir bad("bad_collections");
     tdbg::local_storage(bad.path()).put("collections/000000000/worker_0_collections.json", "{not json");

@@ -33,6 +33,12 @@
 /// for, go to <tensorboard_dir>/<MODE>/events.out.tfevents.<time>.<host>.<pid>.<worker>.<step>.
 /// A hook is driven by one thread; encoding and writing happen on the writer's
 /// threads (hook/writer.hpp).
+///
+/// Write errors (a full disk, too many open files, a storage outage) never
+/// take training down by default: at the first one the hook stops saving,
+/// prints it once, and the run stays readable up to its last published step
+/// (write_error() says what happened); hook_options::on_write_error = rethrow
+/// throws it from the next call instead.
 
 #include <cstddef>
 #include <cstdint>
@@ -74,7 +80,7 @@ public:
     hook& operator=(const hook&) = delete;
     hook(hook&&) = delete;
     hook& operator=(hook&&) = delete;
-    /// Closes the hook; an error is printed to stderr, never thrown (call close() to see it).
+    /// Closes the hook; an error is printed to stderr, never thrown (call close() to see it with the rethrow policy).
     TDBG_DECL ~hook();
 
     /// A hook configured by a SageMaker JSON file (hook/json_config.hpp).
@@ -163,10 +169,10 @@ public:
 
     // ---- lifecycle -------------------------------------------------------------
 
-    /// Waits until the writer has written everything queued so far; rethrows its error.
+    /// Waits until the writer has written everything queued so far; reports a write error.
     TDBG_DECL void flush();
     /// Publishes the current step, the collections file and the end marker,
-    /// and stops the writer; rethrows a writer error. Idempotent.
+    /// and stops the writer; reports a write error. Idempotent.
     TDBG_DECL void close();
 
     /// True once a rule process has written the stop marker (checked in begin_step).
@@ -184,6 +190,9 @@ public:
     [[nodiscard]] TDBG_DECL bool is_writing() const noexcept;
     /// Tensors dropped because the writer's queue was full (full_queue_policy::drop).
     [[nodiscard]] TDBG_DECL std::uint64_t dropped_tensors() const;
+    /// The write error that stopped saving (a full disk, too many open files, a storage
+    /// outage), once a hook call has met it; none while all is well (hook_options::on_write_error).
+    [[nodiscard]] TDBG_DECL std::optional<std::string> write_error() const;
     /// CPU seconds of the writer's data threads (together) and publisher thread, known after close().
     [[nodiscard]] TDBG_DECL std::pair<double, double> writer_cpu_seconds() const noexcept;
     /// Bytes of tensor data queued for the writer threads and not yet written.

@@ -26,6 +26,20 @@ enum class full_queue_policy {
     drop,
 };
 
+/// What the hook does when writing fails: a full disk, too many open files, a
+/// storage outage. Either way the hook stops saving at the first such error,
+/// the run stays readable up to its last published step (no index, collections
+/// file or end marker is written after the error), and hook::write_error()
+/// says what happened. Mistakes in the calls themselves (usage_error,
+/// config_error) are thrown whatever the policy.
+enum class write_error_policy {
+    /// smdebug's way (its error-handling agent): print the error once to stderr
+    /// and let training go on, as if the hook were not there.
+    disable,
+    /// Throw the error (a storage_error) from the next hook call, once.
+    rethrow,
+};
+
 /// The hook's configuration (smdebug's Hook arguments, plus the writer's).
 struct hook_options {
     /// The run directory (a local path for hook<local_storage>; informational for other storages).
@@ -69,6 +83,8 @@ struct hook_options {
     /// Threads writing event files, taking whole steps in turn (0 counts as 1); a
     /// publisher thread besides them creates files and publishes them in step order.
     std::size_t writer_threads = 2;
+    /// What to do when writing fails (see write_error_policy).
+    write_error_policy on_write_error = write_error_policy::disable;
     /// How often begin_step() looks for the early-stop marker (0: every step).
     std::chrono::milliseconds stop_check_interval{1000};
     /// The S3 location from a SageMaker configuration (S3OutputPath), for information.

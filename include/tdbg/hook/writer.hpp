@@ -15,13 +15,19 @@
 /// - The queue is bounded by the bytes of tensor data it holds. When it is
 ///   full, `push` blocks (full_queue_policy::block) or drops the tensor and
 ///   counts it (full_queue_policy::drop); step ends and files are never dropped.
-/// - Per step and worker: one event file (events/), committed when the step
-///   ends, and then its index file (index/): an index never names records
-///   that are not complete on storage, so a crash leaves every published step
-///   readable.
-/// - An exception in a thread is kept and rethrown by the next call of the
-///   training thread (push, flush, close, rethrow_if_failed); the step it hit
-///   is not published, later steps are written again.
+/// - Per step and worker: one event file (events/), committed by its data
+///   thread when the step ends, and then its index file (index/), written by
+///   the publisher: an index never names records that are not complete on
+///   storage, so a crash leaves every published step readable.
+/// - Open files are bounded by the threads, not by the queue: one event file
+///   per data thread, at most one more per data thread opened ahead, and the
+///   publisher's one.
+/// - The first error (a full disk, too many open files, a storage outage) stops
+///   the writer: what was queued before the item it hit is still published,
+///   nothing after it is (no index, no collections file, no end marker), and
+///   an event file committed for a step whose index will not come is removed
+///   (storage remove capability). The published steps thus stay a prefix of
+///   the run, and the run stays readable. The error is kept for take_error().
 
 #include <algorithm>
 #include <atomic>
@@ -163,10 +169,12 @@ public:
         }
     }
 
-    /// Queues `it`. Returns false when the tensor was dropped (drop policy, queue full).
-    /// Rethrows a pending error of the writer threads first.
+    /// Queues `it`. Returns false when it was not queued: a tensor dropped (drop
+    /// policy, queue full), or anything once the writer has stopped on an error.
     bool push(item it) {
-        rethrow_if_failed();
+        if (stopped()) {
+            return false;
+        }
         const std::size_t cost = cost_of(it);
         const bool droppable = std::holds_alternative<write_items::tensor>(it) ||
                                std::holds_alternative<write_items::tb_histogram>(it);
@@ -200,7 +208,9 @@ public:
     /// ahead, while the data threads may still write earlier steps.
     void prepare_step(std::int64_t step) {
         std::lock_guard<std::mutex> lock(pub_mutex_);
-        if (step <= last_prepared_ || pub_closing_) {
+        // At most one file ahead per data thread (and one to spare): a trainer far
+        // ahead of the disk must not hold a descriptor per queued step.
+        if (step <= last_prepared_ || pub_closing_ || stopped() || prepared_.size() > lanes_.size()) {
             return;
         }
         last_prepared_ = step;
@@ -211,7 +221,7 @@ public:
     }
 
     /// Waits until everything queued so far is written and its files are
-    /// published; then rethrows a pending error.
+    /// published (or, after an error, given up).
     void flush() {
         {
             std::unique_lock<std::mutex> lock(mutex_);
@@ -224,33 +234,28 @@ public:
             const std::uint64_t target = jobs_sent_;
             pub_progress_.wait(lock, [&] { return jobs_done_ >= target; });
         }
-        rethrow_if_failed();
     }
 
-    /// Writes what is queued, stops the threads, and rethrows a pending error. Idempotent.
+    /// Writes what is queued and stops the threads. Idempotent.
     void close() {
         stop_lanes();
         stop_publisher();
-        rethrow_if_failed();
     }
 
-    /// Rethrows (once) the first error the writer threads met since the last report.
-    void rethrow_if_failed() {
+    /// True once an error has stopped the writer.
+    [[nodiscard]] bool stopped() const noexcept { return fail_seq_.load(std::memory_order_acquire) != no_seq; }
+
+    /// The error that stopped the writer, the first time it is asked for; nullptr otherwise.
+    [[nodiscard]] std::exception_ptr take_error() {
         if (!failed_.load(std::memory_order_acquire)) {
-            return;
+            return nullptr;
         }
-        std::exception_ptr e;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            e = std::exchange(error_, nullptr);
-            failed_.store(false, std::memory_order_release);
-        }
-        if (e) {
-            std::rethrow_exception(e);
-        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        failed_.store(false, std::memory_order_release);
+        return std::exchange(error_, nullptr);
     }
 
-    /// Errors the writer threads have met so far (each counted, reported or not).
+    /// Errors the writer threads have met so far (the first stopped it; each counted).
     [[nodiscard]] std::uint64_t errors_seen() const noexcept { return errors_.load(std::memory_order_relaxed); }
     /// Tensors dropped because the queue was full (drop policy).
     [[nodiscard]] std::uint64_t dropped() const {
@@ -327,7 +332,7 @@ private:
     // Publisher jobs (besides opening files ahead).
     struct publish_job {
         std::int64_t step = 0;
-        std::optional<storage_writer> file;
+        std::optional<std::string> event_file; // committed; removed if its index cannot be published
         std::optional<format::index_file> index;
         std::vector<std::pair<std::string, std::string>> tensorboard;
     };
@@ -413,13 +418,22 @@ private:
 #endif
     }
 
-    void record_error(std::exception_ptr e) {
+    // Keeps the first error; from the item at `seq` on, nothing is published.
+    void record_error(std::exception_ptr e, std::uint64_t seq) {
         errors_.fetch_add(1, std::memory_order_relaxed);
         std::lock_guard<std::mutex> lock(mutex_);
-        if (!error_) {
+        if (!stopped()) {
             error_ = std::move(e);
             failed_.store(true, std::memory_order_release);
         }
+        if (seq < fail_seq_.load(std::memory_order_relaxed)) {
+            fail_seq_.store(seq, std::memory_order_release);
+        }
+    }
+
+    // True when the item at `seq` (or the job queued in its place) comes after the error.
+    [[nodiscard]] bool given_up(std::uint64_t seq) const noexcept {
+        return seq >= fail_seq_.load(std::memory_order_acquire);
     }
 
     // ---- the training thread's side (under mutex_) ---------------------------
@@ -543,7 +557,7 @@ private:
         if (l.step) {
             l.step->failed = true;
         }
-        record_error(std::move(e));
+        record_error(std::move(e), l.seq);
     }
 
     open_step& step_for(lane& l, std::int64_t step) {
@@ -581,7 +595,8 @@ private:
 
     void handle(lane& l, write_items::tensor& t) {
         open_step& s = step_for(l, t.event.step);
-        if (s.failed) {
+        if (s.failed || given_up(l.seq)) {
+            s.failed = true; // its file, if open, is discarded
             return;
         }
         if (!s.file) {
@@ -657,18 +672,19 @@ private:
         finish_tensorboard(l, e.step);
     }
 
-    // Hands the step to the publisher: it commits the event file, then writes the index.
+    // Commits the step's event file, then hands its index to the publisher.
     void finish_step(lane& l) {
         open_step s = std::move(*l.step);
         l.step.reset();
-        if (s.failed) {
+        if (s.failed || given_up(l.seq)) {
             return; // the uncommitted event file is discarded; no index names it
         }
         publish_job job;
         job.step = s.step;
         if (s.file) {
             drain(s);
-            job.file.emplace(std::move(*s.file));
+            s.file->commit(); // on failure the file is discarded and the error stops the writer
+            job.event_file = format::event_file_key(s.step, options_.worker);
         }
         if (!s.index.tensor_payload.empty() || !s.index.shape_payload.empty()) {
             job.index = std::move(s.index);
@@ -780,6 +796,7 @@ private:
         lower_priority();
         for (;;) {
             std::optional<job> j;
+            std::uint64_t seq = 0;
             std::optional<std::int64_t> open_ahead;
             {
                 std::unique_lock<std::mutex> lock(pub_mutex_);
@@ -794,6 +811,7 @@ private:
                     open_ahead = to_open_.front();
                     to_open_.pop_front();
                 } else if (next_ordered()) {
+                    seq = ordered_.begin()->first;
                     j.emplace(std::move(ordered_.begin()->second));
                     ordered_.erase(ordered_.begin());
                 } else {
@@ -803,8 +821,8 @@ private:
             if (open_ahead) {
                 open_file_ahead(*open_ahead);
             } else {
-                std::visit([&](auto& x) { run_job(x); }, *j);
-                j.reset(); // close a leftover file before counting the job done
+                std::visit([&](auto& x) { run_job(x, seq); }, *j);
+                j.reset();
             }
             {
                 std::lock_guard<std::mutex> lock(pub_mutex_);
@@ -818,7 +836,9 @@ private:
     void open_file_ahead(std::int64_t step) {
         std::optional<storage_writer> file;
         try {
-            file.emplace(storage_.open_write(format::event_file_key(step, options_.worker)));
+            if (!stopped()) {
+                file.emplace(storage_.open_write(format::event_file_key(step, options_.worker)));
+            }
         } catch (...) { // NOLINT(bugprone-empty-catch): the data thread opens the file itself and reports
         }
         std::lock_guard<std::mutex> lock(pub_mutex_);
@@ -832,33 +852,53 @@ private:
         // else: no longer wanted; `file` is closed uncommitted on leaving, which removes it
     }
 
-    void run_job(publish_job& p) {
+    void run_job(publish_job& p, std::uint64_t seq) {
         discard_prepared_up_to(p.step);
+        if (given_up(seq)) {
+            withdraw(p);
+            return;
+        }
         try {
-            if (p.file) {
-                p.file->commit();
-            }
-            // Only after the event file is complete on storage may an index name its records.
+            // The event file is complete on storage: an index may name its records.
             if (p.index) {
                 storage_.put(format::index_file_key(p.step, options_.worker), format::to_json(*p.index));
             }
         } catch (...) {
-            record_error(std::current_exception());
+            record_error(std::current_exception(), seq);
+            withdraw(p);
+            return;
         }
         for (const auto& [key, bytes] : p.tensorboard) {
             try {
                 options_.tensorboard_put(key, bytes);
             } catch (...) {
-                record_error(std::current_exception());
+                record_error(std::current_exception(), seq);
+                return;
             }
         }
     }
 
-    void run_job(object_job& o) {
+    // An event file whose index will not be published: nothing would read it, so it
+    // is removed rather than left to fill the disk (kept when the storage cannot remove).
+    void withdraw(const publish_job& p) {
+        if (!p.event_file) {
+            return;
+        }
+        try {
+            (void)storage_.remove(*p.event_file);
+        } catch (...) { // NOLINT(bugprone-empty-catch): counted; the writer has stopped on an earlier error
+            errors_.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+
+    void run_job(object_job& o, std::uint64_t seq) {
+        if (given_up(seq)) {
+            return; // no collections file or end marker after an error
+        }
         try {
             storage_.put(o.key, o.bytes);
         } catch (...) {
-            record_error(std::current_exception());
+            record_error(std::current_exception(), seq);
         }
     }
 
@@ -905,8 +945,9 @@ private:
     std::uint64_t dropped_ = 0;
     std::uint64_t blocked_ = 0;
     bool closing_ = false;
-    std::exception_ptr error_;
-    std::atomic<bool> failed_{false};
+    std::exception_ptr error_;            // the first error, until taken
+    std::atomic<bool> failed_{false};     // error_ is waiting to be taken
+    std::atomic<std::uint64_t> fail_seq_{no_seq}; // the item the first error hit; no_seq: none
     std::atomic<std::uint64_t> errors_{0};
     std::atomic<std::uint64_t> handled_{0};
     std::atomic<double> publisher_cpu_{0};

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,14 +22,20 @@
 namespace tdbg::rules {
 
 /// SageMaker's RuleEvaluationStatus once an evaluation is over.
-enum class evaluation_status { no_issues_found, issues_found, error };
+enum class evaluation_status {
+    no_issues_found,
+    issues_found,
+    error,
+    stopped ///< interrupted before its end, with no issue found in the steps it evaluated
+};
 
-/// "NoIssuesFound", "IssuesFound" or "Error", as SageMaker reports them.
+/// "NoIssuesFound", "IssuesFound", "Error" or "Stopped", as SageMaker reports them.
 [[nodiscard]] constexpr std::string_view status_name(evaluation_status s) noexcept {
     switch (s) {
     case evaluation_status::no_issues_found: return "NoIssuesFound";
     case evaluation_status::issues_found: return "IssuesFound";
     case evaluation_status::error: return "Error";
+    case evaluation_status::stopped: return "Stopped";
     }
     return "Error";
 }
@@ -36,15 +44,17 @@ enum class evaluation_status { no_issues_found, issues_found, error };
 enum class evaluation_end {
     end_step,     ///< it reached end_step
     no_more_data, ///< the run ended (smdebug's NoMoreData)
-    condition_met ///< raise_eval_cond: it stopped at the first step where the condition was met
+    condition_met, ///< raise_eval_cond: it stopped at the first step where the condition was met
+    interrupted    ///< stopped from outside (a signal) before next_step: later steps were not evaluated
 };
 
-/// "end_step", "no_more_data" or "condition_met".
+/// "end_step", "no_more_data", "condition_met" or "interrupted".
 [[nodiscard]] constexpr std::string_view evaluation_end_name(evaluation_end e) noexcept {
     switch (e) {
     case evaluation_end::end_step: return "end_step";
     case evaluation_end::no_more_data: return "no_more_data";
     case evaluation_end::condition_met: return "condition_met";
+    case evaluation_end::interrupted: return "interrupted";
     }
     return "end_step";
 }
@@ -57,6 +67,66 @@ inline constexpr std::string_view tensor_unavailable = "TensorUnavailable";
 /// tdbg only: a step of a live run that was not there yet when a non-waiting evaluation reached it.
 inline constexpr std::string_view step_not_yet_available = "StepNotYetAvailable";
 } // namespace skip_reason
+
+/// A set of global steps, kept as ascending runs of consecutive steps: the
+/// steps a run never saved between two saved ones far apart cost one entry,
+/// however many they are.
+class step_set {
+public:
+    /// The consecutive steps first..last, both included.
+    struct run {
+        std::int64_t first = 0;
+        std::int64_t last = 0;
+        /// How many steps the run holds.
+        [[nodiscard]] std::uint64_t size() const noexcept {
+            return static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first) + 1;
+        }
+        friend bool operator==(const run& a, const run& b) noexcept { return a.first == b.first && a.last == b.last; }
+        friend bool operator!=(const run& a, const run& b) noexcept { return !(a == b); }
+    };
+
+    step_set() = default;
+    /// The steps listed, in any order.
+    step_set(std::initializer_list<std::int64_t> steps) { add_all(steps.begin(), steps.end()); }
+    /// The steps listed, in any order (also what a list compares equal to).
+    step_set(const std::vector<std::int64_t>& steps) { add_all(steps.begin(), steps.end()); } // NOLINT(google-explicit-constructor)
+
+    /// Adds one step.
+    void add(std::int64_t step) { add(step, step); }
+    /// Adds the steps first..last, both included (usage_error when last < first).
+    TDBG_DECL void add(std::int64_t first, std::int64_t last);
+    /// Adds every step of `other`.
+    void add(const step_set& other) {
+        for (const run& r : other.runs_) {
+            add(r.first, r.last);
+        }
+    }
+
+    /// The runs, ascending, neither overlapping nor touching.
+    [[nodiscard]] const std::vector<run>& runs() const noexcept { return runs_; }
+    /// How many steps the set holds.
+    [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+    [[nodiscard]] bool empty() const noexcept { return runs_.empty(); }
+    [[nodiscard]] TDBG_DECL bool contains(std::int64_t step) const noexcept;
+    /// Every step, ascending; usage_error when there are more than `limit`
+    /// (a set can hold more steps than memory).
+    [[nodiscard]] TDBG_DECL std::vector<std::int64_t> steps(std::uint64_t limit = 10'000'000) const;
+
+    friend bool operator==(const step_set& a, const step_set& b) noexcept { return a.runs_ == b.runs_; }
+    friend bool operator!=(const step_set& a, const step_set& b) noexcept { return !(a == b); }
+    /// "1, 3, 5-9", as format_steps writes it (for test failures and logs).
+    TDBG_DECL friend std::ostream& operator<<(std::ostream& out, const step_set& steps);
+
+private:
+    template <class It>
+    void add_all(It first, It last) {
+        for (; first != last; ++first) {
+            add(*first);
+        }
+    }
+    std::vector<run> runs_;
+    std::uint64_t size_ = 0;
+};
 
 /// The outcome of one rule over a range of steps.
 struct evaluation_result {
@@ -73,7 +143,8 @@ struct evaluation_result {
     /// Global steps evaluated where it was not, ascending.
     std::vector<std::int64_t> not_triggered_steps;
     /// Global steps not evaluated, by the smdebug exception that said why (skip_reason).
-    std::map<std::string, std::vector<std::int64_t>> skipped_steps;
+    /// Steps never saved between two saved steps are recorded as one run, not walked one by one.
+    std::map<std::string, step_set> skipped_steps;
     /// The first global step looked at, if any.
     std::optional<std::int64_t> first_step;
     /// One past the last global step looked at.
@@ -83,27 +154,38 @@ struct evaluation_result {
     /// The error that ended the evaluation (status Error), empty otherwise.
     std::string error;
 
-    /// SageMaker's status: Error when an error ended it, IssuesFound when the condition was met at some step.
+    /// SageMaker's status: Error when an error ended it, IssuesFound when the condition was met at
+    /// some step, Stopped when it was interrupted before finding any (it cannot say there is none).
     [[nodiscard]] evaluation_status status() const noexcept {
         if (!error.empty()) {
             return evaluation_status::error;
         }
-        return triggered_steps.empty() ? evaluation_status::no_issues_found : evaluation_status::issues_found;
+        if (!triggered_steps.empty()) {
+            return evaluation_status::issues_found;
+        }
+        return end == evaluation_end::interrupted ? evaluation_status::stopped : evaluation_status::no_issues_found;
     }
     /// The name reports use: the configuration name, else the rule's.
     [[nodiscard]] const std::string& display_name() const noexcept {
         return configuration_name.empty() ? rule : configuration_name;
     }
-    /// Every skipped step, ascending.
-    [[nodiscard]] TDBG_DECL std::vector<std::int64_t> all_skipped_steps() const;
+    /// Every skipped step, whatever the reason.
+    [[nodiscard]] TDBG_DECL step_set all_skipped_steps() const;
 };
 
 /// "7, 8, 9" or "7-39" style text for a list of steps: runs of consecutive
 /// steps shortened, at most `limit` items shown.
-[[nodiscard]] TDBG_DECL std::string format_steps(const std::vector<std::int64_t>& steps, std::size_t limit = 20);
+/// (A list of steps converts to a step_set.)
+[[nodiscard]] TDBG_DECL std::string format_steps(const step_set& steps, std::size_t limit = 20);
+
+/// In JSON documents, a run of more consecutive skipped steps than this is
+/// written as a two-item array [first, last] instead of step by step.
+inline constexpr std::uint64_t json_step_run_limit = 1000;
 
 /// One entry of the "results" array of a "smdebug-rules/1" document, plus
-/// tdbg's additions (status, configuration_name, end, error).
+/// tdbg's additions (status, configuration_name, end, error). Skipped steps
+/// are listed step by step, as smdebug's reader records them, except runs
+/// longer than json_step_run_limit, written [first, last].
 [[nodiscard]] TDBG_DECL format::json_value to_json(const evaluation_result& r);
 
 /// How the rules of a document were invoked (its "invoke" member).

@@ -5,7 +5,9 @@
 /// From `start_step` (smdebug: 0; here, when not given, the trial's first
 /// step) up to `end_step` (exclusive; none: until the run ends), each global
 /// step is first waited for in the base trial (wait_for_steps: a live run is
-/// polled until the step is there). Then, with refreshing paused as in smdebug,
+/// polled until the step is there). Steps are visited as the run has them:
+/// the steps it never saved between two saved ones are recorded as one run
+/// (StepUnavailable), never walked one by one, however far apart. Then, with refreshing paused as in smdebug,
 /// the step's declared tensors are fetched and `invoke_at_step` runs.
 ///   - A step that was not saved (step_unavailable), or where the rule read a
 ///     tensor that has no value at that step (tensor_unavailable_for_step) or
@@ -54,7 +56,9 @@ struct invoke_options {
     std::size_t threads = 0;
     /// How often to look for the first step of a run that has none yet.
     std::chrono::milliseconds poll_interval{500};
-    /// Called after each step, in step order, from the calling thread.
+    /// Called after each step, in step order, from the calling thread; steps
+    /// never saved between two saved ones are skipped together and reported
+    /// once, by the last of them.
     std::function<void(std::int64_t step, step_outcome outcome)> on_step;
 };
 

@@ -13,6 +13,11 @@
 /// as "(-9.5, 9.5)" or "-9.5,9.5"; modes as "TRAIN", "EVAL", "PREDICT", "GLOBAL"
 /// (also "modes.TRAIN"). For an optional parameter "None", "null" and "" mean
 /// absent.
+///
+/// A number a rule cannot take below some value (a count, a percentage, a
+/// tolerance) is read with that minimum, `params.get("threshold", 1e-07,
+/// non_negative)`: a value below it is a config_error naming the parameter,
+/// never a rule that silently never (or always) triggers.
 
 #include <cstdint>
 #include <initializer_list>
@@ -34,6 +39,19 @@ namespace tdbg::rules {
 
 /// A pair of numbers, as SageMaker's "(min, max)" parameters.
 using number_pair = std::pair<double, double>;
+
+/// The least value a numeric parameter may take (every number, for a list).
+struct param_minimum {
+    double value = 0.0;
+    /// True when `value` itself is allowed.
+    bool inclusive = true;
+};
+/// 0 or more: thresholds of percentages, ratios and magnitudes, tolerances, counts of samples.
+inline constexpr param_minimum non_negative{0.0, true};
+/// More than 0.
+inline constexpr param_minimum positive{0.0, false};
+/// `value` or more: at_least(1) for a number of steps or a patience.
+[[nodiscard]] constexpr param_minimum at_least(double value) noexcept { return param_minimum{value, true}; }
 
 namespace detail {
 
@@ -67,11 +85,24 @@ struct reports_as_given : std::false_type {};
 template <class T>
 struct reports_as_given<T, std::void_t<decltype(T::report_as_given)>> : std::bool_constant<T::report_as_given> {};
 
+/// True when `v` is below `minimum`.
+[[nodiscard]] constexpr bool below(double v, const param_minimum& minimum) noexcept {
+    return minimum.inclusive ? v < minimum.value : v <= minimum.value;
+}
+
+/// True when a parameter type can be read with a param_minimum (its traits have `below`).
+template <class T, class = void>
+struct takes_minimum : std::false_type {};
+template <class T>
+struct takes_minimum<T, std::void_t<decltype(param_traits<T>::below(std::declval<const T&>(), param_minimum{}))>>
+    : std::true_type {};
+
 template <>
 struct param_traits<double> {
     static constexpr const char* expected = "a number such as 0.5 or 1e-07 (not NaN)";
     static std::optional<double> parse(std::string_view text) { return parse_number(text); }
     static format::json_value to_json(double v) { return v; }
+    static bool below(double v, const param_minimum& minimum) { return detail::below(v, minimum); }
 };
 
 template <>
@@ -82,6 +113,7 @@ struct param_traits<float> {
         return d ? std::optional<float>(static_cast<float>(*d)) : std::nullopt;
     }
     static format::json_value to_json(float v) { return static_cast<double>(v); }
+    static bool below(float v, const param_minimum& minimum) { return detail::below(v, minimum); }
 };
 
 template <class T>
@@ -93,12 +125,13 @@ struct param_traits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v
             return std::nullopt;
         }
         if (*v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
-            static_cast<std::uint64_t>(*v) > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+            (*v > 0 && static_cast<std::uint64_t>(*v) > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))) {
             return std::nullopt;
         }
         return static_cast<T>(*v);
     }
     static format::json_value to_json(T v) { return v; }
+    static bool below(T v, const param_minimum& minimum) { return detail::below(static_cast<double>(v), minimum); }
 };
 
 template <>
@@ -128,6 +161,14 @@ struct param_traits<std::vector<double>> {
     static constexpr const char* expected = "a comma-separated list of numbers such as \"50, 50\" (not NaN)";
     static std::optional<std::vector<double>> parse(std::string_view text) { return parse_numbers(text); }
     static format::json_value to_json(const std::vector<double>& v) { return format::json_value::array_of(v); }
+    static bool below(const std::vector<double>& v, const param_minimum& minimum) {
+        for (const double x : v) {
+            if (detail::below(x, minimum)) {
+                return true;
+            }
+        }
+        return false;
+    }
 };
 
 template <>
@@ -193,6 +234,15 @@ public:
         resolve(key, report<T>(key, out));
         return out;
     }
+    /// `get`, and a config_error naming the parameter when the value given is below `minimum`.
+    template <class T>
+    [[nodiscard]] T get(const std::string& key, const T& fallback, const param_minimum& minimum) const {
+        static_assert(detail::takes_minimum<T>::value, "a minimum applies to numbers and lists of numbers");
+        auto v = parse_as<T>(key, false, &minimum);
+        T out = v ? std::move(*v) : fallback;
+        resolve(key, report<T>(key, out));
+        return out;
+    }
     /// `get` for a string parameter with a literal default.
     [[nodiscard]] std::string get(const std::string& key, const char* fallback) const {
         return get<std::string>(key, std::string(fallback));
@@ -205,11 +255,30 @@ public:
         resolve(key, v ? report<T>(key, *v) : format::json_value());
         return v;
     }
+    /// `get_optional`, and a config_error naming the parameter when the value given is below `minimum`.
+    template <class T>
+    [[nodiscard]] std::optional<T> get_optional(const std::string& key, const param_minimum& minimum) const {
+        static_assert(detail::takes_minimum<T>::value, "a minimum applies to numbers and lists of numbers");
+        auto v = parse_as<T>(key, true, &minimum);
+        resolve(key, v ? report<T>(key, *v) : format::json_value());
+        return v;
+    }
 
     /// `key` as a T; throws config_error when it was not given.
     template <class T>
     [[nodiscard]] T get_required(const std::string& key) const {
         auto v = parse_as<T>(key, true);
+        if (!v) {
+            fail_required(key, detail::param_traits<T>::expected);
+        }
+        resolve(key, report<T>(key, *v));
+        return std::move(*v);
+    }
+    /// `get_required`, and a config_error naming the parameter when the value given is below `minimum`.
+    template <class T>
+    [[nodiscard]] T get_required(const std::string& key, const param_minimum& minimum) const {
+        static_assert(detail::takes_minimum<T>::value, "a minimum applies to numbers and lists of numbers");
+        auto v = parse_as<T>(key, true, &minimum);
         if (!v) {
             fail_required(key, detail::param_traits<T>::expected);
         }
@@ -233,7 +302,8 @@ private:
     struct state;
 
     template <class T>
-    [[nodiscard]] std::optional<T> parse_as(const std::string& key, bool none_is_absent) const {
+    [[nodiscard]] std::optional<T> parse_as(const std::string& key, bool none_is_absent,
+                                            const param_minimum* minimum = nullptr) const {
         const auto text = raw(key);
         if (!text || (none_is_absent && detail::is_none(*text))) {
             return std::nullopt;
@@ -241,6 +311,11 @@ private:
         auto v = detail::param_traits<T>::parse(*text);
         if (!v) {
             fail_parse(key, *text, detail::param_traits<T>::expected);
+        }
+        if constexpr (detail::takes_minimum<T>::value) {
+            if (minimum != nullptr && detail::param_traits<T>::below(*v, *minimum)) {
+                fail_minimum(key, *text, *minimum);
+            }
         }
         return v;
     }
@@ -258,8 +333,9 @@ private:
     TDBG_DECL state& own();
     TDBG_DECL void resolve(const std::string& key, format::json_value value) const;
     [[noreturn]] TDBG_DECL void fail_required(const std::string& key, const char* expected) const;
-    [[noreturn]] TDBG_DECL void fail_parse(const std::string& key, const std::string& text,
-                                           const char* expected) const;
+    [[noreturn]] TDBG_DECL void fail_parse(const std::string& key, const std::string& text, const char* expected) const;
+    [[noreturn]] TDBG_DECL void fail_minimum(const std::string& key, const std::string& text,
+                                             const param_minimum& minimum) const;
 
     std::shared_ptr<state> state_;
 };

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,11 +15,22 @@
 
 namespace tdbg {
 
+namespace detail {
+class local_root;
+} // namespace detail
+
 /// Stores objects as files below a root directory. Objects are written to a
 /// `*.tmp` file and renamed into place on commit, so readers never see a
 /// partial object; with `durable`, files and their directories are fsync'ed.
 /// Has both optional capabilities: `open_read` (a descriptor and pread) and a
 /// listing that reads only the directories at or after `start_after`.
+///
+/// Reading is strict, so that a run that cannot be read is never taken for a
+/// run with less in it: an object or a listed key that is not a regular file
+/// (a FIFO, a device, a socket), a symbolic link that leads out of the root,
+/// and a directory that cannot be listed are `storage_error`s naming the path
+/// (and where the link leads). Links that stay below the root are followed.
+/// The root directory is opened on the first read and held (copies share it).
 class local_storage {
 public:
     struct options {
@@ -27,7 +39,7 @@ public:
     };
 
     explicit local_storage(std::filesystem::path root) : local_storage(std::move(root), options{}) {}
-    local_storage(std::filesystem::path root, options opts) : root_(std::move(root)), options_(opts) {}
+    TDBG_DECL local_storage(std::filesystem::path root, options opts);
 
     /// Writes one object; `commit()` publishes it atomically. Destroyed
     /// uncommitted, it removes its temporary file.
@@ -58,7 +70,7 @@ public:
         std::uint64_t written_ = 0;
     };
 
-    /// A file opened for positional reads (pread); its size is the file's when opened.
+    /// A regular file opened for positional reads (pread); its size is the file's when opened.
     class reader {
     public:
         reader(const reader&) = delete;
@@ -74,7 +86,7 @@ public:
 
     private:
         friend class local_storage;
-        TDBG_DECL explicit reader(std::string path);
+        TDBG_DECL reader(int fd, std::string path);
 
         std::string path_;
         int fd_ = -1;
@@ -98,17 +110,23 @@ public:
     [[nodiscard]] TDBG_DECL reader open_read(const std::string& key) const;
     /// Published keys starting with `prefix`, sorted, greater than `start_after`. Only the
     /// directories that can hold such keys are read (a live run's index is polled by its
-    /// last directories, not walked whole).
+    /// last directories, not walked whole). A directory that does not exist holds no keys;
+    /// one that cannot be read, or a key that is not a regular file, is a storage_error.
     [[nodiscard]] TDBG_DECL std::vector<std::string> list(const std::string& prefix, const std::string& start_after = {}) const;
-    /// True when `key` is published.
+    /// True when `key` is published (a regular file).
     [[nodiscard]] TDBG_DECL bool exists(const std::string& key) const;
+    /// Removes the file `key` (the storage concept's remove capability); no error when it is absent.
+    TDBG_DECL void remove(const std::string& key) const;
 
 private:
     [[nodiscard]] TDBG_DECL std::filesystem::path path_of(const std::string& key) const;
     [[nodiscard]] TDBG_DECL std::string file_of(const std::string& key) const;
+    // `key` (validated) opened with `flags`, below the root: see the class comment.
+    [[nodiscard]] TDBG_DECL int open_key(const std::string& key, int flags) const;
 
     std::filesystem::path root_;
     options options_;
+    std::shared_ptr<const detail::local_root> dir_; // the root, opened on the first read
 };
 
 } // namespace tdbg

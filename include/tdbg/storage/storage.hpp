@@ -23,6 +23,9 @@
 ///   - `s.request_concurrency() -> std::size_t`: how many requests are worth having in
 ///     flight at once (1, the default: requests cost CPU, as local files do; S3: many,
 ///     as each costs a round trip).
+///   - `s.remove(key)`: withdraws a published object (no error when there is none). The
+///     hook's writer uses it to take back an event file whose index could not be
+///     published, so that a failed write does not leave data nothing reads.
 ///
 /// Every call behind `any_storage` is a syscall or a network request, so the one
 /// indirect call it adds is noise; in exchange the hook, the trial and the rules
@@ -83,6 +86,12 @@ template <class S>
 struct has_open_read<S, std::void_t<decltype(std::declval<const S&>().open_read(std::declval<const std::string&>()).size()),
                                     decltype(std::declval<const S&>().open_read(std::declval<const std::string&>()).read_at(
                                         std::uint64_t{}, std::declval<char*>(), std::size_t{}))>> : std::true_type {};
+
+template <class S, class = void>
+struct has_remove : std::false_type {};
+template <class S>
+struct has_remove<S, std::void_t<decltype(std::declval<S&>().remove(std::declval<const std::string&>()))>>
+    : std::true_type {};
 
 template <class S, class = void>
 struct has_request_concurrency : std::false_type {};
@@ -153,6 +162,7 @@ public:
     [[nodiscard]] virtual std::string describe() const = 0;
     [[nodiscard]] virtual std::unique_ptr<object_reader> open_read(const std::string& key) const = 0;
     [[nodiscard]] virtual std::size_t request_concurrency() const = 0;
+    [[nodiscard]] virtual bool remove(const std::string& key) const = 0;
     [[nodiscard]] virtual const void* target(const void* type_tag) const noexcept = 0;
 };
 
@@ -221,6 +231,15 @@ public:
             return 1;
         }
     }
+    [[nodiscard]] bool remove(const std::string& key) const override {
+        if constexpr (has_remove<S>::value) {
+            s_.remove(key);
+            return true;
+        } else {
+            (void)key;
+            return false;
+        }
+    }
     [[nodiscard]] const void* target(const void* tag) const noexcept override {
         return tag == type_tag<S>() ? &s_ : nullptr;
     }
@@ -233,7 +252,7 @@ private:
 } // namespace detail
 
 /// Any storage backend, held by one shared handle: copies share the backend.
-/// It satisfies the storage concept itself, with both capabilities.
+/// It satisfies the storage concept itself, with every capability.
 class any_storage {
 public:
     /// Writes one object; `commit()` publishes it. Destroyed uncommitted, it is discarded.
@@ -282,6 +301,8 @@ public:
     [[nodiscard]] std::unique_ptr<object_reader> open_read(const std::string& key) const { return self_->open_read(key); }
     /// How many requests are worth having in flight at once (at least 1).
     [[nodiscard]] std::size_t request_concurrency() const { return self_->request_concurrency(); }
+    /// Withdraws `key` (no error when it is absent); false when the backend cannot remove objects.
+    [[nodiscard]] bool remove(const std::string& key) const { return self_->remove(key); }
 
     /// The held backend if it is an `S`, else nullptr.
     template <class S>

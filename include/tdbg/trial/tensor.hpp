@@ -17,6 +17,7 @@
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/trial/unreadable_event_file.hpp"
 
 namespace tdbg {
 
@@ -53,7 +54,8 @@ public:
     /// The value at `step` of mode `m`, written by `worker` (default: the first
     /// worker in sorted order that wrote it). Throws tensor_unavailable_for_step
     /// when only reductions or a shape were saved, step_unavailable,
-    /// step_not_yet_available or no_more_data when the step is not there.
+    /// step_not_yet_available or no_more_data when the step is not there, and
+    /// unreadable_event_file when the event file the index lists cannot be read.
     [[nodiscard]] TDBG_DECL tensor_value value(std::int64_t step, mode m = mode::global,
                                                const std::optional<std::string>& worker = std::nullopt) const;
 

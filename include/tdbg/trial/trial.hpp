@@ -157,6 +157,10 @@ public:
     [[nodiscard]] TDBG_DECL step_state has_passed_step(std::int64_t step, tdbg::mode m = tdbg::mode::global) const;
     /// The last step every worker has written (-1 if none); everything up to it is final.
     [[nodiscard]] TDBG_DECL std::int64_t last_complete_step() const;
+    /// The first global step after `step` that the trial has seen (complete or
+    /// not), from what is loaded now; none when it has seen none. When `step`
+    /// is unavailable, so is every step between it and this one.
+    [[nodiscard]] TDBG_DECL std::optional<std::int64_t> step_after(std::int64_t step) const;
     /// True once the run's end marker has been seen: no new step will come.
     [[nodiscard]] TDBG_DECL bool loaded_all_steps() const noexcept;
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <complex>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -206,40 +207,24 @@ public:
     }
 
     /// Publishes the current step: its scalars, the collections file when due, then
-    /// the step's end (its event file, index file and TensorBoard files). A writer
-    /// error is reported after that, so that what the step queued keeps its place
-    /// before later steps and the end marker.
+    /// the step's end (its event file, index file and TensorBoard files); then
+    /// reports a writer error, if one has stopped the writer.
     void end_step() {
         if (!clock_.end()) {
             return;
         }
-        std::exception_ptr pending;
-        try {
-            rethrow_writer_error();
-        } catch (...) {
-            pending = std::current_exception();
-        }
-        try {
-            write_scalars();
-            if (writer_) {
-                if (exports_.due_at_step_end(step_wrote_, writer_->errors_seen())) {
-                    queue_collections_file();
-                }
-                writer_->push(write_items::step_end{clock_.global()});
+        write_scalars();
+        if (writer_ && !writer_->stopped()) {
+            if (exports_.due_at_step_end(step_wrote_, writer_->errors_seen())) {
+                queue_collections_file();
             }
-        } catch (...) {
-            if (!pending) {
-                throw;
-            }
-            // A later writer error: the earlier one is reported first (both are in errors_seen()).
+            writer_->push(write_items::step_end{clock_.global()});
         }
-        if (pending) {
-            std::rethrow_exception(pending);
-        }
+        report_write_error();
     }
 
     /// Publishes the current step, the collections file and the end marker, and
-    /// stops the writer; the first error is rethrown after all of it was tried.
+    /// stops the writer; a write error is reported after all of it was tried.
     void close() {
         if (closed_) {
             return;
@@ -257,23 +242,24 @@ public:
         }
         closed_ = true;
         try {
-            if (writer_ && exports_.due_at_close(selection_.version(), writer_->errors_seen())) {
+            if (writer_ && !writer_->stopped() && exports_.due_at_close(selection_.version(), writer_->errors_seen())) {
                 queue_collections_file();
             }
             if (!options_.dry_run && std::getenv("TRAINING_JOB_NAME") == nullptr) {
                 // smdebug leaves the end marker to SageMaker in its jobs; every worker writes it otherwise.
                 if (writer_) {
                     writer_->push(write_items::object{std::string(format::end_marker_key), std::string()});
-                } else {
-                    storage_.put(std::string(format::end_marker_key), std::string_view());
+                } else if (!write_error_) {
+                    put_end_marker();
                 }
             }
         } catch (...) {
             keep_first();
         }
         if (writer_) {
+            writer_->close();
             try {
-                writer_->close();
+                report_write_error();
             } catch (...) {
                 keep_first();
             }
@@ -283,13 +269,16 @@ public:
         }
     }
 
-    /// Waits until the writer has written everything queued so far; rethrows its error.
+    /// Waits until the writer has written everything queued so far; reports a write error.
     void flush() {
-        rethrow_writer_error();
         if (writer_) {
             writer_->flush();
         }
+        report_write_error();
     }
+
+    /// The first write error, if one stopped the hook.
+    [[nodiscard]] const std::optional<std::string>& write_error() const noexcept { return write_error_; }
 
     [[nodiscard]] const step_clock& clock() const noexcept { return clock_; }
     [[nodiscard]] bool closed() const noexcept { return closed_; }
@@ -323,8 +312,8 @@ public:
                                           "tensor may have",
                                           name, value.shape().size(), max_tensor_rank));
         }
-        if (!writer_) {
-            return;
+        if (!writer_ || writer_->stopped()) {
+            return; // nothing is saved after a write error
         }
         const std::vector<std::size_t> active = std::move(active_);
         const double wall_time = now_seconds();
@@ -438,7 +427,7 @@ private:
 
     void check_saving(std::string_view name) {
         check_open("save");
-        rethrow_writer_error();
+        report_write_error();
         if (!clock_.open()) {
             throw usage_error(fmt::format("tdbg::hook: cannot save '{}': no step is open (call begin_step() {})", name,
                                           clock_.global() < 0 ? "before saving)" : "at the start of each step)"));
@@ -449,9 +438,43 @@ private:
         }
     }
 
-    void rethrow_writer_error() {
+    // Reports the error that stopped the writer, once: thrown (rethrow policy) or
+    // printed (disable policy, smdebug's: training goes on without the hook).
+    void report_write_error() {
         if (writer_) {
-            writer_->rethrow_if_failed();
+            if (std::exception_ptr e = writer_->take_error()) {
+                write_failed(e);
+            }
+        }
+    }
+
+    void write_failed(const std::exception_ptr& e) {
+        std::string what = "unknown error";
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            what = x.what();
+        } catch (...) { // NOLINT(bugprone-empty-catch): described as an unknown error
+        }
+        if (!write_error_) {
+            write_error_ = what;
+        }
+        if (options_.on_write_error == write_error_policy::rethrow) {
+            std::rethrow_exception(e);
+        }
+        const std::string line = tdbg::detail::terminal_safe(fmt::format(
+            "tdbg::hook: saving stopped at step {}: {}; training goes on, and the run at {} stays readable up to its "
+            "last published step",
+            clock_.global(), what, storage_.describe()));
+        std::fprintf(stderr, "%s\n", line.c_str());
+    }
+
+    // The end marker of a worker that writes nothing else (no writer thread).
+    void put_end_marker() {
+        try {
+            storage_.put(std::string(format::end_marker_key), std::string_view());
+        } catch (const storage_error&) {
+            write_failed(std::current_exception());
         }
     }
 
@@ -599,8 +622,12 @@ private:
         }
         last_stop_check_ = now;
         const std::string key(format::stop_marker_key);
-        if (!storage_.exists(key)) {
-            return;
+        try {
+            if (!storage_.exists(key)) {
+                return;
+            }
+        } catch (const storage_error&) {
+            return; // storage out of reach: no request seen this time; writing reports the outage
         }
         std::string text;
         try {
@@ -625,6 +652,7 @@ private:
     std::vector<pending_scalar> scalars_;
     std::optional<std::chrono::steady_clock::time_point> last_stop_check_;
     std::optional<stop_request> stop_;
+    std::optional<std::string> write_error_;
     std::shared_ptr<buffer_pool> pool_;
     std::unique_ptr<async_writer> writer_;
 };

@@ -91,6 +91,7 @@ TDBG_DECL const std::string& hook::worker() const noexcept { return engine_->wor
 TDBG_DECL int hook::num_workers() const noexcept { return engine_->worker().size; }
 TDBG_DECL bool hook::is_writing() const noexcept { return engine_->writer() != nullptr; }
 TDBG_DECL std::uint64_t hook::dropped_tensors() const { return engine_->writer() ? engine_->writer()->dropped() : 0; }
+TDBG_DECL std::optional<std::string> hook::write_error() const { return engine_->write_error(); }
 TDBG_DECL std::pair<double, double> hook::writer_cpu_seconds() const noexcept {
     return engine_->writer() ? engine_->writer()->thread_cpu_seconds() : std::pair<double, double>{0.0, 0.0};
 }

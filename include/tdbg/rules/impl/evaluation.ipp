@@ -3,6 +3,7 @@
 /// Definitions of tdbg/rules/evaluation.hpp.
 
 #include <algorithm>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,41 +11,93 @@
 #include <fmt/core.h>
 
 #include "tdbg/core/detail/utf8.hpp"
+#include "tdbg/core/error.hpp"
 #include "tdbg/format/json.hpp"
 #include "tdbg/rules/evaluation.hpp"
 
 namespace tdbg::rules {
 
-TDBG_DECL std::vector<std::int64_t> evaluation_result::all_skipped_steps() const {
-    std::vector<std::int64_t> out;
-    for (const auto& item : skipped_steps) {
-        out.insert(out.end(), item.second.begin(), item.second.end());
+TDBG_DECL void step_set::add(std::int64_t first, std::int64_t last) {
+    if (last < first) {
+        throw usage_error(fmt::format("step_set::add: the run {}..{} ends before it begins", first, last));
     }
-    std::sort(out.begin(), out.end());
+    // The first run that ends at or after first - 1 (it may touch or overlap the new one).
+    auto it = std::lower_bound(runs_.begin(), runs_.end(), first, [](const run& r, std::int64_t s) {
+        return r.last < s && r.last + 1 < s; // no overflow: r.last < s <= max
+    });
+    if (it == runs_.end() || (it->first > last && it->first - 1 > last)) {
+        runs_.insert(it, run{first, last}); // apart from every run (the append of a walk lands here)
+        size_ += run{first, last}.size();
+        return;
+    }
+    // Merge every run that overlaps or touches first..last into *it.
+    size_ -= it->size();
+    it->first = std::min(it->first, first);
+    it->last = std::max(it->last, last);
+    auto next = it + 1;
+    while (next != runs_.end() && (next->first <= it->last || next->first - 1 == it->last)) {
+        size_ -= next->size();
+        it->last = std::max(it->last, next->last);
+        ++next;
+    }
+    runs_.erase(it + 1, next);
+    size_ += it->size();
+}
+
+TDBG_DECL bool step_set::contains(std::int64_t step) const noexcept {
+    auto it = std::lower_bound(runs_.begin(), runs_.end(), step, [](const run& r, std::int64_t s) { return r.last < s; });
+    return it != runs_.end() && it->first <= step;
+}
+
+TDBG_DECL std::vector<std::int64_t> step_set::steps(std::uint64_t limit) const {
+    if (size_ > limit) {
+        throw usage_error(fmt::format("a set of {} steps ({}) is too many to list one by one (limit {})", size_,
+                                      format_steps(*this, 4), limit));
+    }
+    std::vector<std::int64_t> out;
+    out.reserve(static_cast<std::size_t>(size_));
+    for (const run& r : runs_) {
+        for (std::int64_t s = r.first;; ++s) {
+            out.push_back(s);
+            if (s == r.last) {
+                break;
+            }
+        }
+    }
     return out;
 }
 
-TDBG_DECL std::string format_steps(const std::vector<std::int64_t>& steps, std::size_t limit) {
+TDBG_DECL std::ostream& operator<<(std::ostream& out, const step_set& steps) {
+    return out << "{" << format_steps(steps, 100) << "}";
+}
+
+TDBG_DECL step_set evaluation_result::all_skipped_steps() const {
+    step_set out;
+    for (const auto& item : skipped_steps) {
+        out.add(item.second);
+    }
+    return out;
+}
+
+TDBG_DECL std::string format_steps(const step_set& steps, std::size_t limit) {
     std::string out;
     std::size_t items = 0;
-    for (std::size_t i = 0; i < steps.size();) {
-        std::size_t j = i;
-        while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) {
-            ++j;
-        }
-        if (items == limit) {
+    for (const step_set::run& r : steps.runs()) {
+        if (items >= limit) {
             out += fmt::format(", ... ({} steps)", steps.size());
             break;
         }
-        out += fmt::format("{}{}", out.empty() ? "" : ", ", steps[i]);
-        if (j > i + 1) {
-            out += fmt::format("-{}", steps[j]);
-        } else if (j == i + 1) {
-            out += fmt::format(", {}", steps[j]);
+        out += out.empty() ? "" : ", ";
+        if (r.first == r.last) {
+            out += fmt::format("{}", r.first);
+            ++items;
+        } else if (r.last == r.first + 1) {
+            out += fmt::format("{}, {}", r.first, r.last);
+            items += 2;
+        } else {
+            out += fmt::format("{}-{}", r.first, r.last);
             ++items;
         }
-        ++items;
-        i = j + 1;
     }
     return out;
 }
@@ -66,7 +119,20 @@ TDBG_DECL format::json_value to_json(const evaluation_result& r) {
     j["not_triggered_steps"] = format::json_value::array_of(r.not_triggered_steps);
     j["skipped_steps"] = format::json_value::object();
     for (const auto& [reason, steps] : r.skipped_steps) {
-        j["skipped_steps"][reason] = format::json_value::array_of(steps);
+        format::json_value& list = j["skipped_steps"][reason];
+        list = format::json_value::array();
+        for (const step_set::run& run : steps.runs()) {
+            if (run.size() > json_step_run_limit) {
+                list.push_back(format::json_value::array_of(std::vector<std::int64_t>{run.first, run.last}));
+                continue;
+            }
+            for (std::int64_t s = run.first;; ++s) {
+                list.push_back(s);
+                if (s == run.last) {
+                    break;
+                }
+            }
+        }
     }
     j["status"] = std::string(status_name(r.status()));
     j["end"] = std::string(evaluation_end_name(r.end));
@@ -116,6 +182,11 @@ TDBG_DECL std::string to_text(const evaluation_result& r) {
     }
     if (!r.triggered_steps.empty()) {
         out += fmt::format("  triggered at steps {}\n", format_steps(r.triggered_steps));
+    }
+    if (r.end == evaluation_end::interrupted) {
+        out += r.next_step ? fmt::format("  interrupted before step {}: it and later steps were not evaluated\n",
+                                         *r.next_step)
+                           : std::string("  interrupted before its first step\n");
     }
     const std::size_t evaluated = r.triggered_steps.size() + r.not_triggered_steps.size();
     out += fmt::format("  steps evaluated: {}", evaluated);

@@ -2,6 +2,7 @@
 /// \file
 /// Definitions of tdbg/rules/invoke.hpp.
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <set>
@@ -21,9 +22,10 @@ namespace tdbg::rules {
 
 namespace detail {
 
-// One step's outcome before folding.
+// One step's outcome before folding (for steps never saved, a whole run of them).
 struct pending_outcome {
     std::int64_t step = 0;
+    std::int64_t last = 0; // the run's last step, for skipped steps; step otherwise
     enum class kind { triggered, not_triggered, skipped, ended, failed } what = kind::not_triggered;
     std::string reason; // skip reason, or the trigger's reason
     std::exception_ptr error;
@@ -38,6 +40,7 @@ public:
     static pending_outcome evaluate_step(rule_base& r, std::int64_t step, std::size_t fetch_threads) {
         pending_outcome out;
         out.step = step;
+        out.last = step;
         try {
             const step_inputs inputs = fetch(r, r.do_required_tensors(step), step, fetch_threads);
             const verdict v = r.do_invoke_at_step(step, inputs);
@@ -120,6 +123,20 @@ inline std::vector<refresh_pause> pause_trials(const rule_base& r) {
     return pauses;
 }
 
+// The last of the steps never saved that follow `step`, which the trial has just
+// declared unavailable: every step before the next one it knows is unavailable too
+// (trial::step_after), so they are recorded at once instead of walked one by one.
+inline std::int64_t unsaved_through(const trial& t, std::int64_t step, const std::optional<std::int64_t>& end_step) {
+    std::int64_t last = step;
+    if (const auto next = t.step_after(step)) {
+        last = *next - 1;
+    }
+    if (end_step && last >= *end_step) {
+        last = *end_step - 1;
+    }
+    return std::max(last, step);
+}
+
 // The trial's first global step, waiting for one when the run has none yet; none when it ended empty.
 inline std::optional<std::int64_t> first_step(const trial& t, const invoke_options& options) {
     const auto start = std::chrono::steady_clock::now();
@@ -191,6 +208,7 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
             }
             pending_outcome slot;
             slot.step = step;
+            slot.last = step;
             try {
                 base.wait_for_steps({step}, mode::global,
                                     to_evaluate > 0 ? std::optional(std::chrono::milliseconds(0)) : options.step_timeout);
@@ -199,6 +217,7 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
             } catch (const step_unavailable&) {
                 slot.what = pending_outcome::kind::skipped;
                 slot.reason = std::string(skip_reason::step_unavailable);
+                slot.last = unsaved_through(base, step, options.end_step);
             } catch (const no_more_data&) {
                 slot.what = pending_outcome::kind::ended;
             } catch (const step_not_yet_available&) {
@@ -213,8 +232,8 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
                 slot.reason = std::string(skip_reason::step_not_yet_available);
             }
             const bool ended = slot.what == pending_outcome::kind::ended;
+            step = slot.last + 1;
             batch.push_back(std::move(slot));
-            ++step;
             if (ended) {
                 break;
             }
@@ -254,9 +273,14 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
                 record(o.step, step_outcome::not_triggered);
                 break;
             case pending_outcome::kind::skipped:
-                r.logger().debug(fmt::format("rule {}: step {} skipped ({})", result.rule, o.step, o.reason));
-                result.skipped_steps[o.reason].push_back(o.step);
-                record(o.step, step_outcome::skipped);
+                if (o.last == o.step) {
+                    r.logger().debug(fmt::format("rule {}: step {} skipped ({})", result.rule, o.step, o.reason));
+                } else {
+                    r.logger().debug(
+                        fmt::format("rule {}: steps {}-{} skipped ({})", result.rule, o.step, o.last, o.reason));
+                }
+                result.skipped_steps[o.reason].add(o.step, o.last);
+                record(o.last, step_outcome::skipped);
                 break;
             case pending_outcome::kind::ended: finished = true; break;
             case pending_outcome::kind::failed: std::rethrow_exception(o.error);

@@ -20,7 +20,7 @@ TDBG_DECL std::string to_junit_xml(const std::vector<evaluation_result>& results
     std::size_t errors = 0;
     for (const auto& r : results) {
         failures += r.status() == evaluation_status::issues_found ? 1 : 0;
-        errors += r.status() == evaluation_status::error ? 1 : 0;
+        errors += r.status() == evaluation_status::error || r.status() == evaluation_status::stopped ? 1 : 0;
     }
     const std::string counts =
         fmt::format(R"(tests="{}" failures="{}" errors="{}")", results.size(), failures, errors);
@@ -40,6 +40,13 @@ TDBG_DECL std::string to_junit_xml(const std::vector<evaluation_result>& results
         } else if (r.status() == evaluation_status::error) {
             out += fmt::format(R"(      <error type="Error" message="{}">{}</error>)" "\n", markup_escape(r.error),
                                markup_escape(r.error));
+        } else if (r.status() == evaluation_status::stopped) {
+            // An evaluation cut short must not pass a gate: it is an error, saying where it stopped.
+            const std::string message =
+                r.next_step ? fmt::format("{} was interrupted before step {}", r.display_name(), *r.next_step)
+                            : fmt::format("{} was interrupted before its first step", r.display_name());
+            out += fmt::format(R"(      <error type="Stopped" message="{}">{}</error>)" "\n", markup_escape(message),
+                               markup_escape(message));
         }
         out += fmt::format("      <system-out>{}</system-out>\n", markup_escape(to_text(r)));
         out += "    </testcase>\n";

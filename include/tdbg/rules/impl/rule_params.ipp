@@ -309,4 +309,10 @@ TDBG_DECL void rule_params::fail_parse(const std::string& key, const std::string
                                    text.substr(0, 200), expected));
 }
 
+TDBG_DECL void rule_params::fail_minimum(const std::string& key, const std::string& text,
+                                         const param_minimum& minimum) const {
+    throw config_error(fmt::format("{}parameter '{}' = '{}' must be {} {:g}", params_message_prefix(context()), key,
+                                   text.substr(0, 200), minimum.inclusive ? "at least" : "more than", minimum.value));
+}
+
 } // namespace tdbg::rules

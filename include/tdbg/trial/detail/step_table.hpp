@@ -179,6 +179,13 @@ public:
         return table.empty() ? -1 : table.back().first;
     }
 
+    /// The first global step greater than `step`, if any.
+    [[nodiscard]] std::optional<std::int64_t> step_after(std::int64_t step) const {
+        auto it = std::upper_bound(steps_.begin(), steps_.end(), step,
+                                   [](std::int64_t s, const auto& item) { return s < item.first; });
+        return it == steps_.end() ? std::nullopt : std::optional<std::int64_t>(it->first);
+    }
+
     /// smdebug's has_passed_step on what is loaded now (the caller refreshes first).
     [[nodiscard]] step_state has_passed_step(std::int64_t step, mode m) const {
         // The first known step at or after `step`, as (step in m's numbering, global step).

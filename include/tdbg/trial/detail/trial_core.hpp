@@ -43,6 +43,7 @@
 #include "tdbg/trial/detail/tensor_table.hpp"
 #include "tdbg/trial/options.hpp"
 #include "tdbg/trial/step_state.hpp"
+#include "tdbg/trial/unreadable_event_file.hpp"
 
 namespace tdbg::detail {
 
@@ -351,13 +352,24 @@ public:
             request.content_offset_hint = hint->load(std::memory_order_relaxed);
         }
         record_bytes bytes;
+        // An event file the index lists but that cannot be read is a damaged run: an error,
+        // never "not saved" (tensor_unavailable_for_step), which a rule would skip.
         try {
             bytes = cache_.fetch(storage_, request);
         } catch (const object_not_found&) {
-            throw tensor_unavailable_for_step(fmt::format(
-                "tensor '{}': its event file {} is listed in the index but does not exist (trial {})", tag, file, name_));
+            throw unreadable_event_file(
+                fmt::format("{}{}: the event file that the index lists for tensor '{}' (its record at byte {}) does "
+                            "not exist: the run is incomplete or damaged (trial {})",
+                            root_, file, tag, request.offset, name_),
+                root_ + file);
+        } catch (const unreadable_event_file&) {
+            throw;
         } catch (const storage_error& e) {
-            throw format_error(fmt::format("cannot read the indexed record: {}", e.what()), file, request.offset);
+            throw unreadable_event_file(
+                fmt::format("cannot read the record of tensor '{}' at byte {} of {}{}, which the index lists: {} "
+                            "(trial {})",
+                            tag, request.offset, root_, file, e.what(), name_),
+                root_ + file);
         }
         const std::string_view payload = format::record_payload(bytes.bytes, file, request.offset);
         if (auto fast = format::detail::decode_tensor_fast(payload, bytes.owner)) {

@@ -223,6 +223,10 @@ TDBG_DECL std::int64_t trial::last_complete_step() const {
     return core_->with_steps([](const detail::step_table& t) { return t.last_complete_step(); });
 }
 
+TDBG_DECL std::optional<std::int64_t> trial::step_after(std::int64_t step) const {
+    return core_->with_steps([&](const detail::step_table& t) { return t.step_after(step); });
+}
+
 TDBG_DECL bool trial::loaded_all_steps() const noexcept { return core_->ended(); }
 TDBG_DECL void trial::refresh() const { core_->refresh_now(); }
 TDBG_DECL bool trial::refreshing() const noexcept { return core_->refreshing(); }

@@ -18,7 +18,7 @@ namespace tdbg::rules {
 
 TDBG_DECL all_zero::all_zero(trial base, const rule_params& params)
     : rule(std::move(base), params), selection_(detail::selection_from(params, false)),
-      threshold_(params.get("threshold", 100.0)) {
+      threshold_(params.get("threshold", 100.0, non_negative)) {
     if (selection_.unspecified()) {
         throw config_error("rule AllZero: give collection_names or tensor_regex (or both)");
     }

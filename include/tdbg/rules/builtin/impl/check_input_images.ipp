@@ -16,8 +16,8 @@
 namespace tdbg::rules {
 
 TDBG_DECL check_input_images::check_input_images(trial base, const rule_params& params)
-    : rule(std::move(base), params), threshold_mean_(params.get("threshold_mean", 0.2)),
-      threshold_samples_(params.get<std::int64_t>("threshold_samples", 500)),
+    : rule(std::move(base), params), threshold_mean_(params.get("threshold_mean", 0.2, non_negative)),
+      threshold_samples_(params.get<std::int64_t>("threshold_samples", 500, non_negative)),
       images_({}, {params.get("regex", ".*hybridsequential0_input_0")}, false),
       channel_(params.get<std::int64_t>("channel", 1)) {
     if (channel_ < 1) {

@@ -17,9 +17,9 @@
 namespace tdbg::rules {
 
 TDBG_DECL class_imbalance::class_imbalance(trial base, const rule_params& params)
-    : rule(std::move(base), params), threshold_imbalance_(params.get("threshold_imbalance", 10.0)),
-      threshold_misprediction_(params.get("threshold_misprediction", 0.7)),
-      samples_(params.get<std::int64_t>("samples", 500)), argmax_(params.get("argmax", false)),
+    : rule(std::move(base), params), threshold_imbalance_(params.get("threshold_imbalance", 10.0, non_negative)),
+      threshold_misprediction_(params.get("threshold_misprediction", 0.7, non_negative)),
+      samples_(params.get<std::int64_t>("samples", 500, non_negative)), argmax_(params.get("argmax", false)),
       labels_({}, {params.get("labels_regex", ".*labels")}, false),
       predictions_({}, {params.get("predictions_regex", ".*predictions")}, false) {}
 

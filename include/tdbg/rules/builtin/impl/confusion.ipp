@@ -22,7 +22,8 @@ TDBG_DECL confusion::confusion(trial base, const rule_params& params)
       labels_name_(params.get("labels", "labels")), predictions_name_(params.get("predictions", "predictions")),
       labels_({params.get("labels_collection", "labels")}, {}, false),
       predictions_({params.get("predictions_collection", "predictions")}, {}, false),
-      min_diag_(params.get("min_diag", 0.9)), max_off_diag_(params.get("max_off_diag", 0.1)) {
+      min_diag_(params.get("min_diag", 0.9, non_negative)),
+      max_off_diag_(params.get("max_off_diag", 0.1, non_negative)) {
     if (category_no_ && (*category_no_ < 2 || *category_no_ > std::numeric_limits<std::int32_t>::max())) {
         throw config_error(fmt::format("rule Confusion: parameter 'category_no' must be at least 2, got {}", *category_no_));
     }

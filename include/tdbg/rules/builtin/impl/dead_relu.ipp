@@ -18,8 +18,8 @@ namespace tdbg::rules {
 TDBG_DECL dead_relu::dead_relu(trial base, const rule_params& params)
     : rule(std::move(base), params),
       selection_({}, params.get<std::vector<std::string>>("tensor_regex", {".*relu_output"}), false),
-      threshold_inactivity_(params.get("threshold_inactivity", 1.0)),
-      threshold_layer_(params.get("threshold_layer", 50.0)) {}
+      threshold_inactivity_(params.get("threshold_inactivity", 1.0, non_negative)),
+      threshold_layer_(params.get("threshold_layer", 50.0, non_negative)) {}
 
 TDBG_DECL verdict dead_relu::invoke_at_step(std::int64_t step) const {
     return detail::any_tensor(selection_.names(base_trial()), step, name(),

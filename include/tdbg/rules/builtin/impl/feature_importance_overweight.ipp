@@ -18,13 +18,9 @@
 namespace tdbg::rules {
 
 TDBG_DECL feature_importance_overweight::feature_importance_overweight(trial base, const rule_params& params)
-    : rule(std::move(base), params), threshold_(params.get("threshold", 0.8)),
-      nfeatures_(params.get<std::int64_t>("nfeatures", 3)),
-      selection_({}, {params.get("tensor_regex", ".*feature_importance/weight")}, false) {
-    if (nfeatures_ < 1) {
-        throw config_error("rule FeatureImportanceOverweight: parameter 'nfeatures' must be at least 1");
-    }
-}
+    : rule(std::move(base), params), threshold_(params.get("threshold", 0.8, non_negative)),
+      nfeatures_(params.get<std::int64_t>("nfeatures", 3, at_least(1))),
+      selection_({}, {params.get("tensor_regex", ".*feature_importance/weight")}, false) {}
 
 TDBG_DECL verdict feature_importance_overweight::invoke_at_step(std::int64_t step) const {
     std::vector<double> importance;

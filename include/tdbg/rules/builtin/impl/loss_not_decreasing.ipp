@@ -17,12 +17,8 @@ namespace tdbg::rules {
 TDBG_DECL loss_not_decreasing::loss_not_decreasing(trial base, const rule_params& params)
     : rule(std::move(base), params), selection_(detail::selection_from(params, false)),
       use_losses_collection_(params.get("use_losses_collection", true)),
-      num_steps_(params.get<std::int64_t>("num_steps", 10)), diff_percent_(params.get("diff_percent", 0.0)),
-      mode_(params.get_optional<mode>("mode")) {
-    if (num_steps_ < 1) {
-        throw config_error(
-            fmt::format("rule LossNotDecreasing: parameter 'num_steps' must be at least 1, got {}", num_steps_));
-    }
+      num_steps_(params.get<std::int64_t>("num_steps", 10, at_least(1))),
+      diff_percent_(params.get("diff_percent", 0.0, non_negative)), mode_(params.get_optional<mode>("mode")) {
     if (selection_.unspecified() && !use_losses_collection_) {
         throw config_error("rule LossNotDecreasing: give collection_names or tensor_regex, or use_losses_collection");
     }

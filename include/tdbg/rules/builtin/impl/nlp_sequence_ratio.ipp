@@ -19,7 +19,7 @@ TDBG_DECL nlp_sequence_ratio::nlp_sequence_ratio(trial base, const rule_params& 
     : rule(std::move(base), params),
       selection_({}, params.get<std::vector<std::string>>("tensor_regex", {".*embedding0_input_0"}), false),
       tokens_(params.get<std::vector<double>>("token_values", {0.0})),
-      thresholds_(params.get<std::vector<double>>("token_thresholds_percent", {50.0})) {
+      thresholds_(params.get<std::vector<double>>("token_thresholds_percent", {50.0}, non_negative)) {
     if (tokens_.empty()) {
         throw config_error("rule NLPSequenceRatio: parameter 'token_values' lists no token");
     }

@@ -18,12 +18,9 @@ TDBG_DECL overfit::overfit(trial base, const rule_params& params)
       selection_({"losses"},
                  params.get_optional<std::vector<std::string>>("tensor_regex").value_or(std::vector<std::string>{}),
                  false),
-      start_step_(params.get<std::int64_t>("start_step", 0)), patience_(params.get<std::int64_t>("patience", 1)),
-      ratio_threshold_(params.get("ratio_threshold", 0.1)) {
-    if (patience_ < 1) {
-        throw config_error(fmt::format("rule Overfit: parameter 'patience' must be at least 1, got {}", patience_));
-    }
-}
+      start_step_(params.get<std::int64_t>("start_step", 0, non_negative)),
+      patience_(params.get<std::int64_t>("patience", 1, at_least(1))),
+      ratio_threshold_(params.get("ratio_threshold", 0.1)) {}
 
 TDBG_DECL verdict overfit::invoke_at_step(std::int64_t step) {
     if (step < start_step_) {

@@ -22,12 +22,10 @@ namespace tdbg::rules {
 TDBG_DECL poor_weight_initialization::poor_weight_initialization(trial base, const rule_params& params)
     : rule(std::move(base), params),
       activations_({}, params.get<std::vector<std::string>>("activation_inputs_regex", {".*relu_input"}), false),
-      threshold_(params.get("threshold", 10.0)), distribution_range_(params.get("distribution_range", 0.001)),
-      patience_(params.get<std::int64_t>("patience", 5)), steps_(params.get<std::int64_t>("steps", 10)) {
-    if (patience_ < 1 || steps_ < 1) {
-        throw config_error("rule PoorWeightInitialization: 'patience' and 'steps' must be at least 1");
-    }
-}
+      threshold_(params.get("threshold", 10.0, non_negative)),
+      distribution_range_(params.get("distribution_range", 0.001, non_negative)),
+      patience_(params.get<std::int64_t>("patience", 5, at_least(1))),
+      steps_(params.get<std::int64_t>("steps", 10, at_least(1))) {}
 
 TDBG_DECL verdict poor_weight_initialization::invoke_at_step(std::int64_t step) const {
     const std::vector<std::int64_t> all = base_trial().steps(mode::global, true);

@@ -19,8 +19,8 @@ TDBG_DECL saturated_activation::saturated_activation(trial base, const rule_para
       selection_(detail::selection_from(params, false, {".*tanh_input", ".*sigmoid_input"})),
       tanh_(params.get("threshold_tanh", number_pair{-9.4999, 9.4999})),
       sigmoid_(params.get("threshold_sigmoid", number_pair{-23.0, 16.99999})),
-      threshold_inactivity_(params.get("threshold_inactivity", 1.0)),
-      threshold_layer_(params.get("threshold_layer", 50.0)) {}
+      threshold_inactivity_(params.get("threshold_inactivity", 1.0, non_negative)),
+      threshold_layer_(params.get("threshold_layer", 50.0, non_negative)) {}
 
 TDBG_DECL verdict saturated_activation::invoke_at_step(std::int64_t step) const {
     return detail::any_tensor(selection_.names(base_trial()), step, name(),

@@ -14,13 +14,9 @@
 namespace tdbg::rules {
 
 TDBG_DECL stalled_training_rule::stalled_training_rule(trial base, const rule_params& params)
-    : rule(std::move(base), params), threshold_(params.get<std::int64_t>("threshold", 1800)) {
+    : rule(std::move(base), params), threshold_(params.get<std::int64_t>("threshold", 1800, non_negative)) {
     const bool stop = params.get("stop_training_on_fire", false);
     (void)params.get_optional<std::string>("training_job_name_prefix");
-    if (threshold_ < 0) {
-        throw config_error(
-            fmt::format("rule StalledTrainingRule: parameter 'threshold' must be >= 0, got {}", threshold_));
-    }
     if (stop) {
         actions().add(stop_training_action(base_trial().storage()));
     }

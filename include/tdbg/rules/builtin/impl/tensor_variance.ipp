@@ -16,8 +16,8 @@ namespace tdbg::rules {
 
 TDBG_DECL tensor_variance::tensor_variance(trial base, const rule_params& params)
     : rule(std::move(base), params), selection_(detail::selection_from(params, false)),
-      max_threshold_(params.get_optional<double>("max_threshold")),
-      min_threshold_(params.get_optional<double>("min_threshold")) {
+      max_threshold_(params.get_optional<double>("max_threshold", non_negative)),
+      min_threshold_(params.get_optional<double>("min_threshold", non_negative)) {
     if (selection_.unspecified()) {
         throw config_error("rule TensorVariance: give collection_names or tensor_regex (or both)");
     }

@@ -16,7 +16,7 @@
 namespace tdbg::rules {
 
 TDBG_DECL tree_depth::tree_depth(trial base, const rule_params& params)
-    : rule(std::move(base), params), depth_(params.get("depth", 4.0)) {}
+    : rule(std::move(base), params), depth_(params.get("depth", 4.0, non_negative)) {}
 
 TDBG_DECL verdict tree_depth::invoke_at_step(std::int64_t step) const {
     return detail::any_tensor(nodes_.names(base_trial()), step, name(),

@@ -17,14 +17,10 @@ namespace tdbg::rules {
 
 TDBG_DECL unchanged_tensor::unchanged_tensor(trial base, const rule_params& params)
     : rule(std::move(base), params), selection_(detail::selection_from(params, false)),
-      num_steps_(params.get<std::int64_t>("num_steps", 3)), rtol_(params.get("rtol", 1e-05)),
-      atol_(params.get("atol", 1e-08)), equal_nan_(params.get("equal_nan", false)) {
+      num_steps_(params.get<std::int64_t>("num_steps", 3, at_least(2))), rtol_(params.get("rtol", 1e-05, non_negative)),
+      atol_(params.get("atol", 1e-08, non_negative)), equal_nan_(params.get("equal_nan", false)) {
     if (selection_.unspecified()) {
         throw config_error("rule UnchangedTensor: give collection_names or tensor_regex (or both)");
-    }
-    if (num_steps_ < 2) {
-        throw config_error(
-            fmt::format("rule UnchangedTensor: parameter 'num_steps' must be at least 2, got {}", num_steps_));
     }
 }
 

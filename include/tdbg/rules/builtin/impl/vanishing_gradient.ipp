@@ -14,7 +14,7 @@
 namespace tdbg::rules {
 
 TDBG_DECL vanishing_gradient::vanishing_gradient(trial base, const rule_params& params)
-    : rule(std::move(base), params), threshold_(params.get("threshold", 1e-07)) {}
+    : rule(std::move(base), params), threshold_(params.get("threshold", 1e-07, non_negative)) {}
 
 TDBG_DECL verdict vanishing_gradient::invoke_at_step(std::int64_t step) const {
     static constexpr reduction abs_mean{reduction_kind::mean, true};

@@ -15,14 +15,10 @@
 namespace tdbg::rules {
 
 TDBG_DECL weight_update_ratio::weight_update_ratio(trial base, const rule_params& params)
-    : rule(std::move(base), params), num_steps_(params.get_optional<std::int64_t>("num_steps")),
-      large_threshold_(params.get("large_threshold", 10.0)), small_threshold_(params.get("small_threshold", 1e-08)),
-      epsilon_(params.get("epsilon", 1e-09)) {
-    if (num_steps_ && *num_steps_ < 1) {
-        throw config_error(
-            fmt::format("rule WeightUpdateRatio: parameter 'num_steps' must be at least 1, got {}", *num_steps_));
-    }
-}
+    : rule(std::move(base), params), num_steps_(params.get_optional<std::int64_t>("num_steps", at_least(1))),
+      large_threshold_(params.get("large_threshold", 10.0, non_negative)),
+      small_threshold_(params.get("small_threshold", 1e-08, non_negative)),
+      epsilon_(params.get("epsilon", 1e-09, positive)) {}
 
 TDBG_DECL verdict weight_update_ratio::invoke_at_step(std::int64_t step) const {
     const std::vector<std::string> names = weights_.names(base_trial());

@@ -1,0 +1,179 @@
+// Writing a subcommand's output file (output_file.hpp).
+
+#include "output_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+
+namespace tdbg::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Symbolic links followed before giving up (Linux's own limit).
+constexpr int max_links = 40;
+
+// What the messages call the output: the path given, and the file it links to, if it does.
+struct output_name {
+    std::string given;
+    fs::path target;
+
+    [[nodiscard]] std::string describe() const {
+        return target.string() == given ? given : fmt::format("{} (a link to {})", given, target.string());
+    }
+    [[noreturn]] void fail(std::string_view reason) const {
+        throw tdbg::error(fmt::format("cannot write {}: {}", describe(), reason));
+    }
+    [[noreturn]] void fail_errno(std::string_view doing, int code) const {
+        fail(fmt::format("{}{}", doing.empty() ? "" : fmt::format("{}: ", doing), std::strerror(code)));
+    }
+};
+
+// The path `given` leads to once every symbolic link on it is followed; a dangling
+// link leads to the path it names, which is then created.
+fs::path follow_links(const output_name& name) {
+    fs::path p(name.given);
+    for (int hops = 0; hops <= max_links; ++hops) {
+        struct stat st {};
+        if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
+            return p;
+        }
+        std::error_code ec;
+        const fs::path to = fs::read_symlink(p, ec);
+        if (ec) {
+            name.fail(fmt::format("cannot read the symbolic link {}: {}", p.string(), ec.message()));
+        }
+        p = to.is_absolute() ? to : p.parent_path() / to;
+    }
+    name.fail_errno("", ELOOP);
+}
+
+// Writes every byte to `fd`; the errno of the first failure, or 0.
+int write_all(int fd, std::string_view bytes) {
+    while (!bytes.empty()) {
+        const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return errno;
+        }
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return 0;
+}
+
+// A FIFO, a device: written where it is, as a shell's `>` would.
+void write_in_place(const output_name& name, std::string_view bytes) {
+    const int fd = ::open(name.target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        name.fail_errno("", errno);
+    }
+    const int written = write_all(fd, bytes);
+    const int closed = ::close(fd) == 0 ? 0 : errno;
+    if (written != 0 || closed != 0) {
+        name.fail_errno("", written != 0 ? written : closed);
+    }
+}
+
+// A file created next to the target, removed unless it was renamed into place.
+class temporary_file {
+public:
+    explicit temporary_file(const output_name& name) : name_(name) {
+        const fs::path dir = name.target.has_parent_path() ? name.target.parent_path() : fs::path(".");
+        // A long name keeps room for the suffix within the 255 bytes a file name may have.
+        const std::string base = name.target.filename().string().substr(0, 128);
+        for (int attempt = 0; fd_ < 0; ++attempt) {
+            path_ = dir / fmt::format(".{}.{}.{}.tmp", base, ::getpid(), attempt);
+            fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0666);
+            if (fd_ < 0 && (errno != EEXIST || attempt == 100)) {
+                name.fail_errno(fmt::format("cannot create a file in {}", dir.string()), errno);
+            }
+        }
+    }
+    temporary_file(const temporary_file&) = delete;
+    temporary_file& operator=(const temporary_file&) = delete;
+    ~temporary_file() {
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+        if (!renamed_) {
+            ::unlink(path_.c_str());
+        }
+    }
+
+    void write(std::string_view bytes, std::optional<mode_t> permissions) {
+        if (const int e = write_all(fd_, bytes); e != 0) {
+            name_.fail_errno("", e);
+        }
+        if (permissions && ::fchmod(fd_, *permissions) != 0) {
+            name_.fail_errno("cannot keep its permissions", errno);
+        }
+        // On disk before it replaces the old file (some file systems cannot sync: EINVAL).
+        if (::fsync(fd_) != 0 && errno != EINVAL) {
+            name_.fail_errno("", errno);
+        }
+        const int fd = fd_;
+        fd_ = -1;
+        if (::close(fd) != 0) {
+            name_.fail_errno("", errno);
+        }
+    }
+
+    void rename_over_target() {
+        if (::rename(path_.c_str(), name_.target.c_str()) != 0) {
+            name_.fail_errno("cannot replace it", errno);
+        }
+        renamed_ = true;
+    }
+
+private:
+    const output_name& name_;
+    fs::path path_;
+    int fd_ = -1;
+    bool renamed_ = false;
+};
+
+} // namespace
+
+void write_output(const std::string& path, std::string_view bytes, std::ostream& out) {
+    if (path == "-") {
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        return;
+    }
+    output_name name{path, {}};
+    name.target = follow_links(name);
+    std::optional<mode_t> permissions;
+    struct stat st {};
+    if (::stat(name.target.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            name.fail("it is a directory");
+        }
+        if (!S_ISREG(st.st_mode)) {
+            write_in_place(name, bytes);
+            return;
+        }
+        permissions = st.st_mode & 07777;
+    } else if (errno != ENOENT) {
+        name.fail_errno("", errno);
+    }
+    temporary_file file(name);
+    file.write(bytes, permissions);
+    file.rename_over_target();
+}
+
+} // namespace tdbg::cli
