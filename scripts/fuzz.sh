@@ -7,7 +7,8 @@
 #
 # Usage: scripts/fuzz.sh [--seeds] [target...]
 #   --seeds   rewrite the seed corpora from tdbg-encoded bytes (tests/fuzz/make_seeds.cpp), then stop
-#   target    fuzz only these (fuzz_event_record, fuzz_index_file, fuzz_collections_file)
+#   target    fuzz only these (fuzz_event_record, fuzz_index_file, fuzz_collections_file,
+#             fuzz_pattern, fuzz_rule_config)
 # Environment: TDBG_FUZZ_SECONDS (per target; default 20), TDBG_BUILD_DIR (default <repo>/build).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh

@@ -251,3 +251,15 @@ TEST_CASE("a failed multipart upload is aborted, an uncommitted writer aborts it
     CHECK(requests[5].method == "DELETE");
     CHECK(requests[5].target == "/bkt/run/w?uploadId=U");
 }
+
+TEST_CASE("a whole read larger than max_read_bytes is aborted with an error naming the object, and not retried") {
+    fake_http_server server({{200, std::string(5000, 'x'), {}, false}, {200, std::string(100, 'y'), {}, false}});
+    auto o = options_for(server.endpoint());
+    o.max_read_bytes = 1000;
+    const tdbg::s3_storage s("s3://bkt/run", o);
+    CHECK_THROWS_WITH(s.read("index/000000000/000000000000_worker_0.json"),
+                      Catch::Contains("index/000000000/000000000000_worker_0.json") &&
+                          Catch::Contains("larger than 1000 bytes"));
+    CHECK(s.read("collections/000000000/worker_0_collections.json") == std::string(100, 'y'));
+    CHECK(server.requests().size() == 2);
+}

@@ -247,3 +247,19 @@ TEST_CASE("local_storage: a run directory removed and written again is read anew
     again.put("index/000000000/000000000002_worker_0.json", "third");
     CHECK(s.read("index/000000000/000000000002_worker_0.json") == "third");
 }
+
+TEST_CASE("local_storage: a file larger than max_read_bytes is refused before it is read whole, naming it") {
+    tdbg::test::temp_dir dir("strict_size");
+    local_storage::options opts;
+    opts.max_read_bytes = 100'000;
+    const local_storage s(dir.path(), opts);
+    s.put("index/000000000/000000000000_worker_0.json", std::string(99'000, 'x'));
+    s.put("index/000000000/000000000001_worker_0.json", std::string(300'000, 'x'));
+    CHECK(s.read("index/000000000/000000000000_worker_0.json").size() == 99'000);
+    CHECK_THROWS_WITH(s.read("index/000000000/000000000001_worker_0.json"),
+                      Contains((dir.path() / "index/000000000/000000000001_worker_0.json").string()) &&
+                          Contains("is 300000 bytes, more than the 100000"));
+    // Ranges of it are still read (event files are read that way).
+    CHECK(s.read_range("index/000000000/000000000001_worker_0.json", 200'000, 10) == std::string(10, 'x'));
+    CHECK(local_storage::options{}.max_read_bytes == std::uint64_t{256} << 20U);
+}

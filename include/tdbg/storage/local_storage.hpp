@@ -36,6 +36,10 @@ public:
     struct options {
         /// fsync each file before its rename and the directory after it.
         bool durable = false;
+        /// The largest object read() reads whole (index, collections and other small
+        /// files; event files are read by ranges): a larger one is a storage_error
+        /// before it is read, so a damaged or hostile run cannot fill memory.
+        std::uint64_t max_read_bytes = std::uint64_t{256} << 20U;
     };
 
     explicit local_storage(std::filesystem::path root) : local_storage(std::move(root), options{}) {}
@@ -121,6 +125,7 @@ public:
 private:
     [[nodiscard]] TDBG_DECL std::filesystem::path path_of(const std::string& key) const;
     [[nodiscard]] TDBG_DECL std::string file_of(const std::string& key) const;
+    TDBG_DECL void check_read_size(const std::string& key, std::uint64_t size) const;
     // `key` (validated) opened with `flags`, below the root: see the class comment.
     [[nodiscard]] TDBG_DECL int open_key(const std::string& key, int flags) const;
 

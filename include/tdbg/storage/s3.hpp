@@ -63,6 +63,10 @@ struct s3_options {
     std::uint64_t part_size = 8ull << 20;
     /// Keys per ListObjectsV2 page (1..1000).
     int list_page_size = 1000;
+    /// The largest object read() reads whole (index, collections files; event files are
+    /// read by ranges): a larger reply is aborted, a storage_error, so a damaged or
+    /// hostile run cannot fill memory (as local_storage::options::max_read_bytes).
+    std::uint64_t max_read_bytes = std::uint64_t{256} << 20U;
     /// Time allowed to connect.
     std::chrono::milliseconds connect_timeout{10'000};
     /// Time allowed for one whole request; 0: no limit (stall_timeout still applies).
@@ -153,7 +157,8 @@ public:
                      fmt::format("GET {}", describe_key(full)),
                      {},
                      {},
-                     std::numeric_limits<std::size_t>::max() / 2};
+                     static_cast<std::size_t>(std::min<std::uint64_t>(options_.max_read_bytes,
+                                                                       std::numeric_limits<std::size_t>::max() / 2))};
         return std::move(send(c, {200}).reply.body);
     }
 

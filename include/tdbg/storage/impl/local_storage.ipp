@@ -662,6 +662,14 @@ TDBG_DECL void local_storage::put(const std::string& key, std::string_view bytes
     w.commit();
 }
 
+TDBG_DECL void local_storage::check_read_size(const std::string& key, std::uint64_t size) const {
+    if (size > options_.max_read_bytes) {
+        throw storage_error(fmt::format("{} is {} bytes, more than the {} a file read whole may hold "
+                                        "(local_storage::options::max_read_bytes): refused",
+                                        file_of(key), size, options_.max_read_bytes));
+    }
+}
+
 TDBG_DECL std::string local_storage::read(const std::string& key) const {
     // O_NONBLOCK: a FIFO in place of a file must not block the open or a read.
     const detail::fd_guard fd(open_key(key, O_RDONLY | O_NONBLOCK));
@@ -691,8 +699,11 @@ TDBG_DECL std::string local_storage::read(const std::string& key) const {
             break;
         }
         if (first && static_cast<std::size_t>(n) == sizeof buffer) {
-            out.reserve(static_cast<std::size_t>(detail::regular_file_size(fd.fd, path)));
+            const std::uint64_t size = detail::regular_file_size(fd.fd, path);
+            check_read_size(key, size);
+            out.reserve(static_cast<std::size_t>(size));
         }
+        check_read_size(key, out.size() + static_cast<std::size_t>(n)); // a file that grows while read
         out.append(buffer, static_cast<std::size_t>(n));
     }
     return out;
