@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tdbg/core/error.hpp"
@@ -22,6 +23,7 @@ struct storage_control {
     bool failing_puts = false;
     std::vector<std::string> log; // "append <key>" (the first of each file), "commit <key>", "put <key>", "remove <key>"
     std::string held_key;         // appends to this key wait until release_held()
+    std::vector<std::thread::id> exists_calls; // the thread of each exists() call
 
     void hold(std::string key) {
         std::lock_guard<std::mutex> lock(mutex);
@@ -116,7 +118,13 @@ public:
     std::vector<std::string> list(const std::string& prefix, const std::string& start_after) const {
         return inner_.list(prefix, start_after);
     }
-    bool exists(const std::string& key) const { return inner_.exists(key); }
+    bool exists(const std::string& key) const {
+        {
+            std::lock_guard<std::mutex> lock(control_->mutex);
+            control_->exists_calls.push_back(std::this_thread::get_id());
+        }
+        return inner_.exists(key);
+    }
     std::string describe() const { return "test:" + inner_.describe(); }
     void remove(const std::string& key) const {
         inner_.remove(key);

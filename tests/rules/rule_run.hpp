@@ -41,6 +41,18 @@ inline tensor_value f32(std::vector<float> values, std::vector<std::size_t> shap
 /// A 0-d float32 tensor.
 inline tensor_value scalar(float v) { return tensor_value::scalar(v); }
 
+/// `rows` x `cols` float32 values, value(row, col).
+template <class F>
+tensor_value matrix(std::size_t rows, std::size_t cols, F value) {
+    std::vector<float> v;
+    for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t c = 0; c < cols; ++c) {
+            v.push_back(value(r, c));
+        }
+    }
+    return f32(std::move(v), {rows, cols});
+}
+
 class rule_run {
 public:
     explicit rule_run(std::filesystem::path dir) : storage_(std::move(dir)) {}

@@ -20,6 +20,7 @@
 namespace {
 
 using tdbg::test::f32;
+using tdbg::test::matrix;
 using tdbg::test::scalar;
 using tdbg::test::step_tensor;
 using steps = std::vector<std::int64_t>;
@@ -34,18 +35,6 @@ tdbg::rules::evaluation_result evaluate(const tdbg::test::temp_dir& dir, const s
     INFO(result.error);
     REQUIRE(result.error.empty());
     return result;
-}
-
-// `rows` x `cols` float32 values, value(row, col).
-template <class F>
-tdbg::tensor_value matrix(std::size_t rows, std::size_t cols, F value) {
-    std::vector<float> v;
-    for (std::size_t r = 0; r < rows; ++r) {
-        for (std::size_t c = 0; c < cols; ++c) {
-            v.push_back(value(r, c));
-        }
-    }
-    return f32(std::move(v), {rows, cols});
 }
 
 } // namespace

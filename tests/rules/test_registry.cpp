@@ -127,7 +127,7 @@ TEST_CASE("the registry rejects unknown rules and parameters with messages that 
     }
     CHECK_THROWS_AS(tdbg::rules::registry::create("VanishingGradient", trial, {{"threshold", "small"}}), tdbg::config_error);
     CHECK_THROWS_AS(tdbg::rules::registry::create("AllZero", trial), tdbg::config_error); // needs a selection
-    CHECK_THROWS_AS(tdbg::rules::registry::create("SimilarAcrossRuns", trial), tdbg::config_error); // needs other_trial
+    CHECK_THROWS_AS(tdbg::rules::registry::create("SimilarAcrossRuns", trial), tdbg::config_error); // needs other_trials
 }
 
 TEST_CASE("DebugRuleConfigurations JSON: the array, a whole request, or one entry, other SageMaker keys tolerated") {

@@ -197,6 +197,7 @@ TEST_CASE("built-in rules refuse negative thresholds, percentages, tolerances an
         {"FeatureImportanceOverweight", "threshold", "-0.8", "at least 0", "0", {}},
         {"FeatureImportanceOverweight", "nfeatures", "0", "at least 1", "1", {}},
         {"LossNotDecreasing", "diff_percent", "-5", "at least 0", "0", {}},
+        {"LossNotDecreasing", "increase_threshold_percent", "-5", "at least 0", "0", {}},
         {"LossNotDecreasing", "num_steps", "0", "at least 1", "1", {}},
         {"NLPSequenceRatio", "token_thresholds_percent", "50, -1", "at least 0", "0, 0", {{"token_values", "0, 1"}}},
         {"Overfit", "start_step", "-1", "at least 0", "0", {}},
@@ -241,6 +242,8 @@ TEST_CASE("built-in rules refuse negative thresholds, percentages, tolerances an
     CHECK_NOTHROW(tdbg::rules::registry::create("Overfit", trial, {{"ratio_threshold", "-0.5"}}, {},
                                                 tdbg::rules::rule_logger::silent()));
     CHECK_NOTHROW(tdbg::rules::registry::create("SaturatedActivation", trial, {{"threshold_tanh", "(-9, 9)"}}, {},
+                                                tdbg::rules::rule_logger::silent()));
+    CHECK_NOTHROW(tdbg::rules::registry::create("SaturatedActivation", trial, {{"threshold_sigmoid_min", "-23"}}, {},
                                                 tdbg::rules::rule_logger::silent()));
     CHECK_NOTHROW(tdbg::rules::registry::create("NLPSequenceRatio", trial, {{"token_values", "-1"}}, {},
                                                 tdbg::rules::rule_logger::silent()));

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -167,6 +168,61 @@ TEST_CASE("s3 run: the server killed and restarted while the hook writes, every 
     REQUIRE(t.steps().size() == static_cast<std::size_t>(steps));
     for (int step = 0; step < steps; ++step) {
         const bool same = (t.tensor("layer1/weight").value(step).as<float>() == weights(step));
+        CHECK(same);
+    }
+}
+
+TEST_CASE("s3 run: the server killed for good while the hook writes, training finishes and the run reads up to the failure", "[server]") {
+    auto& server = s3_test_server::instance();
+    TDBG_REQUIRE_S3_SERVER(server);
+    const std::string url = server.new_run("jobs/dead");
+    s3_options impatient = server.options();
+    impatient.retry.max_attempts = 2; // a dead server is given up on at once
+    impatient.retry.max_delay = std::chrono::milliseconds(10);
+    impatient.connect_timeout = std::chrono::milliseconds(2000);
+    const s3_storage s3(url, impatient);
+    const int steps = 30;
+    std::atomic<int> begun{0};
+    std::optional<std::string> write_error;
+    std::string failure;
+    int trained = 0;
+    std::thread training([&] {
+        try {
+            hook h(s3, every_step(url));
+            for (int step = 0; step < steps; ++step) {
+                h.begin_step();
+                ++begun;
+                h.save_tensor("layer1/weight", weights(step));
+                h.end_step();
+                h.flush(); // each step on the server before the next: the kill lands mid-run
+                ++trained;
+            }
+            h.close();
+            write_error = h.write_error();
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+    });
+    while (begun.load() < 8 && failure.empty()) {
+        std::this_thread::yield();
+    }
+    server.kill();
+    training.join();
+    server.restart(); // to read what was written before the kill
+    REQUIRE(server.available());
+    INFO(failure);
+    REQUIRE(failure.empty()); // no hook call threw
+    CHECK(trained == steps);
+    REQUIRE(write_error);
+
+    const auto t = open_trial(s3_storage(url, server.patient_options()), "dead");
+    CHECK_FALSE(t.loaded_all_steps()); // no end marker after the failure
+    const auto saved = t.steps();
+    REQUIRE(saved.size() >= 7);
+    CHECK(saved.size() < static_cast<std::size_t>(steps));
+    for (std::size_t i = 0; i < saved.size(); ++i) {
+        CHECK(saved[i] == static_cast<std::int64_t>(i)); // a prefix
+        const bool same = (t.tensor("layer1/weight").value(saved[i]).as<float>() == weights(saved[i]));
         CHECK(same);
     }
 }

@@ -85,7 +85,8 @@ struct hook_options {
     std::size_t writer_threads = 2;
     /// What to do when writing fails (see write_error_policy).
     write_error_policy on_write_error = write_error_policy::disable;
-    /// How often begin_step() looks for the early-stop marker (0: every step).
+    /// How often the early-stop marker is looked for: by a background thread, so that
+    /// begin_step() never waits on storage; 0: by begin_step() itself, at every step.
     std::chrono::milliseconds stop_check_interval{1000};
     /// The S3 location from a SageMaker configuration (S3OutputPath), for information.
     std::string s3_output_path;

@@ -41,6 +41,7 @@
 #include "tdbg/hook/collection.hpp"
 #include "tdbg/hook/detail/buffer_pool.hpp"
 #include "tdbg/hook/detail/selection.hpp"
+#include "tdbg/hook/detail/stop_watch.hpp"
 #include "tdbg/hook/options.hpp"
 #include "tdbg/hook/worker.hpp"
 #include "tdbg/hook/writer.hpp"
@@ -241,6 +242,9 @@ public:
             keep_first();
         }
         closed_ = true;
+        if (stop_watch_) {
+            stop_watch_->stop();
+        }
         try {
             if (writer_ && !writer_->stopped() && exports_.due_at_close(selection_.version(), writer_->errors_seen())) {
                 queue_collections_file();
@@ -612,30 +616,19 @@ private:
         exports_.queued(version, errors_before);
     }
 
+    // The stop marker, as the watch found it; with a check interval of 0, looked for here at every step.
     void check_stop_marker() {
         if (stop_) {
             return;
         }
-        const auto now = std::chrono::steady_clock::now();
-        if (last_stop_check_ && now - *last_stop_check_ < options_.stop_check_interval) {
+        if (options_.stop_check_interval.count() <= 0) {
+            stop_ = stop_watch::look(storage_);
             return;
         }
-        last_stop_check_ = now;
-        const std::string key(format::stop_marker_key);
-        try {
-            if (!storage_.exists(key)) {
-                return;
-            }
-        } catch (const storage_error&) {
-            return; // storage out of reach: no request seen this time; writing reports the outage
+        if (!stop_watch_) {
+            stop_watch_ = std::make_unique<stop_watch>(storage_, options_.stop_check_interval);
         }
-        std::string text;
-        try {
-            text = storage_.read(key);
-        } catch (const storage_error&) {
-            // Present but unreadable (being replaced): its presence is the request.
-        }
-        stop_ = parse_stop_marker(text);
+        stop_ = stop_watch_->found();
     }
 
     any_storage storage_;
@@ -650,11 +643,11 @@ private:
     std::vector<std::size_t> active_;  // prepare_save's collections, for save_prepared
     std::set<std::string> checked_names_;
     std::vector<pending_scalar> scalars_;
-    std::optional<std::chrono::steady_clock::time_point> last_stop_check_;
     std::optional<stop_request> stop_;
     std::optional<std::string> write_error_;
     std::shared_ptr<buffer_pool> pool_;
     std::unique_ptr<async_writer> writer_;
+    std::unique_ptr<stop_watch> stop_watch_; // started at the first begin_step
 };
 
 } // namespace tdbg::detail

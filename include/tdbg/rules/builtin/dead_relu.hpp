@@ -4,16 +4,13 @@
 /// `threshold_layer` percent of the units are dead: active (output > 0) for
 /// less than `threshold_inactivity` percent of the samples.
 ///
-/// Parameters (AWS's published defaults): `tensor_regex` (list),
-/// `threshold_inactivity` (float percent, 1.0), `threshold_layer` (float
-/// percent, 50.0). Interpretation: a layer is a tensor of ReLU outputs; with
-/// two or more dimensions the first is the batch and every position of the
-/// others is a unit, a 0-d or 1-d tensor is one sample. AWS documents
-/// tensor_regex as None ("all tensors"), but SageMaker's configuration for
-/// this rule saves only the collection ".*relu_output": tdbg uses that regex
-/// when none is given (weights checked as "ReLUs" would always look half dead).
-/// Tensors without a value are not evaluated; a step with none is skipped
-/// (TensorUnavailableForStep). Parallel steps.
+/// Parameters (AWS's published defaults): `tensor_regex` (list,
+/// ".*relu_output"), `threshold_inactivity` (float percent, 1.0),
+/// `threshold_layer` (float percent, 50.0). Interpretation: a layer is a
+/// tensor of ReLU outputs; with two or more dimensions the first is the batch
+/// and every position of the others is a unit, a 0-d or 1-d tensor is one
+/// sample. Tensors without a value are not evaluated; a step with none is
+/// skipped (TensorUnavailableForStep). Parallel steps.
 
 #include <cstdint>
 #include <string_view>

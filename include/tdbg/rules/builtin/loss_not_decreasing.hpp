@@ -1,22 +1,33 @@
 #pragma once
 /// \file
 /// LossNotDecreasing: met when a loss has not gone down by at least
-/// `diff_percent` percent over `num_steps` steps.
+/// `diff_percent` percent over `num_steps` steps, or has risen more than
+/// `increase_threshold_percent` percent above its lowest.
 ///
-/// Parameters (AWS's published defaults): `collection_names` (list, None),
-/// `tensor_regex` (list, None), `use_losses_collection` (bool, True),
-/// `num_steps` (int, 10), `diff_percent` (float, 0.0), `mode` (None).
+/// Parameters (AWS's published names and defaults): `collection_names` (list,
+/// None), `tensor_regex` (list, None), `use_losses_collection` (bool, True),
+/// `num_steps` (int, 10), `diff_percent` (float percent, 0.1),
+/// `increase_threshold_percent` (float percent, 5; "None" turns that check
+/// off), `mode` (GLOBAL, the default AWS's table gives; "None" picks a mode as
+/// AWS's description says).
 /// Tensors: the union of the lists and, with use_losses_collection and when
 /// the run has it, the "losses" collection; only single-element values count.
-/// Mode: `mode`, else the first of EVAL, TRAIN, GLOBAL in which a selected
-/// tensor has steps (chosen at the first evaluated step). The rule works in
-/// that mode's step numbers; global steps of another mode evaluate to False.
+/// Mode: `mode`; with mode "None", the first of EVAL, TRAIN, GLOBAL in which a
+/// selected tensor has steps (chosen at the first evaluated step). The rule
+/// works in that mode's step numbers; global steps of another mode evaluate to False.
 /// Per tensor, a check happens at mode step s where the tensor was saved when
 /// no check happened yet or s >= last check + num_steps, and some saved step
 /// b <= s - num_steps exists (the largest is taken); the check then sets the
-/// last check to s and is met when loss(s) >= loss(b) - |loss(b)| * diff_percent / 100
-/// (diff_percent 0: the loss is not strictly lower). Values of the first worker
-/// that wrote the step. Keeps state between steps: evaluated sequentially.
+/// last check to s and is met when
+///   - loss(s) >= loss(b) - |loss(b)| * diff_percent / 100 (the loss did not
+///     go down enough; diff_percent 0: it is not strictly lower), or
+///   - loss(s) > lowest + |lowest| * increase_threshold_percent / 100, where
+///     lowest is the lowest of the losses this rule compared before for that
+///     tensor (loss(b) included): interpretation of AWS's "the maximum
+///     threshold percent that loss is allowed to increase in case loss has
+///     been increasing", a loss that went up and has not come back down.
+/// Values of the first worker that wrote the step. Keeps state between steps:
+/// evaluated sequentially.
 
 #include <cstdint>
 #include <map>
@@ -50,14 +61,18 @@ private:
     [[nodiscard]] TDBG_DECL std::optional<mode> pick_mode(const std::vector<std::string>& names) const;
     // One tensor at mode step s: met when a check happened and was met.
     [[nodiscard]] TDBG_DECL verdict check(const std::string& tensor_name, std::int64_t s, mode m);
+    // `increase_threshold_percent`: 5 when not given, nullopt (no check) for "None".
+    [[nodiscard]] TDBG_DECL static std::optional<double> increase_threshold(const rule_params& params);
 
     detail::tensor_selection selection_;
     detail::tensor_selection losses_{{"losses"}, {}, false};
     bool use_losses_collection_;
     std::int64_t num_steps_;
     double diff_percent_;
+    std::optional<double> increase_threshold_percent_;
     std::optional<mode> mode_;
     std::map<std::string, std::int64_t> last_check_;
+    std::map<std::string, double> lowest_; // per tensor, the lowest loss compared so far
 };
 
 } // namespace tdbg::rules

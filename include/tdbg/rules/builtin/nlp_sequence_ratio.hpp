@@ -7,10 +7,9 @@
 /// Parameters (AWS's published defaults): `tensor_regex` (list,
 /// ".*embedding0_input_0"), `token_values` (list of numbers, "0"),
 /// `token_thresholds_percent` (list of floats, "50"; one threshold applies
-/// to every token, else one per token). AWS prints the thresholds' default
-/// as "50,50" next to the single default token; tdbg's default is one 50.
-/// Tensors without a value are not evaluated; a step with none is skipped
-/// (TensorUnavailableForStep). Parallel steps.
+/// to every token, else one per token). Tensors without a value are not
+/// evaluated; a step with none is skipped (TensorUnavailableForStep).
+/// Parallel steps.
 
 #include <cstdint>
 #include <string_view>

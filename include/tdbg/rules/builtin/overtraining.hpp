@@ -5,15 +5,15 @@
 /// for `patience_validation` EVAL steps.
 ///
 /// Parameters (AWS's published defaults): `patience_train` (int, 5),
-/// `patience_validation` (int, 10), `delta` (float, 0.1). Interpretation:
-/// losses are the "losses" collection's single-element values. Per loss and
-/// mode (TRAIN, EVAL), the best value so far is kept; a value below
-/// best - delta is a new optimum (the first value is one). Counting the saved
-/// steps of that mode since the last optimum, the condition is met at a step
-/// where the count reaches patience_train (TRAIN) or patience_validation
-/// (EVAL), and at every later step of that mode until a new optimum. Steps of
-/// other modes, or without a loss, evaluate to False. Keeps state: evaluated
-/// sequentially.
+/// `patience_validation` (int, 10), `delta` (float, 0.01; AWS's page said 0.1
+/// until November 2020). Interpretation: losses are the "losses" collection's
+/// single-element values. Per loss and mode (TRAIN, EVAL), the best value so
+/// far is kept; a value below best - delta is a new optimum (the first value
+/// is one). Counting the saved steps of that mode since the last optimum, the
+/// condition is met at a step where the count reaches patience_train (TRAIN)
+/// or patience_validation (EVAL), and at every later step of that mode until a
+/// new optimum. Steps of other modes, or without a loss, evaluate to False.
+/// Keeps state: evaluated sequentially.
 
 #include <cstdint>
 #include <map>

@@ -5,16 +5,21 @@
 /// input lies inside (min, max) of the activation's thresholds for less than
 /// `threshold_inactivity` percent of the samples.
 ///
-/// Parameters (AWS's published defaults): `collection_names` (list, None),
-/// `tensor_regex` (list, ".*tanh_input, .*sigmoid_input"), `threshold_tanh`
-/// (pair, (-9.4999, 9.4999)), `threshold_sigmoid` (pair, (-23, 16.99999)),
-/// `threshold_inactivity` (float percent, 1.0), `threshold_layer` (float
-/// percent, 50.0). Interpretation: a tensor whose name contains "sigmoid"
-/// uses threshold_sigmoid, one containing "tanh" threshold_tanh; others are
-/// not evaluated. Units and samples as in DeadRelu (first dimension = batch).
+/// Parameters (AWS's published names and defaults): `collection_names` (list,
+/// None), `tensor_regex` (list, ".*tanh_input|.*sigmoid_input"),
+/// `threshold_tanh_min` (float, -9.4999), `threshold_tanh_max` (float,
+/// 9.4999), `threshold_sigmoid_min` (float, -23), `threshold_sigmoid_max`
+/// (float, 16.99999), `threshold_inactivity` (float percent, 1.0),
+/// `threshold_layer` (float percent, 50.0). Also taken, as AWS documented them
+/// until 2020: the pairs `threshold_tanh` and `threshold_sigmoid` ("(min,
+/// max)"), each instead of its _min and _max. A min must be below its max.
+/// Interpretation: a tensor whose name contains "sigmoid" uses the sigmoid
+/// thresholds, one containing "tanh" the tanh thresholds; others are not
+/// evaluated. Units and samples as in DeadRelu (first dimension = batch).
 /// A step with no evaluable tensor is skipped (TensorUnavailableForStep). Parallel steps.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "tdbg/config.hpp"
@@ -37,6 +42,11 @@ public:
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
 
 private:
+    // The (min, max) of `activation` ("tanh", "sigmoid"): AWS's threshold_<activation>_min and _max,
+    // or the pair threshold_<activation>; `fallback` for what is not given.
+    [[nodiscard]] TDBG_DECL static number_pair thresholds(const rule_params& params, const std::string& activation,
+                                                          number_pair fallback);
+
     detail::tensor_selection selection_;
     number_pair tanh_;
     number_pair sigmoid_;

@@ -4,14 +4,16 @@
 /// where a selected tensor differs between the two (numpy.allclose with its
 /// default tolerances fails): runs that should be alike have diverged.
 ///
-/// Parameters (AWS's published defaults): `other_trial` (the other run's
-/// path or URL; required unless the other trial is passed in, as the registry's
-/// `others`), `collection_names` (list, None), `tensor_regex` (list, None;
-/// with neither, every tensor). Values of the first worker that wrote the
-/// step. The other run's step is waited for; when it has no such step the
-/// step is skipped (StepUnavailable). A tensor the other run does not have
-/// at that step is not compared; a step where nothing can be compared is
-/// skipped (TensorUnavailableForStep). Parallel steps.
+/// Parameters (AWS's published names and defaults): `other_trials` (the other
+/// run's path or URL, where SageMaker takes a training job's name; required
+/// unless the other trial is passed in, as the registry's `others`),
+/// `collection_names` (list, None), `tensor_regex` (list, None; with neither,
+/// every tensor). `other_trial`, AWS's earlier name for other_trials, is taken
+/// too (one of the two). Values of the first worker that wrote the step. The
+/// other run's step is waited for; when it has no such step the step is
+/// skipped (StepUnavailable). A tensor the other run does not have at that
+/// step is not compared; a step where nothing can be compared is skipped
+/// (TensorUnavailableForStep). Parallel steps.
 
 #include <cstdint>
 #include <string_view>
@@ -30,14 +32,14 @@ public:
     static constexpr bool parallel_steps = true;
 
     /// The rule comparing `base` with `others[0]` (or, when none is given,
-    /// with the run at the `other_trial` parameter's location).
+    /// with the run at the `other_trials` parameter's location).
     TDBG_DECL similar_across_runs(trial base, std::vector<trial> others, const rule_params& params = rule_params());
 
     /// Met when a selected tensor differs between the runs at `step`.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
 
 private:
-    // `others`, or when empty the run at the `other_trial` parameter.
+    // `others`, or when empty the run at the `other_trials` (or `other_trial`) parameter.
     [[nodiscard]] TDBG_DECL static std::vector<trial> with_other(std::vector<trial> others, const rule_params& params);
 
     detail::tensor_selection selection_;

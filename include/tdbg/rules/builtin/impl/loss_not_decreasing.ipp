@@ -18,7 +18,10 @@ TDBG_DECL loss_not_decreasing::loss_not_decreasing(trial base, const rule_params
     : rule(std::move(base), params), selection_(detail::selection_from(params, false)),
       use_losses_collection_(params.get("use_losses_collection", true)),
       num_steps_(params.get<std::int64_t>("num_steps", 10, at_least(1))),
-      diff_percent_(params.get("diff_percent", 0.0, non_negative)), mode_(params.get_optional<mode>("mode")) {
+      diff_percent_(params.get("diff_percent", 0.1, non_negative)),
+      increase_threshold_percent_(increase_threshold(params)),
+      mode_(params.contains("mode") ? params.get_optional<mode>("mode")
+                                    : std::optional<mode>(params.get("mode", mode::global))) {
     if (selection_.unspecified() && !use_losses_collection_) {
         throw config_error("rule LossNotDecreasing: give collection_names or tensor_regex, or use_losses_collection");
     }
@@ -97,11 +100,29 @@ TDBG_DECL verdict loss_not_decreasing::check(const std::string& tensor_name, std
     last_check_[tensor_name] = s;
     const double loss_s = scalar_of(now);
     const double loss_b = scalar_of(before);
+    auto lowest = lowest_.find(tensor_name);
+    if (lowest == lowest_.end()) {
+        lowest = lowest_.emplace(tensor_name, loss_b).first;
+    }
+    const double lowest_before = std::min(lowest->second, loss_b);
+    lowest->second = std::min(lowest_before, loss_s);
     if (loss_s >= loss_b - std::fabs(loss_b) * diff_percent_ / 100.0) {
         return condition_met(fmt::format("{} went from {:.6g} at mode step {} to {:.6g} at mode step {}", tensor_name,
                                          loss_b, b, loss_s, s));
     }
+    if (increase_threshold_percent_ &&
+        loss_s > lowest_before + std::fabs(lowest_before) * *increase_threshold_percent_ / 100.0) {
+        return condition_met(fmt::format("{} is {:.6g} at mode step {}, more than {:g}% above its lowest {:.6g}",
+                                         tensor_name, loss_s, s, *increase_threshold_percent_, lowest_before));
+    }
     return false;
+}
+
+TDBG_DECL std::optional<double> loss_not_decreasing::increase_threshold(const rule_params& params) {
+    if (params.contains("increase_threshold_percent")) {
+        return params.get_optional<double>("increase_threshold_percent", non_negative);
+    }
+    return params.get("increase_threshold_percent", 5.0, non_negative);
 }
 
 } // namespace tdbg::rules

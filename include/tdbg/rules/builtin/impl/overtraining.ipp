@@ -15,7 +15,7 @@ namespace tdbg::rules {
 TDBG_DECL overtraining::overtraining(trial base, const rule_params& params)
     : rule(std::move(base), params), patience_train_(params.get<std::int64_t>("patience_train", 5, at_least(1))),
       patience_validation_(params.get<std::int64_t>("patience_validation", 10, at_least(1))),
-      delta_(params.get("delta", 0.1, non_negative)) {}
+      delta_(params.get("delta", 0.01, non_negative)) {}
 
 TDBG_DECL verdict overtraining::invoke_at_step(std::int64_t step) {
     const auto m = base_trial().mode_of(step);

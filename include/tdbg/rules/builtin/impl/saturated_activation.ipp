@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/core/error.hpp"
 #include "tdbg/rules/builtin/saturated_activation.hpp"
 #include "tdbg/rules/detail/activity.hpp"
 #include "tdbg/rules/values.hpp"
@@ -16,9 +17,9 @@ namespace tdbg::rules {
 
 TDBG_DECL saturated_activation::saturated_activation(trial base, const rule_params& params)
     : rule(std::move(base), params),
-      selection_(detail::selection_from(params, false, {".*tanh_input", ".*sigmoid_input"})),
-      tanh_(params.get("threshold_tanh", number_pair{-9.4999, 9.4999})),
-      sigmoid_(params.get("threshold_sigmoid", number_pair{-23.0, 16.99999})),
+      selection_(detail::selection_from(params, false, {".*tanh_input|.*sigmoid_input"})),
+      tanh_(thresholds(params, "tanh", number_pair{-9.4999, 9.4999})),
+      sigmoid_(thresholds(params, "sigmoid", number_pair{-23.0, 16.99999})),
       threshold_inactivity_(params.get("threshold_inactivity", 1.0, non_negative)),
       threshold_layer_(params.get("threshold_layer", 50.0, non_negative)) {}
 
@@ -43,6 +44,36 @@ TDBG_DECL verdict saturated_activation::invoke_at_step(std::int64_t step) const 
                                   }
                                   return verdict(false);
                               });
+}
+
+TDBG_DECL number_pair saturated_activation::thresholds(const rule_params& params, const std::string& activation,
+                                                       number_pair fallback) {
+    const std::string pair_key = "threshold_" + activation;
+    const std::string min_key = pair_key + "_min";
+    const std::string max_key = pair_key + "_max";
+    number_pair out;
+    if (params.contains(pair_key)) {
+        if (params.contains(min_key) || params.contains(max_key)) {
+            throw config_error(fmt::format("rule SaturatedActivation: give {} and {}, or the pair {}, not both", min_key,
+                                           max_key, pair_key));
+        }
+        params.declare(min_key);
+        params.declare(max_key);
+        out = params.get(pair_key, fallback);
+        if (!(out.first < out.second)) {
+            throw config_error(fmt::format("rule SaturatedActivation: parameter '{}' = ({}, {}): the minimum must be "
+                                           "less than the maximum",
+                                           pair_key, out.first, out.second));
+        }
+        return out;
+    }
+    params.declare(pair_key);
+    out = number_pair{params.get(min_key, fallback.first), params.get(max_key, fallback.second)};
+    if (!(out.first < out.second)) {
+        throw config_error(fmt::format("rule SaturatedActivation: parameter '{}' = {} must be less than '{}' = {}",
+                                       min_key, out.first, max_key, out.second));
+    }
+    return out;
 }
 
 } // namespace tdbg::rules

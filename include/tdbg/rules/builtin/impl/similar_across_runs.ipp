@@ -42,12 +42,21 @@ TDBG_DECL verdict similar_across_runs::invoke_at_step(std::int64_t step) const {
 }
 
 TDBG_DECL std::vector<trial> similar_across_runs::with_other(std::vector<trial> others, const rule_params& params) {
-    const auto path = params.get_optional<std::string>("other_trial");
+    // other_trials is AWS's name today; other_trial, its earlier one, stays in users' configurations.
+    const bool older_name = params.contains("other_trial");
+    if (older_name && params.contains("other_trials")) {
+        throw config_error("rule SimilarAcrossRuns: give other_trials or other_trial (its older name), not both");
+    }
+    params.declare("other_trial");
+    params.declare("other_trials");
+    const std::string key = older_name ? "other_trial" : "other_trials";
+    const auto path = params.get_optional<std::string>(key);
     if (!others.empty()) {
         return others;
     }
     if (!path) {
-        throw config_error("rule SimilarAcrossRuns: parameter 'other_trial' (the run to compare with) is required");
+        throw config_error(
+            fmt::format("rule SimilarAcrossRuns: parameter '{}' (the run to compare with) is required", key));
     }
     others.push_back(create_trial(*path));
     return others;
