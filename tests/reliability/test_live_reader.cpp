@@ -99,8 +99,8 @@ TEST_CASE("live reader: a trial polling a run written by another process never s
     CHECK(describe_status(trainer.wait()) == "exit 0");
     CHECK(verified.size() == static_cast<std::size_t>(steps));
     CHECK(t.steps().size() == static_cast<std::size_t>(steps));
-    // The reader really ran alongside the writer.
+    // The reader really ran alongside the writer: it met a step that was still to come. (How many
+    // polls that took depends on the machine's load, so it is reported, not asserted.)
     INFO("polls: " << polls << ", step ahead not yet available: " << not_yet << ", read as it landed: " << ahead_read);
     CHECK(not_yet + ahead_read > 0);
-    CHECK(polls > 5);
 }
