@@ -255,8 +255,6 @@ public:
         return std::exchange(error_, nullptr);
     }
 
-    /// Errors the writer threads have met so far (the first stopped it; each counted).
-    [[nodiscard]] std::uint64_t errors_seen() const noexcept { return errors_.load(std::memory_order_relaxed); }
     /// Tensors dropped because the queue was full (drop policy).
     [[nodiscard]] std::uint64_t dropped() const {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -420,20 +418,22 @@ private:
 
     // Keeps the first error; from the item at `seq` on, nothing is published.
     void record_error(std::exception_ptr e, std::uint64_t seq) {
-        errors_.fetch_add(1, std::memory_order_relaxed);
         std::lock_guard<std::mutex> lock(mutex_);
         if (!stopped()) {
             error_ = std::move(e);
             failed_.store(true, std::memory_order_release);
         }
-        if (seq < fail_seq_.load(std::memory_order_relaxed)) {
-            fail_seq_.store(seq, std::memory_order_release);
+        // Jobs sent while closing carry no_seq: an error there still stops the writer.
+        const std::uint64_t at = std::min(seq, no_seq - 1);
+        if (at < fail_seq_.load(std::memory_order_relaxed)) {
+            fail_seq_.store(at, std::memory_order_release);
         }
     }
 
     // True when the item at `seq` (or the job queued in its place) comes after the error.
     [[nodiscard]] bool given_up(std::uint64_t seq) const noexcept {
-        return seq >= fail_seq_.load(std::memory_order_acquire);
+        const std::uint64_t failed_at = fail_seq_.load(std::memory_order_acquire);
+        return failed_at != no_seq && seq >= failed_at;
     }
 
     // ---- the training thread's side (under mutex_) ---------------------------
@@ -886,8 +886,7 @@ private:
         }
         try {
             (void)storage_.remove(*p.event_file);
-        } catch (...) { // NOLINT(bugprone-empty-catch): counted; the writer has stopped on an earlier error
-            errors_.fetch_add(1, std::memory_order_relaxed);
+        } catch (...) { // NOLINT(bugprone-empty-catch): the writer has stopped on an earlier error, reported
         }
     }
 
@@ -948,7 +947,6 @@ private:
     std::exception_ptr error_;            // the first error, until taken
     std::atomic<bool> failed_{false};     // error_ is waiting to be taken
     std::atomic<std::uint64_t> fail_seq_{no_seq}; // the item the first error hit; no_seq: none
-    std::atomic<std::uint64_t> errors_{0};
     std::atomic<std::uint64_t> handled_{0};
     std::atomic<double> publisher_cpu_{0};
 

@@ -118,28 +118,24 @@ private:
 };
 
 /// When the collections file is queued: before the first index file (a run whose
-/// first index file is published can always be opened), at close when the
-/// collections learned names since, and again after a writer error (the file may
-/// be what failed, a full disk say).
+/// first index file is published can always be opened), and at close when the
+/// collections learned names since. (After a write error nothing is queued: the
+/// writer has stopped.)
 class export_schedule {
 public:
-    [[nodiscard]] bool due_at_step_end(bool step_wrote, std::uint64_t writer_errors) const noexcept {
-        return step_wrote && (!exported_ || writer_errors != errors_at_export_);
+    [[nodiscard]] bool due_at_step_end(bool step_wrote) const noexcept { return step_wrote && !exported_; }
+    [[nodiscard]] bool due_at_close(std::uint64_t version) const noexcept {
+        return !exported_ || version != version_at_export_;
     }
-    [[nodiscard]] bool due_at_close(std::uint64_t version, std::uint64_t writer_errors) const noexcept {
-        return !exported_ || version != version_at_export_ || writer_errors != errors_at_export_;
-    }
-    /// The file of `version` was queued when the writer had seen `writer_errors` errors.
-    void queued(std::uint64_t version, std::uint64_t writer_errors) noexcept {
+    /// The file of `version` was queued.
+    void queued(std::uint64_t version) noexcept {
         exported_ = true;
         version_at_export_ = version;
-        errors_at_export_ = writer_errors;
     }
 
 private:
     bool exported_ = false;
     std::uint64_t version_at_export_ = 0;
-    std::uint64_t errors_at_export_ = 0;
 };
 
 /// Everything behind a tdbg::hook (see the file comment).
@@ -216,7 +212,7 @@ public:
         }
         write_scalars();
         if (writer_ && !writer_->stopped()) {
-            if (exports_.due_at_step_end(step_wrote_, writer_->errors_seen())) {
+            if (exports_.due_at_step_end(step_wrote_)) {
                 queue_collections_file();
             }
             writer_->push(write_items::step_end{clock_.global()});
@@ -246,7 +242,7 @@ public:
             stop_watch_->stop();
         }
         try {
-            if (writer_ && !writer_->stopped() && exports_.due_at_close(selection_.version(), writer_->errors_seen())) {
+            if (writer_ && !writer_->stopped() && exports_.due_at_close(selection_.version())) {
                 queue_collections_file();
             }
             if (!options_.dry_run && std::getenv("TRAINING_JOB_NAME") == nullptr) {
@@ -610,10 +606,8 @@ private:
         const int workers = options_.include_workers == workers_to_save::all ? worker_.size : 1;
         const std::uint64_t version = selection_.version();
         const std::string text = format::to_json(selection_.to_file(workers));
-        // Counted before the push: should this very file fail, the count moves on and the next step exports again.
-        const std::uint64_t errors_before = writer_->errors_seen();
         writer_->push(write_items::object{format::collections_file_key(worker_.name), text});
-        exports_.queued(version, errors_before);
+        exports_.queued(version);
     }
 
     // The stop marker, as the watch found it; with a check interval of 0, looked for here at every step.
