@@ -25,6 +25,29 @@ TEST_CASE("layout: step strings and the keys of event, index and collection file
     CHECK_THROWS_AS(event_file_key(1, "a/b"), invalid_name);
 }
 
+TEST_CASE("layout: TensorFlow device workers read as smdebug's reader names them") {
+    // MirroredStrategy: the worker is the device, written with '/' as '_' and ':' as '-'.
+    const auto index = parse_index_file_key("index/000000000/000000000007__replica-0_task-1_device-GPU-0.json");
+    REQUIRE(index);
+    CHECK(index->worker == "/replica:0/task:1/device:GPU:0");
+    const auto events = parse_event_file_key("events/000000000007/000000000007__replica-0_task-1_device-GPU-0.tfevents");
+    REQUIRE(events);
+    CHECK(events->worker == "/replica:0/task:1/device:GPU:0");
+    CHECK(parse_collections_file_key("collections/000000000/_replica-0_task-1_device-GPU-0_collections.json") ==
+          std::string("/replica:0/task:1/device:GPU:0"));
+    // Written back to the file names' part.
+    CHECK(worker_file_part("/replica:0/task:1/device:GPU:0") == "_replica-0_task-1_device-GPU-0");
+    CHECK(event_file_key(7, worker_file_part(index->worker)) ==
+          "events/000000000007/000000000007__replica-0_task-1_device-GPU-0.tfevents");
+    // Other names keep their underscores and hyphens, wherever the run is stored
+    // (smdebug also looks for "__" in the directories above the file).
+    CHECK(parse_index_file_key("runs__a/index/000000000/000000000007_worker_0.json")->worker == "worker_0");
+    CHECK(parse_index_file_key("index/000000000/000000000007_host-3_gpu_1.json")->worker == "host-3_gpu_1");
+    CHECK(parse_collections_file_key("collections/000000000/host-3_gpu__1_collections.json") ==
+          std::string("host-3_gpu__1"));
+    CHECK(worker_file_part("host-3_gpu_1") == "host-3_gpu_1");
+}
+
 TEST_CASE("layout: index and event file keys parse back to step and worker") {
     const auto info = parse_index_file_key("index/000000000/000000000007_worker_0.json");
     REQUIRE(info);

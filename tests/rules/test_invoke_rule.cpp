@@ -12,9 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "json_support.hpp"
 #include "rule_run.hpp"
 #include "support.hpp"
+#include "tdbg/core/error.hpp"
 #include "tdbg/rules/any_rule.hpp"
+#include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/rule.hpp"
 #include "tdbg/trial/trial.hpp"
@@ -144,6 +147,61 @@ TEST_CASE("invoke_rule skips steps by the smdebug exception that says why") {
     const auto none = tdbg::rules::invoke_rule(missing, 0, 5);
     CHECK(none.skipped_steps.at("TensorUnavailable") == std::vector<std::int64_t>{0, 2, 3, 4});
     CHECK(none.status() == tdbg::rules::evaluation_status::no_issues_found);
+}
+
+namespace {
+
+// Met at every step from `at` on, and asks (smdebug's end_of_rule) not to be evaluated again.
+class ends_itself : public tdbg::rules::rule<ends_itself> {
+public:
+    static constexpr std::string_view rule_name = "EndsItself";
+    static constexpr bool parallel_steps = true;
+    ends_itself(tdbg::trial base, const rule_params& params) : rule(std::move(base), params), at_(params.get("at", 3)) {}
+    ends_itself(const ends_itself& other) : rule(other), at_(other.at_) {}
+    bool invoke_at_step(std::int64_t step) const {
+        ++calls;
+        if (step >= at_) {
+            throw tdbg::rule_evaluation_condition_met(std::string(rule_name), step, true);
+        }
+        return false;
+    }
+    mutable std::atomic<int> calls{0};
+
+private:
+    std::int64_t at_;
+};
+
+} // namespace
+
+TEST_CASE("a rule that throws rule_evaluation_condition_met with end_of_rule is met there and evaluated no further") {
+    tdbg::test::temp_dir dir("invoke_end_of_rule");
+    tdbg::test::rule_run run(dir.path());
+    write_loss_run(run);
+    for (const std::size_t threads : {std::size_t{1}, std::size_t{4}}) {
+        INFO("threads " << threads);
+        ends_itself r(tdbg::create_trial(dir.path().string()), {{"at", "3"}});
+        r.set_logger(tdbg::rules::rule_logger::silent());
+        tdbg::rules::invoke_options options;
+        options.threads = threads;
+        const auto result = tdbg::rules::invoke_rule(r, options);
+        CHECK(result.triggered_steps == std::vector<std::int64_t>{3});
+        CHECK(result.not_triggered_steps == range(0, 2));
+        CHECK(result.end == tdbg::rules::evaluation_end::end_of_rule);
+        CHECK(result.next_step == 4);
+        CHECK(result.status() == tdbg::rules::evaluation_status::issues_found);
+        CHECK(tdbg::test::to_nlohmann(tdbg::rules::to_json(result)).at("end") == "end_of_rule");
+    }
+    // With raise_eval_cond the exception reaches the caller, end_of_rule kept.
+    ends_itself raising(tdbg::create_trial(dir.path().string()), {{"at", "5"}});
+    raising.set_logger(tdbg::rules::rule_logger::silent());
+    try {
+        (void)tdbg::rules::invoke_rule(raising, 0, std::nullopt, true);
+        FAIL("no exception");
+    } catch (const tdbg::rule_evaluation_condition_met& e) {
+        CHECK(e.step() == 5);
+        CHECK(e.rule_name() == "EndsItself");
+        CHECK(e.end_of_rule());
+    }
 }
 
 TEST_CASE("raise_eval_cond throws rule_evaluation_condition_met at the first step met, after its actions") {

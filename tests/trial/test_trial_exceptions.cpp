@@ -109,6 +109,91 @@ TEST_CASE("exceptions: invalid_worker names the workers that did write") {
     CHECK_NOTHROW(t.tensor("raw/bool_1d").value(2, mode::global, std::string("worker_0")));
 }
 
+TEST_CASE("workers: a TensorFlow MirroredStrategy run's device workers read as smdebug names them") {
+    // smdebug's TensorFlow hook names each worker after its device, written into
+    // file names with '/' as '_' and ':' as '-'.
+    tdbg::test::temp_dir dir("tf_device_workers");
+    tdbg::test::run_writer w(dir.path());
+    const std::string gpu0 = "_replica-0_task-0_device-GPU-0";
+    const std::string gpu1 = "_replica-0_task-0_device-GPU-1";
+    w.collections(gpu0, 2);
+    w.collections(gpu1, 2);
+    for (std::int64_t step = 0; step < 2; ++step) {
+        w.step(step, gpu0, mode::train, step, {saved_tensor{"w", tdbg::test::iota_value(0, 3), {}, {}}});
+        w.step(step, gpu1, mode::train, step, {saved_tensor{"w", tdbg::test::iota_value(10, 3), {}, {}}});
+    }
+    w.end();
+    const auto t = tdbg::create_trial(dir.path().string());
+    const std::string dev0 = "/replica:0/task:0/device:GPU:0";
+    const std::string dev1 = "/replica:0/task:0/device:GPU:1";
+    CHECK(t.workers() == std::vector<std::string>{dev0, dev1});
+    CHECK(t.num_workers() == 2);
+    CHECK(t.tensor("w").workers(1) == std::vector<std::string>{dev0, dev1});
+    CHECK(t.tensor("w").value(1, mode::global, dev1).data_as<float>()[0] == 10.0F);
+    CHECK(t.tensor("w").value(0, mode::global, dev0).data_as<float>()[2] == 2.0F);
+    CHECK(t.wall_time(1) == 1700000001.0);
+    CHECK_THROWS_AS(t.tensor("w").value(0, mode::global, gpu0), tdbg::invalid_worker);
+}
+
+TEST_CASE("exceptions: carry smdebug's fields (tensor name, step, mode, has_reductions, last_step, worker)") {
+    if (!tdbg::test::fixtures_dir()) {
+        TDBG_SKIP("fixtures not found");
+    }
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
+    try {
+        (void)t.tensor("red/f32_3d").value(0);
+        FAIL("no exception");
+    } catch (const tdbg::tensor_unavailable_for_step& e) {
+        CHECK(e.tensor_name() == "red/f32_3d");
+        CHECK(e.step() == 0);
+        CHECK(e.mode() == mode::global);
+        CHECK(e.has_reductions()); // only reductions were saved there
+    }
+    try {
+        (void)t.tensor("grad/layer0").value(0, mode::eval);
+        FAIL("no exception");
+    } catch (const tdbg::tensor_unavailable_for_step& e) {
+        CHECK(e.tensor_name() == "grad/layer0");
+        CHECK(e.step() == 0);
+        CHECK(e.mode() == mode::eval);
+        CHECK_FALSE(e.has_reductions());
+    }
+    try {
+        (void)t.tensor("redns/f32_1d").shape(0);
+        FAIL("no exception");
+    } catch (const tdbg::shape_unavailable_for_step& e) {
+        CHECK(e.tensor_name() == "redns/f32_1d");
+        CHECK(e.step() == 0);
+    }
+    try {
+        (void)t.tensor("loss").value(40, mode::train);
+        FAIL("no exception");
+    } catch (const tdbg::no_more_data& e) {
+        CHECK(e.step() == 40);
+        CHECK(e.mode() == mode::train);
+        CHECK(e.last_step() == 8);
+    }
+    try {
+        (void)t.tensor("no/such");
+        FAIL("no exception");
+    } catch (const tdbg::tensor_unavailable& e) {
+        CHECK(e.tensor_name() == "no/such");
+    }
+    try {
+        (void)t.tensor("loss").value(0, mode::global, std::string("worker_7"));
+        FAIL("no exception");
+    } catch (const tdbg::invalid_worker& e) {
+        CHECK(e.worker() == "worker_7");
+    }
+    const tdbg::rule_evaluation_condition_met met("VanishingGradient", 12, true);
+    CHECK(met.rule_name() == "VanishingGradient");
+    CHECK(met.step() == 12);
+    CHECK(met.end_of_rule());
+    const tdbg::insufficient_information_for_rule_invocation info("SimilarAcrossRuns", "no other run to compare with");
+    CHECK(info.rule_name() == "SimilarAcrossRuns");
+    CHECK(std::string(info.what()) == "rule SimilarAcrossRuns: no other run to compare with");
+}
+
 TEST_CASE("exceptions: missing_collection_files for what is not a run") {
     tdbg::test::temp_dir dir("not_a_run");
     CHECK_THROWS_AS(tdbg::create_trial(dir.path().string()), tdbg::missing_collection_files);

@@ -196,6 +196,39 @@ TEST_CASE("trial on fixtures: tensor names overall, per mode, per step and per c
     }
 }
 
+TEST_CASE("trial on fixtures: tensor_names with named filters and several regular expressions, mode_modestep") {
+    if (!tdbg::test::fixtures_dir()) {
+        TDBG_SKIP("fixtures not found");
+    }
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
+    tdbg::tensor_name_query q;
+    q.regex = {"^red/", "scalar$"};
+    CHECK(t.tensor_names(q) == std::vector<std::string>{"raw/f32_scalar", "raw/i64_scalar", "red/f32_3d", "red/f64_1d",
+                                                        "red/i32_1d"});
+    q.step = 5; // global step 5 holds only scalar/lr
+    CHECK(t.tensor_names(q).empty());
+    q.regex = {"lr", "no match"};
+    CHECK(t.tensor_names(q) == std::vector<std::string>{"scalar/lr"});
+    tdbg::tensor_name_query eval;
+    eval.mode = mode::eval;
+    eval.regex = {"^grad/", "^loss$"};
+    CHECK(t.tensor_names(eval) == std::vector<std::string>{"loss"});
+    // The positional form is the one-regex query.
+    CHECK(t.tensor_names(std::nullopt, mode::eval, std::string("^loss$")) == t.tensor_names(eval));
+    tdbg::tensor_name_query both;
+    both.regex = {"x"};
+    both.collection = "losses";
+    CHECK_THROWS_AS(t.tensor_names(both), tdbg::config_error);
+    tdbg::tensor_name_query collection;
+    collection.collection = "losses";
+    CHECK(t.tensor_names(collection) == std::vector<std::string>{"loss"});
+
+    // smdebug's mode_modestep: global step 6 is EVAL step 0, 12 is TRAIN step 8.
+    CHECK(t.mode_modestep(6) == std::pair<mode, std::int64_t>{mode::eval, 0});
+    CHECK(t.mode_modestep(12) == std::pair<mode, std::int64_t>{mode::train, 8});
+    CHECK_FALSE(t.mode_modestep(99).has_value());
+}
+
 TEST_CASE("trial on fixtures: tensor_names filters by regex, and refuses regex with collection") {
     if (!tdbg::test::fixtures_dir()) {
         TDBG_SKIP("fixtures not found");

@@ -6,10 +6,13 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "tdbg/config.hpp"
 
 namespace tdbg {
+
+enum class mode : int; // tdbg/core/mode.hpp
 
 /// Root of every error tdbg throws.
 class error : public std::runtime_error {
@@ -71,37 +74,77 @@ public:
 class tensor_unavailable : public error {
 public:
     using error::error;
+    tensor_unavailable(const std::string& message, std::string tensor_name)
+        : error(message), tensor_name_(std::move(tensor_name)) {}
+    /// smdebug's `tname`.
+    [[nodiscard]] const std::string& tensor_name() const noexcept { return tensor_name_; }
+
+private:
+    std::string tensor_name_;
+};
+
+/// What smdebug's exceptions about a step carry: the tensor (smdebug's `tname`;
+/// empty where none is concerned), the step and the mode it was asked in (`step`,
+/// `mode`; step -1 where the error is not about one step).
+class step_error : public error {
+public:
+    using error::error;
+    step_error(const std::string& message, std::string tensor_name, std::int64_t step, tdbg::mode m)
+        : error(message), tensor_name_(std::move(tensor_name)), step_(step), mode_(m) {}
+    [[nodiscard]] const std::string& tensor_name() const noexcept { return tensor_name_; }
+    [[nodiscard]] std::int64_t step() const noexcept { return step_; }
+    [[nodiscard]] tdbg::mode mode() const noexcept { return mode_; }
+
+private:
+    std::string tensor_name_;
+    std::int64_t step_ = -1;
+    tdbg::mode mode_ = static_cast<tdbg::mode>(4); // mode::global
 };
 
 /// smdebug's TensorUnavailableForStep: the tensor exists, but has no value
-/// (or the requested reduction) at that step, mode and worker.
-class tensor_unavailable_for_step : public error {
+/// (or the requested reduction) at that step, mode and worker. `has_reductions()`:
+/// reductions of it were saved there (smdebug's `has_reductions`).
+class tensor_unavailable_for_step : public step_error {
 public:
-    using error::error;
+    using step_error::step_error;
+    tensor_unavailable_for_step(const std::string& message, std::string tensor_name, std::int64_t step, tdbg::mode m,
+                                bool has_reductions)
+        : step_error(message, std::move(tensor_name), step, m), has_reductions_(has_reductions) {}
+    [[nodiscard]] bool has_reductions() const noexcept { return has_reductions_; }
+
+private:
+    bool has_reductions_ = false;
 };
 
 /// smdebug's ShapeUnavailableForStep.
-class shape_unavailable_for_step : public error {
+class shape_unavailable_for_step : public step_error {
 public:
-    using error::error;
+    using step_error::step_error;
 };
 
 /// smdebug's StepUnavailable: the step was not saved and will never be.
-class step_unavailable : public error {
+class step_unavailable : public step_error {
 public:
-    using error::error;
+    using step_error::step_error;
 };
 
 /// smdebug's StepNotYetAvailable: the step may still arrive (the run is live).
-class step_not_yet_available : public error {
+class step_not_yet_available : public step_error {
 public:
-    using error::error;
+    using step_error::step_error;
 };
 
-/// smdebug's NoMoreData: the run has ended and the step is past its end.
-class no_more_data : public error {
+/// smdebug's NoMoreData: the run has ended and the step is past its end;
+/// `last_step()` is the last step the run has in that mode (smdebug's `last_step`).
+class no_more_data : public step_error {
 public:
-    using error::error;
+    using step_error::step_error;
+    no_more_data(const std::string& message, std::int64_t step, tdbg::mode m, std::int64_t last_step)
+        : step_error(message, {}, step, m), last_step_(last_step) {}
+    [[nodiscard]] std::int64_t last_step() const noexcept { return last_step_; }
+
+private:
+    std::int64_t last_step_ = -1;
 };
 
 /// smdebug's MissingCollectionFiles: no collection file in the run.
@@ -116,22 +159,45 @@ public:
     using error::error;
 };
 
-/// smdebug's InvalidWorker: a worker name the run does not have.
+/// smdebug's InvalidWorker: a worker name the run does not have (`worker()`).
 class invalid_worker : public error {
 public:
     using error::error;
+    invalid_worker(const std::string& message, std::string worker) : error(message), worker_(std::move(worker)) {}
+    [[nodiscard]] const std::string& worker() const noexcept { return worker_; }
+
+private:
+    std::string worker_;
 };
 
 /// smdebug's RuleEvaluationConditionMet: raised by invoke_rule when asked to.
+/// `end_of_rule()`: the rule asks not to be evaluated again (smdebug's `end_of_rule`).
 class rule_evaluation_condition_met : public error {
 public:
-    TDBG_DECL rule_evaluation_condition_met(const std::string& rule, std::int64_t step);
+    TDBG_DECL rule_evaluation_condition_met(const std::string& rule, std::int64_t step, bool end_of_rule = false);
     [[nodiscard]] const std::string& rule() const noexcept { return rule_; }
+    /// smdebug's `rule_name`.
+    [[nodiscard]] const std::string& rule_name() const noexcept { return rule_; }
     [[nodiscard]] std::int64_t step() const noexcept { return step_; }
+    [[nodiscard]] bool end_of_rule() const noexcept { return end_of_rule_; }
 
 private:
     std::string rule_;
     std::int64_t step_;
+    bool end_of_rule_;
+};
+
+/// smdebug's InsufficientInformationForRuleInvocation: a rule cannot run on this
+/// run at all (not a step it cannot evaluate: the tensors or settings it needs are
+/// not there). invoke_rule stops and reports it as the rule's error.
+class insufficient_information_for_rule_invocation : public error {
+public:
+    insufficient_information_for_rule_invocation(std::string rule, const std::string& message)
+        : error("rule " + rule + ": " + message), rule_(std::move(rule)) {}
+    [[nodiscard]] const std::string& rule_name() const noexcept { return rule_; }
+
+private:
+    std::string rule_;
 };
 
 } // namespace tdbg

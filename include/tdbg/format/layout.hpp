@@ -103,6 +103,37 @@ inline void validate_worker_name(std::string_view worker) {
     }
 }
 
+/// The worker name smdebug's reader gives the worker part of a file name. smdebug's
+/// TensorFlow hooks name a worker after its device, with '/' written as '_' and ':'
+/// as '-' ("_replica-0_task-0_device-GPU-0"), and its reader turns such a part back
+/// ("/replica:0/task:0/device:GPU:0") when the file name holds "__" (index and event
+/// files; `collections_file` false) or the part begins with '_' (collection files).
+/// smdebug looks for "__" in the whole path; tdbg looks in the file name only, so a
+/// run reads the same wherever it is stored.
+[[nodiscard]] inline std::string worker_from_file_part(std::string_view part, bool collections_file,
+                                                       bool name_has_double_underscore) {
+    const bool device = collections_file ? (!part.empty() && part.front() == '_') : name_has_double_underscore;
+    std::string out(part);
+    if (device) {
+        for (char& c : out) {
+            c = c == '_' ? '/' : c == '-' ? ':' : c;
+        }
+    }
+    return out;
+}
+
+/// The worker part of a file name for a worker name: a TensorFlow device name read
+/// by worker_from_file_part (it holds '/') written back; any other name unchanged.
+[[nodiscard]] inline std::string worker_file_part(std::string_view worker) {
+    std::string out(worker);
+    if (out.find('/') != std::string::npos) {
+        for (char& c : out) {
+            c = c == '/' ? '_' : c == ':' ? '-' : c;
+        }
+    }
+    return out;
+}
+
 /// "events/000000000007/000000000007_worker_0.tfevents".
 [[nodiscard]] inline std::string event_file_key(std::int64_t step, std::string_view worker) {
     validate_worker_name(worker);
@@ -172,7 +203,7 @@ inline std::optional<index_key_info> parse_step_worker_key(std::string_view key,
     } catch (const invalid_name&) {
         return std::nullopt;
     }
-    return index_key_info{*step, std::string(worker)};
+    return index_key_info{*step, worker_from_file_part(worker, false, name.find("__") != std::string_view::npos)};
 }
 
 } // namespace detail
@@ -211,7 +242,7 @@ inline std::optional<index_key_info> parse_step_worker_key(std::string_view key,
     } catch (const invalid_name&) {
         return std::nullopt;
     }
-    return std::string(name);
+    return worker_from_file_part(name, true, false);
 }
 
 /// `name` with every ":<digits>" removed, as smdebug does before naming a

@@ -45,16 +45,18 @@ enum class evaluation_end {
     end_step,     ///< it reached end_step
     no_more_data, ///< the run ended (smdebug's NoMoreData)
     condition_met, ///< raise_eval_cond: it stopped at the first step where the condition was met
-    interrupted    ///< stopped from outside (a signal) before next_step: later steps were not evaluated
+    interrupted,   ///< stopped from outside (a signal) before next_step: later steps were not evaluated
+    end_of_rule    ///< the rule threw rule_evaluation_condition_met with end_of_rule at its last step
 };
 
-/// "end_step", "no_more_data", "condition_met" or "interrupted".
+/// "end_step", "no_more_data", "condition_met", "interrupted" or "end_of_rule".
 [[nodiscard]] constexpr std::string_view evaluation_end_name(evaluation_end e) noexcept {
     switch (e) {
     case evaluation_end::end_step: return "end_step";
     case evaluation_end::no_more_data: return "no_more_data";
     case evaluation_end::condition_met: return "condition_met";
     case evaluation_end::interrupted: return "interrupted";
+    case evaluation_end::end_of_rule: return "end_of_rule";
     }
     return "end_step";
 }

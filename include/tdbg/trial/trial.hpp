@@ -39,6 +39,24 @@
 
 namespace tdbg {
 
+/// What `trial::tensor_names(query)` lists: smdebug's keyword arguments of
+/// `tensor_names(step=, mode=, regex=, collection=)`, named:
+///
+///     tdbg::tensor_name_query q;
+///     q.regex = {"relu", "^gradient/"};   // any of them, searched as smdebug does
+///     q.mode = tdbg::mode::train;
+///     auto names = trial.tensor_names(q);
+struct tensor_name_query {
+    /// Only the tensors saved at this step (a mode step of `mode`, or a global step).
+    std::optional<std::int64_t> step;
+    /// Only the tensors saved in this mode (global: every mode).
+    tdbg::mode mode = tdbg::mode::global;
+    /// Only the names one of these regular expressions matches (searched, not fully matched).
+    std::vector<std::string> regex;
+    /// Only the tensors of this collection (its names and include patterns). Not with `regex`.
+    std::optional<std::string> collection;
+};
+
 /// Turns a trial's refreshing on or off for as long as it lives, then puts
 /// the previous setting back (smdebug's `refresh` / `no_refresh` blocks).
 class refresh_guard {
@@ -112,6 +130,8 @@ public:
     tensor_names(std::optional<std::int64_t> step = std::nullopt, tdbg::mode m = tdbg::mode::global,
                  const std::optional<std::string>& regex = std::nullopt,
                  const std::optional<std::string>& collection = std::nullopt) const;
+    /// The same, with the filters named (and several regular expressions, any of which may match).
+    [[nodiscard]] TDBG_DECL std::vector<std::string> tensor_names(const tensor_name_query& query) const;
 
     /// The tensor named `name`. Throws tensor_unavailable when it was not saved (yet).
     [[nodiscard]] TDBG_DECL tdbg::tensor tensor(const std::string& name) const;
@@ -130,6 +150,8 @@ public:
     [[nodiscard]] std::optional<tdbg::mode> mode(std::int64_t global_step) const { return mode_of(global_step); }
     /// The mode step of global step `global_step`, if the step is known.
     [[nodiscard]] TDBG_DECL std::optional<std::int64_t> mode_step(std::int64_t global_step) const;
+    /// smdebug's mode_modestep: the mode and mode step of `global_step`, if the step is known.
+    [[nodiscard]] TDBG_DECL std::optional<std::pair<tdbg::mode, std::int64_t>> mode_modestep(std::int64_t global_step) const;
     /// The global step of (`m`, `mode_step`), if known (for tdbg::mode::global, `mode_step` itself).
     [[nodiscard]] TDBG_DECL std::optional<std::int64_t> global_step(tdbg::mode m, std::int64_t mode_step) const;
     /// The wall-clock time (seconds since the epoch) at which global step

@@ -183,6 +183,9 @@ TDBG_DECL std::string to_text(const evaluation_result& r) {
     if (!r.triggered_steps.empty()) {
         out += fmt::format("  triggered at steps {}\n", format_steps(r.triggered_steps));
     }
+    if (r.end == evaluation_end::end_of_rule && r.next_step) {
+        out += fmt::format("  ended by the rule after step {}: later steps were not evaluated\n", *r.next_step - 1);
+    }
     if (r.end == evaluation_end::interrupted) {
         out += r.next_step ? fmt::format("  interrupted before step {}: it and later steps were not evaluated\n",
                                          *r.next_step)

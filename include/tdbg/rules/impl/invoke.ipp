@@ -28,6 +28,7 @@ struct pending_outcome {
     std::int64_t last = 0; // the run's last step, for skipped steps; step otherwise
     enum class kind { triggered, not_triggered, skipped, ended, failed } what = kind::not_triggered;
     std::string reason; // skip reason, or the trigger's reason
+    bool end_of_rule = false; // triggered by rule_evaluation_condition_met(..., end_of_rule = true)
     std::exception_ptr error;
 };
 
@@ -46,6 +47,11 @@ public:
             const verdict v = r.do_invoke_at_step(step, inputs);
             out.what = v.met() ? pending_outcome::kind::triggered : pending_outcome::kind::not_triggered;
             out.reason = v.reason();
+        } catch (const rule_evaluation_condition_met& e) {
+            // smdebug: a rule raises RuleEvaluationConditionMet itself, with end_of_rule
+            // when it asks not to be evaluated again.
+            out.what = pending_outcome::kind::triggered;
+            out.end_of_rule = e.end_of_rule();
         } catch (const tensor_unavailable_for_step&) {
             out.what = pending_outcome::kind::skipped;
             out.reason = std::string(skip_reason::tensor_unavailable_for_step);
@@ -192,6 +198,7 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
     };
 
     bool finished = false;
+    bool ended_by_rule = false;
     while (!finished) {
         if (past_end(step)) {
             result.end = evaluation_end::end_step;
@@ -264,7 +271,11 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
                 r.actions().invoke(trigger{result.rule, o.step, o.reason}, r.logger());
                 if (options.raise_eval_cond) {
                     result.end = evaluation_end::condition_met;
-                    throw rule_evaluation_condition_met(result.rule, o.step);
+                    throw rule_evaluation_condition_met(result.rule, o.step, o.end_of_rule);
+                }
+                if (o.end_of_rule) {
+                    result.end = evaluation_end::end_of_rule;
+                    ended_by_rule = true;
                 }
                 break;
             }
@@ -285,9 +296,12 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
             case pending_outcome::kind::ended: finished = true; break;
             case pending_outcome::kind::failed: std::rethrow_exception(o.error);
             }
-            if (finished) {
-                break;
+            if (finished || ended_by_rule) {
+                break; // steps evaluated after it in this batch do not count
             }
+        }
+        if (ended_by_rule) {
+            break;
         }
         if (finished) {
             result.end = evaluation_end::no_more_data;

@@ -91,7 +91,7 @@ TDBG_DECL std::shared_ptr<const tensor_selection::selected> tensor_selection::sn
 }
 
 TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_when_empty,
-                                         const std::vector<std::string>& default_regexes) {
+                                          const std::vector<std::string>& default_regexes) {
     auto collections = params.get_optional<std::vector<std::string>>("collection_names");
     auto regexes = params.get_optional<std::vector<std::string>>("tensor_regex");
     std::vector<std::string> r = regexes ? *regexes : default_regexes;
@@ -100,7 +100,8 @@ TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_wh
 
 TDBG_DECL void throw_none_evaluated(std::size_t count, std::int64_t step, const std::string& rule_name) {
     throw tensor_unavailable_for_step(
-        fmt::format("rule {}: none of its {} tensor(s) can be evaluated at step {}", rule_name, count, step));
+        fmt::format("rule {}: none of its {} tensor(s) can be evaluated at step {}", rule_name, count, step), {}, step,
+        tdbg::mode::global);
 }
 
 } // namespace tdbg::rules::detail

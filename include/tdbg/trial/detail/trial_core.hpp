@@ -300,7 +300,8 @@ public:
                 return std::move(*found);
             }
             throw tensor_unavailable_for_step(fmt::format("tensor '{}' was not saved for {} (trial {})", record.name(),
-                                                          describe_step(step, m), name_));
+                                                          describe_step(step, m), name_),
+                                              record.name(), step, m);
         }
         throw_missing_step(step, m, state);
     }
@@ -310,21 +311,24 @@ public:
         const std::int64_t last = with_steps([&](const step_table& t) { return t.last_step(m); });
         if (state == step_state::unavailable && (!ended() || step < last)) {
             throw step_unavailable(
-                fmt::format("{} is not available as it was not saved (trial {})", describe_step(step, m), name_));
+                fmt::format("{} is not available as it was not saved (trial {})", describe_step(step, m), name_), {}, step,
+                m);
         }
         if (ended()) {
             throw no_more_data(fmt::format(
-                "looking for {} and reached the end of training; the last step available is {} (trial {})",
-                describe_step(step, m), last, name_));
+                                   "looking for {} and reached the end of training; the last step available is {} (trial {})",
+                                   describe_step(step, m), last, name_),
+                               step, m, last);
         }
-        throw step_not_yet_available(fmt::format("{} is not yet available (trial {})", describe_step(step, m), name_));
+        throw step_not_yet_available(fmt::format("{} is not yet available (trial {})", describe_step(step, m), name_), {},
+                                     step, m);
     }
 
     /// The wall time of the first record of global step `step`'s event file, of the
     /// first worker (by name) that has one; nullopt when no worker does.
     [[nodiscard]] std::optional<double> wall_time(std::int64_t step) const {
         for (const std::string& worker : workers()) {
-            const std::string key = format::event_file_key(step, worker);
+            const std::string key = format::event_file_key(step, format::worker_file_part(worker));
             std::string header;
             try {
                 header = storage_.read_range(key, 0, format::record_header_size);
@@ -465,7 +469,8 @@ private:
                     list += fmt::format("{}{}", list.empty() ? "" : ", ", h);
                 }
                 throw invalid_worker(fmt::format("invalid worker '{}': tensor '{}' at {} was written by {} (trial {})",
-                                                 *worker, record.name(), describe_step(step, m), list, name_));
+                                                 *worker, record.name(), describe_step(step, m), list, name_),
+                                     *worker);
             }
         }
         return std::nullopt;

@@ -44,7 +44,8 @@ TDBG_DECL tensor_value tensor::value(std::int64_t step, mode m, const std::optio
         throw tensor_unavailable_for_step(fmt::format("value of tensor '{}' is not available for {} as it was not saved{} (trial {})",
                                                       name(), detail::describe_step(step, m),
                                                       found.reductions.empty() ? "" : "; its reductions were saved",
-                                                      core_->name()));
+                                                      core_->name()),
+                                          name(), step, m, !found.reductions.empty());
     }
     return core_->fetch(*found.value, name(), &record_->content_hint());
 }
@@ -76,7 +77,8 @@ TDBG_DECL tensor_value tensor::reduction_value(std::int64_t step, reduction r, m
     if (!found.value) {
         throw tensor_unavailable_for_step(
             fmt::format("reduction {} of tensor '{}' is not available for {}: neither it nor the value was saved (trial {})",
-                        reduction_name(r), name(), detail::describe_step(step, m), core_->name()));
+                        reduction_name(r), name(), detail::describe_step(step, m), core_->name()),
+            name(), step, m, !found.reductions.empty());
     }
     return compute_reduction(core_->fetch(*found.value, name(), &record_->content_hint()), r);
 }
@@ -109,7 +111,8 @@ TDBG_DECL tensor_value::shape_type tensor::shape(std::int64_t step, mode m, cons
     }
     if (!found.value) {
         throw shape_unavailable_for_step(fmt::format("shape of tensor '{}' is not available for {} as it was not saved (trial {})",
-                                                     name(), detail::describe_step(step, m), core_->name()));
+                                                     name(), detail::describe_step(step, m), core_->name()),
+                                         name(), step, m);
     }
     return core_->fetch(*found.value, name(), &record_->content_hint()).shape();
 }
@@ -121,7 +124,8 @@ TDBG_DECL std::vector<std::string> tensor::workers(std::int64_t step, mode m) co
     }
     if (out.empty()) {
         throw tensor_unavailable_for_step(fmt::format("tensor '{}' was not saved for {} (trial {})", name(),
-                                                      detail::describe_step(step, m), core_->name()));
+                                                      detail::describe_step(step, m), core_->name()),
+                                          name(), step, m);
     }
     return out;
 }

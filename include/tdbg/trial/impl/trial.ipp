@@ -96,15 +96,32 @@ TDBG_DECL const trial_options& trial::options() const noexcept { return core_->o
 TDBG_DECL std::vector<std::string> trial::tensor_names(std::optional<std::int64_t> step, tdbg::mode m,
                                                        const std::optional<std::string>& regex,
                                                        const std::optional<std::string>& collection) const {
-    if (regex && collection) {
+    tensor_name_query query;
+    query.step = step;
+    query.mode = m;
+    if (regex) {
+        query.regex.push_back(*regex);
+    }
+    query.collection = collection;
+    return tensor_names(query);
+}
+
+TDBG_DECL std::vector<std::string> trial::tensor_names(const tensor_name_query& query) const {
+    const auto& [step, m, regex, collection] = query;
+    if (!regex.empty() && collection) {
         throw config_error("tensor_names: pass only one of regex or collection");
     }
     core_->maybe_refresh();
     std::vector<std::string> names =
         (!step && m == tdbg::mode::global) ? core_->all_tensor_names() : core_->tensor_names_for(step, m);
-    if (regex) {
-        const detail::pattern compiled(*regex, "tensor_names");
-        names.erase(std::remove_if(names.begin(), names.end(), [&](const std::string& n) { return !compiled.search(n); }),
+    if (!regex.empty()) {
+        std::vector<detail::pattern> compiled;
+        compiled.reserve(regex.size());
+        for (const std::string& text : regex) {
+            compiled.emplace_back(text, "tensor_names");
+        }
+        names.erase(std::remove_if(names.begin(), names.end(),
+                                   [&](const std::string& n) { return !detail::search_any(compiled, n); }),
                     names.end());
     } else if (collection) {
         const auto& all = core_->collections();
@@ -121,7 +138,7 @@ TDBG_DECL tdbg::tensor trial::tensor(const std::string& name) const {
         record = core_->find_tensor(name);
     }
     if (record == nullptr) {
-        throw tensor_unavailable(fmt::format("tensor '{}' was not saved (trial {} at {})", name, core_->name(), path()));
+        throw tensor_unavailable(fmt::format("tensor '{}' was not saved (trial {} at {})", name, core_->name(), path()), name);
     }
     return tdbg::tensor(core_, record);
 }
@@ -152,6 +169,10 @@ TDBG_DECL std::optional<tdbg::mode> trial::mode_of(std::int64_t global_step) con
 TDBG_DECL std::optional<std::int64_t> trial::mode_step(std::int64_t global_step) const {
     const auto info = detail::step_info(*core_, global_step);
     return info ? std::optional<std::int64_t>(info->second) : std::nullopt;
+}
+
+TDBG_DECL std::optional<std::pair<tdbg::mode, std::int64_t>> trial::mode_modestep(std::int64_t global_step) const {
+    return detail::step_info(*core_, global_step);
 }
 
 TDBG_DECL std::optional<std::int64_t> trial::global_step(tdbg::mode m, std::int64_t mode_step) const {

@@ -54,7 +54,8 @@ TDBG_DECL verdict check_input_images::invoke_at_step(std::int64_t step) {
         samples_ += static_cast<std::int64_t>(shape[0]);
     }
     if (!evaluated) {
-        throw tensor_unavailable_for_step(fmt::format("rule CheckInputImages: no input images at step {}", step));
+        throw tensor_unavailable_for_step(fmt::format("rule CheckInputImages: no input images at step {}", step), {},
+                                          step, tdbg::mode::global);
     }
     if (samples_ < threshold_samples_) {
         return false;

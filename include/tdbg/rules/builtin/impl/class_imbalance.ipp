@@ -28,7 +28,9 @@ TDBG_DECL verdict class_imbalance::invoke_at_step(std::int64_t step) {
     const auto predictions = values_at(predictions_, step);
     const std::size_t pairs = std::min(labels.size(), predictions.size());
     if (pairs == 0) {
-        throw tensor_unavailable_for_step(fmt::format("rule ClassImbalance: no labels and predictions at step {}", step));
+        throw tensor_unavailable_for_step(
+            fmt::format("rule ClassImbalance: no labels and predictions at step {}", step), {}, step,
+            tdbg::mode::global);
     }
     for (std::size_t i = 0; i < pairs; ++i) {
         const auto l = detail::class_ids(labels[i], false);
@@ -70,8 +72,7 @@ TDBG_DECL std::vector<tensor_value> class_imbalance::values_at(const detail::ten
             if (is_real_valued(v.type())) {
                 out.push_back(std::move(v));
             }
-        } catch (const tensor_unavailable_for_step&) {
-        }
+        } catch (const tensor_unavailable_for_step&) {}
     }
     return out;
 }

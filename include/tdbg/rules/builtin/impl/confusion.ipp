@@ -25,7 +25,8 @@ TDBG_DECL confusion::confusion(trial base, const rule_params& params)
       min_diag_(params.get("min_diag", 0.9, non_negative)),
       max_off_diag_(params.get("max_off_diag", 0.1, non_negative)) {
     if (category_no_ && (*category_no_ < 2 || *category_no_ > std::numeric_limits<std::int32_t>::max())) {
-        throw config_error(fmt::format("rule Confusion: parameter 'category_no' must be at least 2, got {}", *category_no_));
+        throw config_error(
+            fmt::format("rule Confusion: parameter 'category_no' must be at least 2, got {}", *category_no_));
     }
 }
 
@@ -34,7 +35,8 @@ TDBG_DECL verdict confusion::invoke_at_step(std::int64_t step) const {
     const auto predictions = values_at(predictions_, predictions_name_, step);
     const std::size_t pairs = std::min(labels.size(), predictions.size());
     if (pairs == 0) {
-        throw tensor_unavailable_for_step(fmt::format("rule Confusion: no labels and predictions at step {}", step));
+        throw tensor_unavailable_for_step(fmt::format("rule Confusion: no labels and predictions at step {}", step), {},
+                                          step, tdbg::mode::global);
     }
     std::vector<std::pair<std::int64_t, std::int64_t>> samples;
     std::int64_t largest = 0;
@@ -49,7 +51,7 @@ TDBG_DECL verdict confusion::invoke_at_step(std::int64_t step) const {
     const std::int64_t n = category_no_ ? *category_no_ : largest + 1;
     // Sparse: only the cells that occur (the ids come from the data and may be large).
     std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> cells; // (prediction, label) -> count
-    std::map<std::int64_t, std::int64_t> columns;                        // prediction -> count
+    std::map<std::int64_t, std::int64_t> columns; // prediction -> count
     for (const auto& [l, p] : samples) {
         if (l >= 0 && p >= 0 && l < n && p < n) {
             ++cells[{p, l}];
@@ -61,15 +63,14 @@ TDBG_DECL verdict confusion::invoke_at_step(std::int64_t step) const {
         const double diag =
             static_cast<double>(diag_cell == cells.end() ? 0 : diag_cell->second) / static_cast<double>(column);
         if (diag < min_diag_) {
-            return condition_met(
-                fmt::format("only {:.6g} of the samples predicted as {} are of that class", diag, i));
+            return condition_met(fmt::format("only {:.6g} of the samples predicted as {} are of that class", diag, i));
         }
         for (auto it = cells.lower_bound({i, std::numeric_limits<std::int64_t>::min()});
              it != cells.end() && it->first.first == i; ++it) {
             const double off = static_cast<double>(it->second) / static_cast<double>(column);
             if (it->first.second != i && off > max_off_diag_) {
-                return condition_met(fmt::format("{:.6g} of the samples predicted as {} are of class {}", off, i,
-                                                 it->first.second));
+                return condition_met(
+                    fmt::format("{:.6g} of the samples predicted as {} are of class {}", off, i, it->first.second));
             }
         }
     }
@@ -89,8 +90,7 @@ TDBG_DECL std::vector<tensor_value> confusion::values_at(const detail::tensor_se
             if (is_real_valued(v.type())) {
                 out.push_back(std::move(v));
             }
-        } catch (const tensor_unavailable_for_step&) {
-        }
+        } catch (const tensor_unavailable_for_step&) {}
     }
     return out;
 }

@@ -30,8 +30,7 @@ TDBG_DECL verdict feature_importance_overweight::invoke_at_step(std::int64_t ste
             if (is_real_valued(v.type())) {
                 for_each_real(v, [&](double x) { importance.push_back(x); });
             }
-        } catch (const tensor_unavailable_for_step&) {
-        }
+        } catch (const tensor_unavailable_for_step&) {}
     }
     double total = 0;
     for (double x : importance) {
@@ -41,7 +40,8 @@ TDBG_DECL verdict feature_importance_overweight::invoke_at_step(std::int64_t ste
     if (importance.size() <= n || !(total > 0)) {
         throw tensor_unavailable_for_step(
             fmt::format("rule FeatureImportanceOverweight: {} feature importance(s) at step {}, need more than {}",
-                        importance.size(), step, n));
+                        importance.size(), step, n),
+            {}, step, tdbg::mode::global);
     }
     std::partial_sort(importance.begin(), importance.begin() + static_cast<std::ptrdiff_t>(n), importance.end(),
                       std::greater<>());

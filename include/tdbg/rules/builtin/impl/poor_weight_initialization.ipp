@@ -43,7 +43,8 @@ TDBG_DECL verdict poor_weight_initialization::invoke_at_step(std::int64_t step) 
     }
     if (!met && !evaluated) {
         throw tensor_unavailable_for_step(
-            fmt::format("rule PoorWeightInitialization: no activation input, gradient or loss at step {}", step));
+            fmt::format("rule PoorWeightInitialization: no activation input, gradient or loss at step {}", step), {},
+            step, tdbg::mode::global);
     }
     return met;
 }
@@ -54,8 +55,7 @@ TDBG_DECL void poor_weight_initialization::for_each_value(
     for (const std::string& tensor_name : selection.names(base_trial())) {
         try {
             f(tensor_name, value(tensor_name, step));
-        } catch (const tensor_unavailable_for_step&) {
-        }
+        } catch (const tensor_unavailable_for_step&) {}
     }
 }
 
@@ -118,8 +118,7 @@ TDBG_DECL verdict poor_weight_initialization::loss_stalled(std::int64_t step, bo
                 return condition_met(
                     fmt::format("{} did not decrease from step {} to step {}", tensor_name, earlier, step));
             }
-        } catch (const tensor_unavailable_for_step&) {
-        }
+        } catch (const tensor_unavailable_for_step&) {}
     }
     return false;
 }

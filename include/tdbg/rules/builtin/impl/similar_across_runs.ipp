@@ -25,20 +25,21 @@ TDBG_DECL verdict similar_across_runs::invoke_at_step(std::int64_t step) const {
         other.wait_for_steps({step});
     } catch (const no_more_data&) {
         throw step_unavailable(
-            fmt::format("rule SimilarAcrossRuns: the other run {} ended before step {}", other.name(), step));
+            fmt::format("rule SimilarAcrossRuns: the other run {} ended before step {}", other.name(), step), {}, step,
+            tdbg::mode::global);
     }
-    return detail::any_tensor(selection_.names(base_trial()), step, name(),
-                              [&](const std::string& tensor_name) -> std::optional<verdict> {
-                                  const tensor_value mine = value(tensor_name, step);
-                                  if (!other.has_tensor(tensor_name)) {
-                                      return std::nullopt;
-                                  }
-                                  const tensor_value theirs = other.tensor(tensor_name).value(step);
-                                  if (!allclose(mine, theirs)) {
-                                      return condition_met(fmt::format("{} differs from {}", tensor_name, other.name()));
-                                  }
-                                  return verdict(false);
-                              });
+    return detail::any_tensor(
+        selection_.names(base_trial()), step, name(), [&](const std::string& tensor_name) -> std::optional<verdict> {
+            const tensor_value mine = value(tensor_name, step);
+            if (!other.has_tensor(tensor_name)) {
+                return std::nullopt;
+            }
+            const tensor_value theirs = other.tensor(tensor_name).value(step);
+            if (!allclose(mine, theirs)) {
+                return condition_met(fmt::format("{} differs from {}", tensor_name, other.name()));
+            }
+            return verdict(false);
+        });
 }
 
 TDBG_DECL std::vector<trial> similar_across_runs::with_other(std::vector<trial> others, const rule_params& params) {
