@@ -102,6 +102,38 @@ TEST_CASE("a PyTorch-like run saves what smdebug's PyTorch hook saved (pytorch_m
     }
 }
 
+TEST_CASE("a name no collection selects is not saved, unless given a collection as smdebug's save_tensor does") {
+    // hook::save_tensor(name, value) is what smdebug's framework hooks do with each
+    // tensor they meet (_save_for_tensor): a name no saved collection selects is not
+    // saved. smdebug's public save_tensor(name, value) puts the name in "default";
+    // here that is save_tensor(name, value, {"default"}).
+    temp_dir dir("hook_unselected");
+    hook_options o;
+    o.out_dir = (dir.path() / "run").string();
+    o.save_config = save_config(save_config_mode{1, {}, 0, std::nullopt});
+    o.include_collections = {"losses"};
+    hook h(o);
+    CHECK_FALSE(h.is_collection_included("default"));
+    for (int step = 0; step < 2; ++step) {
+        h.begin_step();
+        const xt::xarray<float> v{1.0F, 2.0F};
+        h.save_tensor("my_metric", v);
+        h.save_tensor("my_custom", v, {"default"});
+    }
+    CHECK(h.is_collection_included("default"));
+    h.close();
+    const auto indexes = read_indexes(dir.path() / "run");
+    REQUIRE(indexes.size() == 2);
+    for (const auto& [where, index] : indexes) {
+        CHECK(tdbg::test::names_of(index) == std::vector<std::string>{"my_custom"});
+    }
+    const auto file = nlohmann::json::parse(tdbg::test::read_file(dir.path() / "run/collections/000000000/worker_0_collections.json"));
+    CHECK(file["collections"]["default"]["tensor_names"] == nlohmann::json::array({"my_custom"}));
+    const auto t = tdbg::create_trial((dir.path() / "run").string());
+    CHECK(t.tensor_names() == std::vector<std::string>{"my_custom"});
+    CHECK(t.tensor("my_custom").steps() == std::vector<std::int64_t>{0, 1});
+}
+
 TEST_CASE("exclude regexes, explicit collections and add_collection") {
     temp_dir dir("hook_exclude");
     hook_options o;

@@ -131,9 +131,14 @@ public:
     [[nodiscard]] TDBG_DECL bool should_save_tensor(std::string_view name);
 
     /// Saves `value` under `name` if one of its collections saves at this step.
-    /// Its collections: those whose regexes match, plus `collections` (created
-    /// and saved when missing; the name is added to each). A borrowed value is
+    /// Its collections: those whose regexes match, plus `collections` (created when
+    /// missing, saved from now on; the name is added to each). A borrowed value is
     /// copied before the call returns; an owning one is shared.
+    ///
+    /// Without `collections` this is what smdebug's framework hooks do with each tensor
+    /// (`_save_for_tensor`): a name no saved collection selects is not saved. smdebug's
+    /// public `save_tensor(name, value)` puts the name in "default": here that is
+    /// `save_tensor(name, value, {"default"})`.
     TDBG_DECL void save_tensor(std::string_view name, const tensor_value& value,
                                std::initializer_list<std::string_view> collections = {});
 

@@ -129,14 +129,17 @@ public:
         return include_.count(std::string(collection_names::all)) != 0 || include_.count(std::string(name)) != 0;
     }
 
-    /// Adds `name` to each of `collections`, creating and including the missing ones.
+    /// Adds `name` to each of `collections`, creating the missing ones, and saves them
+    /// (smdebug's save_tensor writes to the collections it is given, saved or not).
     void add_explicit(std::string_view name, std::initializer_list<std::string_view> collections) {
         for (const std::string_view c : collections) {
             entry* e = find_entry(c);
             if (e == nullptr) {
                 entries_.emplace_back(collection(std::string(c)));
-                include_.insert(std::string(c));
                 e = &entries_.back();
+                dirty_ = true;
+            }
+            if (include_.insert(std::string(c)).second) {
                 dirty_ = true;
             }
             if (!e->coll.has_tensor_name(name)) {
