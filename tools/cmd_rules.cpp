@@ -347,6 +347,9 @@ rule_outcome evaluate_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options
             r->logger().debug(next ? fmt::format("rule {}: waiting for step {}", r.name(), *next)
                                    : fmt::format("rule {}: waiting for the run's first step", r.name()));
             while (still_to_come(r.base_trial(), next)) {
+                if (next && tdbg::rules::detail::check_while_waiting(r.get(), *next, result)) {
+                    r->logger().debug(fmt::format("rule {}: fired while waiting for step {}", r.name(), *next));
+                }
                 if (signals.wait(options.poll_interval)) {
                     outcome.interrupted = true;
                     break;

@@ -52,18 +52,25 @@ trial open_run(const std::string& location, trial_options options, const wait_fu
                 "{}: not a directory (give the run's directory, the one holding index/ and events/)", location));
         }
     }
-    // The run's first files are waited for here rather than by the trial, so that `wait` can end it.
-    options.collection_wait = std::chrono::milliseconds(0);
-    for (;;) {
-        try {
-            return create_trial(location, std::nullopt, {}, options);
-        } catch (const missing_collection_files&) {
-            if (!pause()) {
-                throw tdbg::error(fmt::format("{}: not a run{} (no collections/000000000/<worker>_collections.json; "
-                                              "expected the out_dir of a tdbg or smdebug hook)",
-                                              location, url ? "" : " directory"));
+    // The trial waits for the run's collection files (the first, then every worker's)
+    // for what is left of the time, pausing with `wait` so that a signal ends it.
+    const auto now = std::chrono::steady_clock::now();
+    options.collection_wait =
+        now >= deadline ? std::chrono::milliseconds(0)
+                        : std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    if (wait) {
+        options.pause = [&](std::chrono::milliseconds t) {
+            if (wait(t)) {
+                throw wait_interrupted(fmt::format("{}: interrupted while waiting for the run to start", location));
             }
-        }
+        };
+    }
+    try {
+        return create_trial(location, std::nullopt, {}, options);
+    } catch (const missing_collection_files&) {
+        throw tdbg::error(fmt::format("{}: not a run{} (no collections/000000000/<worker>_collections.json; "
+                                      "expected the out_dir of a tdbg or smdebug hook)",
+                                      location, url ? "" : " directory"));
     }
 }
 

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -14,6 +15,8 @@
 #include "rule_run.hpp"
 #include "support.hpp"
 #include "tdbg/format/layout.hpp"
+#include "tdbg/rules/builtin/stalled_training_rule.hpp"
+#include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/registry.hpp"
 #include "tdbg/trial/trial.hpp"
 
@@ -275,6 +278,49 @@ TEST_CASE("StalledTrainingRule: more than threshold seconds between two steps") 
     result = evaluate(dir, "StalledTrainingRule", {{"stop_training_on_fire", "True"}, {"training_job_name_prefix", "job"}});
     CHECK(result.triggered_steps == steps{3});
     CHECK(std::filesystem::exists(dir.path() / std::string(tdbg::format::stop_marker_key)));
+}
+
+TEST_CASE("StalledTrainingRule: a job that stops writing fires while its next step is waited for, by the clock") {
+    tdbg::test::temp_dir dir("stalled_live");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"all", ".*"}});
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (std::int64_t s = 0; s < 3; ++s) { // steps 0-2 a second apart, the last 100 s ago
+        run.step(s, {{"loss", scalar(1.0F), {}}}, tdbg::mode::train, std::nullopt, "worker_0",
+                 now - 102.0 + static_cast<double>(s));
+    }
+    tdbg::rules::stalled_training_rule r(tdbg::create_trial(dir.path().string()),
+                                         {{"threshold", "60"}, {"stop_training_on_fire", "True"}});
+    r.set_logger(tdbg::rules::rule_logger::silent());
+    tdbg::rules::invoke_options options;
+    options.step_timeout = std::chrono::milliseconds(0);
+    tdbg::rules::evaluation_result result;
+    CHECK_THROWS_AS(tdbg::rules::detail::run_rule(r, options, result), tdbg::step_not_yet_available);
+    REQUIRE(result.next_step == 3);
+    CHECK(result.triggered_steps.empty());
+    // Waiting for step 3: more than 60 s since step 2's time. Fires once, and stops training.
+    CHECK(tdbg::rules::detail::check_while_waiting(r, 3, result));
+    CHECK_FALSE(tdbg::rules::detail::check_while_waiting(r, 3, result));
+    CHECK(result.triggered_steps == steps{3});
+    CHECK(std::filesystem::exists(dir.path() / std::string(tdbg::format::stop_marker_key)));
+    // Step 3 comes after all: its own evaluation (also met) is not recorded a second time.
+    run.step(3, {{"loss", scalar(1.0F), {}}}, tdbg::mode::train, std::nullopt, "worker_0", now);
+    run.end();
+    options.start_step = 3;
+    tdbg::rules::detail::run_rule(r, options, result);
+    CHECK(result.triggered_steps == steps{3});
+    CHECK(result.not_triggered_steps == steps{0, 1, 2});
+    CHECK(result.end == tdbg::rules::evaluation_end::no_more_data);
+
+    // Under the threshold it does not fire while waiting.
+    tdbg::rules::stalled_training_rule patient(tdbg::create_trial(dir.path().string()), {{"threshold", "100000"}});
+    patient.set_logger(tdbg::rules::rule_logger::silent());
+    tdbg::rules::evaluation_result calm;
+    tdbg::rules::invoke_options to_two;
+    to_two.end_step = 3;
+    tdbg::rules::detail::run_rule(patient, to_two, calm);
+    CHECK_FALSE(tdbg::rules::detail::check_while_waiting(patient, 3, calm));
+    CHECK(calm.triggered_steps.empty());
 }
 
 TEST_CASE("TreeDepth: trees shallower than depth") {

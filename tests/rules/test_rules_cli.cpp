@@ -328,6 +328,40 @@ TEST_CASE("tdbg rules --follow evaluates a run while it is written, and --stop-t
     CHECK(marker.at("step") == 6);
 }
 
+TEST_CASE("tdbg rules --follow: StalledTrainingRule fires by the clock on a job that stopped writing, and stops it") {
+    tdbg::test::temp_dir dir("rules_cli_stalled");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"losses", "^loss$"}});
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (std::int64_t s = 0; s < 3; ++s) { // the last step 100 s ago, and nothing since
+        run.step(s, {{"loss", tdbg::test::scalar(1.0F), {}}}, tdbg::mode::train, std::nullopt, "worker_0",
+                 now - 102.0 + static_cast<double>(s));
+    }
+    const auto marker = dir.path() / std::string(tdbg::format::stop_marker_key);
+    // The "job" reacts to the stop marker as a hook does: it writes one last step and ends.
+    std::thread job([&] {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+        while (!std::filesystem::exists(marker) && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        const double later = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        run.step(3, {{"loss", tdbg::test::scalar(1.0F), {}}}, tdbg::mode::train, std::nullopt, "worker_0", later);
+        run.end();
+    });
+    const auto followed = tdbg_rules({run.path(), "--rule", "StalledTrainingRule", "--param", "threshold=60", "--follow",
+                                      "--poll", "0.02", "--stop-training", "--json"});
+    job.join();
+    CHECK(followed.status == 1);
+    const auto result = nlohmann::json::parse(followed.out).at("results")[0];
+    CHECK(steps_of(result.at("triggered_steps")) == std::vector<std::int64_t>{3});
+    CHECK(steps_of(result.at("not_triggered_steps")) == std::vector<std::int64_t>{0, 1, 2});
+    CHECK(result.at("end") == "no_more_data");
+    REQUIRE(std::filesystem::exists(marker));
+    const auto stop = nlohmann::json::parse(tdbg::test::read_file(marker));
+    CHECK(stop.at("rule") == "StalledTrainingRule");
+    CHECK(stop.at("step") == 3);
+}
+
 TEST_CASE("tdbg rules --follow waits for a run directory that does not exist yet") {
     tdbg::test::temp_dir dir("rules_cli_follow_later");
     const auto later = dir.path() / "not_yet";

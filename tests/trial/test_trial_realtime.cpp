@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -377,4 +379,121 @@ TEST_CASE("live run: an index file a listing missed (renamed during it) is found
     CHECK(t.has_passed_step(4) == step_state::not_yet_available); // the listing that found step 5
     CHECK(t.has_passed_step(4) == step_state::unavailable);        // the one after it
     CHECK(t.steps() == steps_t{0, 1, 2, 3, 5});
+}
+
+TEST_CASE("opening waits as smdebug's create_trial does: for the run to start, then for every worker's collections") {
+    tdbg::test::temp_dir dir("open_waits");
+    run_writer w(dir.path());
+    // The run appears while the trial waits: worker_1's collections at the first pause,
+    // worker_0's at the second (two workers), nothing more after.
+    int pauses = 0;
+    tdbg::trial_options o = fast_options();
+    o.collection_wait = tdbg::trial_options::wait_forever;
+    o.pause = [&](std::chrono::milliseconds t) {
+        CHECK(t <= 500ms);
+        ++pauses;
+        if (pauses == 1) {
+            w.collections("worker_1", 2);
+        } else if (pauses == 2) {
+            w.collections("worker_0", 2);
+        }
+    };
+    const auto t = tdbg::open_trial(tdbg::local_storage(dir.path()), "starting", {}, o);
+    CHECK(pauses == 2);
+    CHECK(t.num_workers() == 2);
+    CHECK(t.workers() == std::vector<std::string>{"worker_0", "worker_1"});
+    w.step(0, "worker_0", mode::train, 0, step_tensors(0, 0));
+    w.step(0, "worker_1", mode::train, 0, step_tensors(0, 1));
+    w.end();
+    CHECK(t.steps() == steps_t{0});
+
+    // Without waiting, a run with one of its two workers' collections opens with what is there.
+    tdbg::test::temp_dir partial("open_partial");
+    run_writer p(partial.path());
+    p.collections("worker_0", 2);
+    const auto now = tdbg::open_trial(tdbg::local_storage(partial.path()), "partial", {}, fast_options());
+    CHECK(now.workers() == std::vector<std::string>{"worker_0"});
+    // Waiting, the end marker ends the wait: the run opens with the workers that wrote.
+    p.end();
+    const auto ended = tdbg::open_trial(tdbg::local_storage(partial.path()), "partial", {}, o);
+    CHECK(ended.workers() == std::vector<std::string>{"worker_0"});
+}
+
+TEST_CASE("opening gives up waiting when its pause throws, or when collection_wait is over") {
+    tdbg::test::temp_dir dir("open_gives_up");
+    tdbg::trial_options o = fast_options();
+    o.collection_wait = tdbg::trial_options::wait_forever;
+    int pauses = 0;
+    o.pause = [&](std::chrono::milliseconds) {
+        if (++pauses == 3) {
+            throw std::runtime_error("interrupted");
+        }
+    };
+    CHECK_THROWS_WITH(tdbg::open_trial(tdbg::local_storage(dir.path()), "never", {}, o), "interrupted");
+    CHECK(pauses == 3);
+    // A bounded wait ends in missing_collection_files naming the run.
+    o.pause = nullptr;
+    o.collection_wait = 20ms;
+    CHECK_THROWS_AS(tdbg::open_trial(tdbg::local_storage(dir.path()), "never", {}, o), tdbg::missing_collection_files);
+}
+
+TEST_CASE("smdebug's SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW and SMDEBUG_TRAINING_END_DELAY_REFRESH set the defaults") {
+    struct environment_guard {
+        ~environment_guard() {
+            ::unsetenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW");
+            ::unsetenv("SMDEBUG_TRAINING_END_DELAY_REFRESH");
+        }
+    } guard;
+    CHECK(tdbg::trial_options{}.incomplete_step_wait_window == 1000);
+    CHECK(tdbg::trial_options{}.training_end_delay_refresh == 0ms);
+    ::setenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "6", 1);
+    ::setenv("SMDEBUG_TRAINING_END_DELAY_REFRESH", "2", 1);
+    CHECK(tdbg::trial_options{}.incomplete_step_wait_window == 6);
+    CHECK(tdbg::trial_options{}.training_end_delay_refresh == 2000ms);
+    ::setenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "many", 1);
+    CHECK_THROWS_WITH(tdbg::trial_options{}, Catch::Contains("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW='many'"));
+    ::setenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "-1", 1);
+    CHECK_THROWS_AS(tdbg::trial_options{}, tdbg::config_error);
+    ::unsetenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW");
+
+    // The window applies: with it at 2, a worker that never writes holds steps back
+    // only until 2 more are waiting (the older half is then declared complete).
+    ::setenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "2", 1);
+    tdbg::test::temp_dir dir("env_window");
+    run_writer w(dir.path());
+    w.collections("worker_0", 2);
+    w.collections("worker_1", 2);
+    for (std::int64_t s = 0; s < 4; ++s) {
+        w.step(s, "worker_0", mode::train, s, step_tensors(s, 0));
+    }
+    tdbg::trial_options o;
+    o.poll_interval = 5ms;
+    const auto t = tdbg::open_trial(tdbg::local_storage(dir.path()), "window", {}, o);
+    CHECK(t.last_complete_step() == 0); // smdebug: -1 + window / 2
+    ::setenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "0", 1);
+    tdbg::trial_options never;
+    const auto held = tdbg::open_trial(tdbg::local_storage(dir.path()), "window", {}, never);
+    CHECK(held.last_complete_step() == -1);
+}
+
+TEST_CASE("create_trial waits for a run directory that does not exist yet, as smdebug's does") {
+    tdbg::test::temp_dir dir("create_waits");
+    const std::filesystem::path run = dir.path() / "later";
+    int pauses = 0;
+    tdbg::trial_options o = fast_options();
+    o.collection_wait = tdbg::trial_options::wait_forever;
+    o.pause = [&](std::chrono::milliseconds) {
+        if (++pauses == 2) {
+            run_writer w(run); // the directory and its collections appear
+            w.collections("worker_0", 1);
+            w.step(0, "worker_0", mode::train, 0, step_tensors(0));
+            w.end();
+        }
+    };
+    const auto t = tdbg::create_trial(run.string(), std::nullopt, {}, o);
+    CHECK(pauses == 2);
+    CHECK(t.name() == "later");
+    CHECK(t.steps() == steps_t{0});
+    // Not waiting, it is missing_collection_files at once.
+    CHECK_THROWS_AS(tdbg::create_trial((dir.path() / "never").string()), tdbg::missing_collection_files);
 }

@@ -75,6 +75,12 @@ namespace detail {
 /// catching an exception keeps what was found before it.
 TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_result& result);
 
+/// While a caller of run_rule waits for `next_step` of a live run: asks the rule
+/// (its `while_waiting`, see rule.hpp) whether it fires without the step; if so,
+/// records the trigger at `next_step` in `result` and runs the rule's actions, once
+/// per step waited for. True when it fired now.
+TDBG_DECL bool check_while_waiting(rule_base& r, std::int64_t next_step, evaluation_result& result);
+
 } // namespace detail
 } // namespace tdbg::rules
 

@@ -38,7 +38,12 @@
 ///     what a step reads, declared once. invoke_rule waits for it and fetches it
 ///     up front (in parallel), and passes it to
 ///     `invoke_at_step(std::int64_t step, const step_inputs& inputs)`, in the
-///     order declared.
+///     order declared;
+///   - `verdict while_waiting(std::int64_t next_step)`: called now and then while a
+///     live run's next step is waited for (`tdbg rules --follow`, the watcher); met,
+///     the rule fires at `next_step` without it (StalledTrainingRule: no step for
+///     longer than its threshold), and that step's own evaluation, when it comes, is
+///     not recorded a second time.
 /// Parameters are read in the constructor with rule_params' typed getters;
 /// a parameter no getter asked for is an error when the rule is invoked.
 /// The helpers of rules/values.hpp (scalar_of, allclose, ...) come with this header.
@@ -215,6 +220,7 @@ private:
     [[nodiscard]] virtual bool do_parallel_steps() const noexcept = 0;
     [[nodiscard]] virtual std::vector<tensor_request> do_required_tensors(std::int64_t step) const = 0;
     [[nodiscard]] virtual verdict do_invoke_at_step(std::int64_t step, const step_inputs& inputs) = 0;
+    [[nodiscard]] virtual verdict do_while_waiting(std::int64_t next_step) = 0;
 
     trial base_trial_;
     std::vector<trial> other_trials_;
@@ -254,6 +260,12 @@ struct invokes_with_inputs : std::false_type {};
 template <class T>
 struct invokes_with_inputs<T, std::void_t<decltype(verdict(std::declval<T&>().invoke_at_step(
                                   std::int64_t{}, std::declval<const step_inputs&>())))>> : std::true_type {};
+
+template <class T, class = void>
+struct watches_while_waiting : std::false_type {};
+template <class T>
+struct watches_while_waiting<T, std::void_t<decltype(verdict(std::declval<T&>().while_waiting(std::int64_t{})))>>
+    : std::true_type {};
 
 template <class T>
 [[nodiscard]] constexpr std::string_view default_rule_name() noexcept {
@@ -320,6 +332,15 @@ private:
                           "a rule defines invoke_at_step(std::int64_t step), returning bool or tdbg::rules::verdict");
             (void)inputs;
             return derived().invoke_at_step(step);
+        }
+    }
+
+    [[nodiscard]] verdict do_while_waiting(std::int64_t next_step) final {
+        if constexpr (detail::watches_while_waiting<Derived>::value) {
+            return derived().while_waiting(next_step);
+        } else {
+            (void)next_step;
+            return false;
         }
     }
 };

@@ -13,10 +13,11 @@
 /// the clock. With stop_training_on_fire the stop-training action is added
 /// (the stop marker is written; training_job_name_prefix, which names a
 /// SageMaker job, is not needed). Keeps state: evaluated sequentially.
-/// Limit: the rule judges the steps that arrive, so a job that hangs for good
-/// is reported only if it ever writes another step (SageMaker's rule container
-/// also watches the clock; tdbg's invoke_rule waits for the next step, with
-/// invoke_options::step_timeout as the way to stop waiting).
+/// A job that stops writing for good: while the next step of a live run is
+/// waited for (`tdbg rules --follow`, the watcher), the rule also watches the
+/// clock, and fires at that step once more than `threshold` seconds of wall-clock
+/// time have passed since the last step's time (`while_waiting`), as SageMaker's
+/// rule container does; the stop-training action then runs too.
 
 #include <cstdint>
 #include <optional>
@@ -37,6 +38,8 @@ public:
 
     /// Met when `step` came more than `threshold` seconds after the previous one.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step);
+    /// Met while `next_step` is waited for, once more than `threshold` seconds passed since the last step's time.
+    [[nodiscard]] TDBG_DECL verdict while_waiting(std::int64_t next_step);
 
 private:
     std::int64_t threshold_;

@@ -36,6 +36,7 @@ struct pending_outcome {
 class rule_runner {
 public:
     static bool parallel_steps(const rule_base& r) noexcept { return r.do_parallel_steps(); }
+    static verdict while_waiting(rule_base& r, std::int64_t next_step) { return r.do_while_waiting(next_step); }
 
     // Evaluates `r` at `step` (which has passed); never throws.
     static pending_outcome evaluate_step(rule_base& r, std::int64_t step, std::size_t fetch_threads) {
@@ -165,6 +166,19 @@ inline std::optional<std::int64_t> first_step(const trial& t, const invoke_optio
     }
 }
 
+TDBG_DECL bool check_while_waiting(rule_base& r, std::int64_t next_step, evaluation_result& result) {
+    if (!result.triggered_steps.empty() && result.triggered_steps.back() == next_step) {
+        return false; // fired already while waiting for this step
+    }
+    const verdict v = rule_runner::while_waiting(r, next_step);
+    if (!v.met()) {
+        return false;
+    }
+    result.triggered_steps.push_back(next_step);
+    r.actions().invoke(trigger{result.rule.empty() ? r.name() : result.rule, next_step, v.reason()}, r.logger());
+    return true;
+}
+
 TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_result& result) {
     result.rule = r.name();
     result.configuration_name = r.configuration_name();
@@ -195,6 +209,11 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
         if (options.on_step) {
             options.on_step(s, outcome);
         }
+    };
+
+    // A step the rule fired at while it was waited for (check_while_waiting) is not recorded again.
+    const auto fired_while_waiting = [&](std::int64_t s) {
+        return !result.triggered_steps.empty() && result.triggered_steps.back() == s;
     };
 
     bool finished = false;
@@ -266,6 +285,10 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
         for (pending_outcome& o : batch) {
             switch (o.what) {
             case pending_outcome::kind::triggered: {
+                if (fired_while_waiting(o.step)) {
+                    record(o.step, step_outcome::triggered); // recorded, and its actions run, then
+                    break;
+                }
                 result.triggered_steps.push_back(o.step);
                 record(o.step, step_outcome::triggered);
                 r.actions().invoke(trigger{result.rule, o.step, o.reason}, r.logger());
@@ -280,8 +303,10 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
                 break;
             }
             case pending_outcome::kind::not_triggered:
-                result.not_triggered_steps.push_back(o.step);
-                record(o.step, step_outcome::not_triggered);
+                if (!fired_while_waiting(o.step)) {
+                    result.not_triggered_steps.push_back(o.step);
+                }
+                record(o.step, fired_while_waiting(o.step) ? step_outcome::triggered : step_outcome::not_triggered);
                 break;
             case pending_outcome::kind::skipped:
                 if (o.last == o.step) {

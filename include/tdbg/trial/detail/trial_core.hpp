@@ -68,6 +68,38 @@ struct resolved_entry {
 /// The prefix under which index files live.
 inline constexpr std::string_view index_prefix = "index/";
 
+/// trial_options::collection_wait, counted from construction: whether it is over,
+/// and one pause between two looks (with trial_options::pause when given).
+class opening_wait {
+public:
+    explicit opening_wait(const trial_options& options) : options_(options) {}
+
+    [[nodiscard]] bool forever() const noexcept { return options_.collection_wait == trial_options::wait_forever; }
+    [[nodiscard]] std::chrono::milliseconds waited() const {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
+    }
+    /// The time left to wait (0 when it is over; meaningless when forever()).
+    [[nodiscard]] std::chrono::milliseconds left() const {
+        return std::max(std::chrono::milliseconds(0), options_.collection_wait - waited());
+    }
+    [[nodiscard]] bool over() const { return !forever() && left().count() == 0; }
+    void pause() const {
+        auto t = std::min(options_.poll_interval, std::chrono::milliseconds(500));
+        if (!forever()) {
+            t = std::max(std::chrono::milliseconds(1), std::min(t, left()));
+        }
+        if (options_.pause) {
+            options_.pause(t);
+        } else {
+            std::this_thread::sleep_for(t);
+        }
+    }
+
+private:
+    const trial_options& options_;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
 /// The state shared by a trial and its tensor handles. Lookups take a shared
 /// lock; a refresh reads and parses new index files without it and merges
 /// them under an exclusive lock, so readers wait only for the merge.
@@ -75,7 +107,7 @@ class trial_core {
 public:
     trial_core(any_storage storage, std::string name, step_range range, trial_options options)
         : storage_(std::move(storage)), root_(storage_.describe() + '/'), name_(std::move(name)), range_(range),
-          options_(options), cache_(make_cache_options(options)) {
+          options_(std::move(options)), cache_(make_cache_options(options_)) {
         range_.validate();
         load_collections();
         refresh_now();
@@ -125,6 +157,11 @@ public:
         // The end marker is published after every other file: seen before
         // listing, it guarantees the listing below is the last one needed.
         const bool ended_before = storage_.exists(std::string(format::end_marker_key));
+        if (ended_before && options_.training_end_delay_refresh.count() > 0 && !end_delay_done_) {
+            // smdebug's TRAINING_END_DELAY_REFRESH: one more look, after a pause, for listings that lag.
+            end_delay_done_ = true;
+            std::this_thread::sleep_for(options_.training_end_delay_refresh);
+        }
         std::vector<std::string> listed;
         std::vector<pending_index> pending = list_new_index_files(listed);
         std::vector<loaded_index> parsed(pending.size());
@@ -476,10 +513,14 @@ private:
         return std::nullopt;
     }
 
+    // smdebug's _load_collections: waits (up to collection_wait) for the first collection
+    // file, reads the first worker's (by name), then waits for those of all num_workers
+    // workers, whose names it takes from the files' names.
     void load_collections() {
         const std::string prefix = "collections/";
-        const auto deadline = std::chrono::steady_clock::now() + options_.collection_wait;
+        const opening_wait wait(options_);
         std::vector<std::pair<std::string, std::string>> files; // key, worker
+        std::string first;
         for (;;) {
             files.clear();
             for (const std::string& key : storage_.list(prefix, {})) {
@@ -487,21 +528,22 @@ private:
                     files.emplace_back(key, std::move(*worker));
                 }
             }
-            if (!files.empty() || storage_.exists(std::string(format::end_marker_key)) ||
-                std::chrono::steady_clock::now() >= deadline) {
+            if (!files.empty() && files.front().first != first) {
+                first = files.front().first;
+                collections_ = format::parse_collections_file(storage_.read(first), root_ + first);
+                num_workers_ = collections_.num_workers <= 0 ? 1 : static_cast<std::size_t>(collections_.num_workers);
+            }
+            if ((!files.empty() && files.size() >= num_workers_) ||
+                storage_.exists(std::string(format::end_marker_key)) || wait.over()) {
                 break;
             }
-            std::this_thread::sleep_for(std::min(options_.poll_interval, std::chrono::milliseconds(500)));
+            wait.pause();
         }
         if (files.empty()) {
             throw missing_collection_files(fmt::format(
                 "no collection files under {}collections: not a run written by smdebug or tdbg, or not started yet",
                 root_));
         }
-        // smdebug reads the first worker's file and takes the workers from the file names.
-        const std::string& first = files.front().first;
-        collections_ = format::parse_collections_file(storage_.read(first), root_ + first);
-        num_workers_ = collections_.num_workers <= 0 ? 1 : static_cast<std::size_t>(collections_.num_workers);
         steps_.set_num_workers(num_workers_);
         for (const auto& c : collections_.collections) {
             collection_map_[c.name] = c;
@@ -675,6 +717,7 @@ private:
     format::collections_file collections_;
     std::map<std::string, format::collection_spec> collection_map_;
     std::vector<std::string> collection_workers_;
+    bool end_delay_done_ = false; // training_end_delay_refresh waited (under refresh_mutex_)
     std::size_t num_workers_ = 1;
 
     std::mutex refresh_mutex_; // one refresh at a time; guards token_ and read_keys_

@@ -85,7 +85,7 @@ inline std::optional<std::pair<mode, std::int64_t>> step_info(trial_core& core, 
 } // namespace detail
 
 TDBG_DECL trial::trial(any_storage storage, std::string name, step_range range, trial_options options)
-    : core_(std::make_shared<detail::trial_core>(std::move(storage), std::move(name), range, options)) {}
+    : core_(std::make_shared<detail::trial_core>(std::move(storage), std::move(name), range, std::move(options))) {}
 
 TDBG_DECL const std::string& trial::name() const noexcept { return core_->name(); }
 TDBG_DECL std::string trial::path() const { return core_->storage().describe(); }
@@ -257,7 +257,7 @@ TDBG_DECL const std::shared_ptr<std::atomic<bool>>& trial::refresh_flag() const 
 TDBG_DECL refresh_pause trial::pause_refresh() const { return refresh_pause(core_->refresh_pauses()); }
 
 TDBG_DECL trial open_trial(any_storage storage, std::string name, step_range range, trial_options options) {
-    return trial(std::move(storage), std::move(name), range, options);
+    return trial(std::move(storage), std::move(name), range, std::move(options));
 }
 
 TDBG_DECL trial create_trial(std::string_view location, const std::optional<std::string>& name, step_range range_steps,
@@ -268,9 +268,17 @@ TDBG_DECL trial create_trial(std::string_view location, const std::optional<std:
     }
     const bool url = trimmed.find("://") != std::string::npos;
     if (!url) {
+        // A run that has not started may not have its directory yet: waited for as its files are.
+        const detail::opening_wait wait(options);
         std::error_code ec;
-        if (!std::filesystem::is_directory(trimmed, ec)) {
-            throw missing_collection_files(fmt::format("create_trial: {} is not a directory", trimmed));
+        while (!std::filesystem::is_directory(trimmed, ec)) {
+            if (wait.over()) {
+                throw missing_collection_files(fmt::format("create_trial: {} is not a directory", trimmed));
+            }
+            wait.pause();
+        }
+        if (!wait.forever()) {
+            options.collection_wait = wait.left();
         }
     }
     std::string trial_name;
@@ -285,7 +293,7 @@ TDBG_DECL trial create_trial(std::string_view location, const std::optional<std:
         const auto slash = base.rfind('/');
         trial_name = std::string(slash == std::string_view::npos ? base : base.substr(slash + 1));
     }
-    return trial(open_storage(trimmed), std::move(trial_name), range_steps, options);
+    return trial(open_storage(trimmed), std::move(trial_name), range_steps, std::move(options));
 }
 
 } // namespace tdbg

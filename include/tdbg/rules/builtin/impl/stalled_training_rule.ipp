@@ -2,6 +2,7 @@
 /// \file
 /// Definitions of tdbg/rules/builtin/stalled_training_rule.hpp.
 
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -32,6 +33,18 @@ TDBG_DECL verdict stalled_training_rule::invoke_at_step(std::int64_t step) {
     last_time_ = time;
     if (previous && *time - *previous > static_cast<double>(threshold_)) {
         return condition_met(fmt::format("no step for {:.6g} s before step {}", *time - *previous, step));
+    }
+    return false;
+}
+
+TDBG_DECL verdict stalled_training_rule::while_waiting(std::int64_t next_step) {
+    if (!last_time_) {
+        return false; // no step seen yet: no time to count from
+    }
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    if (now - *last_time_ > static_cast<double>(threshold_)) {
+        return condition_met(fmt::format("no step for {:.6g} s, waiting for step {}", now - *last_time_, next_step));
     }
     return false;
 }
