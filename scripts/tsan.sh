@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the writer/reader concurrency tests with ThreadSanitizer and runs them: the hook's
 # writer threads (tests/hook/test_writer.cpp), the trial's live-run tests
-# (tests/trial/test_trial_realtime.cpp, both in test_concurrency), and the reliability tests
+# (tests/trial/test_trial_realtime.cpp), memory_storage and the rules' watcher (tests/storage/
+# test_memory_storage.cpp, tests/watch/test_watch.cpp; all in test_concurrency), and the reliability tests
 # that run threads or processes side by side (crash, live reader, full disk, publication order).
 # Fails on any data race or other report. Installs missing Debian packages first (as root;
 # otherwise prints the apt-get command).
@@ -38,7 +39,7 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:exit
 export TDBG_CRASH_KILLS=${TDBG_CRASH_KILLS:-50}
 tests=$dir/tests/reliability
 status=0
-tdbg_say "tsan: test_concurrency (hook writer, trial live runs)"
+tdbg_say "tsan: test_concurrency (hook writer, trial live runs, memory_storage, watcher)"
 "$tests/test_concurrency" --durations yes || status=1
 tdbg_say "tsan: test_reliability (crash, live reader, full disk, publication order)"
 "$tests/test_reliability" --durations yes "crash*,live reader*,full disk*,publication order*" || status=1

@@ -1,8 +1,10 @@
-// `tdbg report DIR -o report.html`: one self-contained HTML page with the plots
-// a person would rather look at than read: chosen reductions of each tensor
-// over steps, the distribution of its values step by step, and where rules
-// triggered, marked on the step axis. The page is drawn by report_html.hpp;
-// this file reads the run and evaluates the rules.
+// `tdbg report DIR [DIR...] -o report.html`: one self-contained HTML page with
+// the plots a person would rather look at than read: chosen reductions of each
+// tensor over steps, the distribution of its values step by step, and where
+// rules triggered, marked on the step axis. Given several runs, each plot holds
+// a line per run and the distributions stand side by side; given `tdbg diff`
+// output, where the runs first diverge is marked too. The page is drawn by
+// report_html.hpp; this file reads the runs and evaluates the rules.
 
 #include <algorithm>
 #include <chrono>
@@ -27,6 +29,7 @@
 #include "commands.hpp"
 #include "open_run.hpp"
 #include "output_file.hpp"
+#include "report_diff.hpp"
 #include "report_html.hpp"
 #include "rule_selection.hpp"
 #include "tdbg/core/dtype.hpp"
@@ -39,18 +42,29 @@
 
 namespace {
 
-constexpr const char* report_help = "usage: tdbg report DIR [-o FILE] [options]\n\n"
+constexpr const char* report_help = "usage: tdbg report DIR [-o FILE] [options]\n"
+                                    "       tdbg report DIR DIR... [--name NAME]... [--diff FILE] [-o FILE] [options]\n\n"
                                     "Writes one self-contained HTML page about the run in DIR (a directory, or\n"
                                     "s3://bucket/prefix when built with S3): for each tensor, line plots of\n"
                                     "reductions over steps (a line per mode and worker) and a heatmap of the\n"
                                     "distribution of its values step by step; with rules, the steps where each\n"
                                     "rule triggered are marked on every step axis and listed in a table. The\n"
                                     "page needs no network: open it in any browser, attach it to a CI job.\n\n"
+                                    "Given several runs (8 at most), the page compares them: a line per run (and\n"
+                                    "mode and worker) on each plot, the runs' distributions side by side, the\n"
+                                    "rules evaluated over each run.\n\n"
                                     "output:\n"
                                     "  -o, --output FILE   the page to write (default report.html; - for stdout);\n"
                                     "                      a symbolic link is written through, a FIFO or device\n"
                                     "                      in place, a regular file replaced whole at once\n"
                                     "  --title TEXT        the page's heading (default: tdbg report: <run name>)\n\n"
+                                    "runs:\n"
+                                    "  --name NAME         the name of the next run in legends, in the runs' order;\n"
+                                    "                      repeatable (default: the directory's name, with its\n"
+                                    "                      parent's when two are the same)\n"
+                                    "  --diff FILE         tdbg diff --json output: the step where the runs first\n"
+                                    "                      diverge is marked on every step axis, each differing\n"
+                                    "                      tensor at its own first step, with a summary\n\n"
                                     "tensors:\n"
                                     "  --tensors REGEX     only tensors whose name matches (searched, as smdebug's\n"
                                     "                      tensor_names(regex=...))\n"
@@ -75,8 +89,12 @@ constexpr const char* report_help = "usage: tdbg report DIR [-o FILE] [options]\
                                     "was written, whatever the rules found (use tdbg rules as a CI gate), and 2\n"
                                     "on an error (bad arguments, not a run, an unknown rule).\n";
 
+constexpr std::size_t max_runs = 8; // a colour each, and a page of bounded size
+
 struct report_options {
-    std::string run;
+    std::vector<std::string> runs;
+    std::vector<std::string> names;
+    std::optional<std::string> diff;
     std::string output = "report.html";
     std::optional<std::string> title;
     std::optional<std::string> tensor_regex;
@@ -114,6 +132,13 @@ report_options parse_report_args(const std::vector<std::string>& args) {
             }
         } else if (a == "--title") {
             o.title = value_of(i);
+        } else if (a == "--name") {
+            o.names.push_back(value_of(i));
+            if (o.names.back().empty()) {
+                throw tdbg::cli::usage_error("--name needs a non-empty name");
+            }
+        } else if (a == "--diff") {
+            o.diff = value_of(i);
         } else if (a == "--tensors") {
             o.tensor_regex = value_of(i);
         } else if (a == "--collection") {
@@ -145,7 +170,18 @@ report_options parse_report_args(const std::vector<std::string>& args) {
             positional.push_back(a);
         }
     }
-    o.run = tdbg::cli::single_run_argument(positional);
+    if (positional.size() <= 1) {
+        o.runs.push_back(tdbg::cli::single_run_argument(positional));
+    } else {
+        o.runs = positional;
+    }
+    if (o.runs.size() > max_runs) {
+        throw tdbg::cli::usage_error(fmt::format("at most {} runs in one report, got {}", max_runs, o.runs.size()));
+    }
+    if (o.names.size() > o.runs.size()) {
+        throw tdbg::cli::usage_error(
+            fmt::format("{} --name options for {} run{}", o.names.size(), o.runs.size(), o.runs.size() == 1 ? "" : "s"));
+    }
     return o;
 }
 
@@ -506,42 +542,37 @@ tdbg::cli::report::tensor_section collect_tensor(const tdbg::trial& t, const std
 
 // ---------------------------------------------------------------- the run
 
-tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_options& o) {
-    namespace report = tdbg::cli::report;
-    report::document doc;
-    doc.run_name = t.name();
-    doc.run_path = t.path();
-    doc.title = o.title ? *o.title : fmt::format("tdbg report: {}", t.name());
-    const auto all_steps = t.steps(tdbg::mode::global, true);
+std::string run_state(const tdbg::trial& t, const std::vector<std::int64_t>& all_steps) {
     if (t.loaded_all_steps()) {
-        doc.state = "finished (training_job_end.ts present)";
-    } else {
-        doc.state = "live or interrupted (no end marker yet)";
-        if (!all_steps.empty()) {
-            fmt::format_to(std::back_inserter(doc.state), "; last complete step {}", t.last_complete_step());
-        }
+        return "finished (training_job_end.ts present)";
     }
-    doc.workers = t.workers();
-    // Every step by its mode; steps saved without a mode are GLOBAL ones.
+    std::string state = "live or interrupted (no end marker yet)";
+    if (!all_steps.empty()) {
+        fmt::format_to(std::back_inserter(state), "; last complete step {}", t.last_complete_step());
+    }
+    return state;
+}
+
+// Every step by its mode, in mode order; steps saved without a mode are GLOBAL ones.
+std::vector<tdbg::cli::report::mode_steps> steps_by_mode(const tdbg::trial& t,
+                                                         const std::vector<std::int64_t>& all_steps) {
     std::map<tdbg::mode, std::vector<std::int64_t>> by_mode;
     for (const auto s : all_steps) {
         by_mode[t.mode_of(s).value_or(tdbg::mode::global)].push_back(s);
     }
+    std::vector<tdbg::cli::report::mode_steps> out;
     for (const tdbg::mode m : {tdbg::mode::train, tdbg::mode::eval, tdbg::mode::predict, tdbg::mode::global}) {
         if (by_mode.count(m) != 0) {
-            doc.modes.push_back(report::mode_steps{std::string(tdbg::mode_name(m)), by_mode[m]});
+            out.push_back(tdbg::cli::report::mode_steps{std::string(tdbg::mode_name(m)), by_mode[m]});
         }
     }
-    for (const auto& item : t.collections()) {
-        doc.collections.push_back(item.first);
-    }
-    if (all_steps.empty()) {
-        doc.notes.emplace_back("The run has no steps yet: nothing to plot.");
-    }
+    return out;
+}
 
-    const auto all_names = t.tensor_names();
-    doc.tensors_in_run = all_names.size();
-    std::vector<std::string> names = all_names;
+// The tensors --collection and --tensors choose (all without them), in name order,
+// and those words for the header.
+std::pair<std::vector<std::string>, std::string> chosen_tensors(const tdbg::trial& t, const report_options& o) {
+    std::vector<std::string> names = t.tensor_names();
     std::string selection;
     if (o.collection) {
         names = t.tensor_names(std::nullopt, tdbg::mode::global, std::nullopt, *o.collection);
@@ -555,9 +586,12 @@ tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_optio
             names.end());
         fmt::format_to(std::back_inserter(selection), "{}matching {}", selection.empty() ? "" : ", ", *o.tensor_regex);
     }
-    if ((o.collection || o.tensor_regex) && names.empty() && !all_names.empty()) {
-        doc.notes.emplace_back("No tensor matches the selection.");
-    }
+    return {names, selection};
+}
+
+// At most --max-tensors of `names`, saying so in the notes and the selection.
+void limit_tensors(std::vector<std::string>& names, const report_options& o, tdbg::cli::report::document& doc,
+                   std::string& selection) {
     if (o.max_tensors > 0 && names.size() > o.max_tensors) {
         doc.notes.push_back(fmt::format("Showing the first {} of {} tensors; choose with --tensors REGEX, "
                                         "--collection NAME or --max-tensors N.",
@@ -565,9 +599,181 @@ tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_optio
         names.resize(o.max_tensors);
         fmt::format_to(std::back_inserter(selection), "{}first {}", selection.empty() ? "" : ", ", o.max_tensors);
     }
+}
+
+tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_options& o) {
+    namespace report = tdbg::cli::report;
+    report::document doc;
+    doc.run_name = t.name();
+    doc.run_path = t.path();
+    doc.title = o.title ? *o.title : fmt::format("tdbg report: {}", t.name());
+    const auto all_steps = t.steps(tdbg::mode::global, true);
+    doc.state = run_state(t, all_steps);
+    doc.workers = t.workers();
+    doc.modes = steps_by_mode(t, all_steps);
+    for (const auto& item : t.collections()) {
+        doc.collections.push_back(item.first);
+    }
+    if (all_steps.empty()) {
+        doc.notes.emplace_back("The run has no steps yet: nothing to plot.");
+    }
+
+    doc.tensors_in_run = t.tensor_names().size();
+    auto [names, selection] = chosen_tensors(t, o);
+    if ((o.collection || o.tensor_regex) && names.empty() && doc.tensors_in_run > 0) {
+        doc.notes.emplace_back("No tensor matches the selection.");
+    }
+    limit_tensors(names, o, doc, selection);
     doc.selection = selection;
     for (const auto& name : names) {
         doc.tensors.push_back(collect_tensor(t, name, o));
+    }
+    return doc;
+}
+
+// ---------------------------------------------------------------- several runs
+
+// The runs' names in legends: as --name gave them, else the directory's base name,
+// with its parents' names until every name differs.
+std::vector<std::string> run_names(const std::vector<std::string>& locations, const std::vector<std::string>& given) {
+    std::vector<std::vector<std::string>> parts; // path components, last first
+    for (const auto& location : locations) {
+        std::vector<std::string> p;
+        std::string rest = location;
+        while (!rest.empty()) {
+            const auto slash = rest.find_last_of('/');
+            std::string part = slash == std::string::npos ? rest : rest.substr(slash + 1);
+            rest = slash == std::string::npos ? std::string() : rest.substr(0, slash);
+            if (!part.empty() && part != ".") {
+                p.push_back(std::move(part));
+            }
+        }
+        if (p.empty()) {
+            p.push_back(location);
+        }
+        parts.push_back(std::move(p));
+    }
+    std::vector<std::string> names(locations.size());
+    std::vector<std::size_t> depth(locations.size(), 1);
+    auto name_at = [&](std::size_t i) {
+        std::string n;
+        for (std::size_t k = std::min(depth[i], parts[i].size()); k-- > 0;) {
+            n += (n.empty() ? "" : "/") + parts[i][k];
+        }
+        return n;
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (std::size_t i = 0; i < locations.size(); ++i) {
+            names[i] = i < given.size() ? given[i] : name_at(i);
+        }
+        for (std::size_t i = 0; i < locations.size(); ++i) {
+            for (std::size_t j = 0; j < locations.size(); ++j) {
+                if (i != j && i >= given.size() && names[i] == names[j] && depth[i] < parts[i].size()) {
+                    ++depth[i];
+                    changed = true;
+                }
+            }
+        }
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        for (std::size_t j = i + 1; j < names.size(); ++j) {
+            if (names[i] == names[j]) {
+                throw tdbg::cli::usage_error(fmt::format(
+                    "runs {} and {} are both named '{}' in the report; name them with --name", i + 1, j + 1, names[i]));
+            }
+        }
+    }
+    return names;
+}
+
+// Adds `part`, one run's section for a tensor, to the section of all runs.
+void merge_section(tdbg::cli::report::tensor_section& all, tdbg::cli::report::tensor_section part,
+                   const std::string& run) {
+    fmt::format_to(std::back_inserter(all.summary), "{}{}: {}", all.summary.empty() ? "" : "\n", run, part.summary);
+    for (auto& note : part.notes) {
+        all.notes.push_back(fmt::format("{}: {}", run, note));
+    }
+    for (auto& plot : part.plots) {
+        for (auto& s : plot.lines) {
+            s.run = run;
+        }
+        const auto same = std::find_if(all.plots.begin(), all.plots.end(),
+                                       [&](const auto& p) { return p.reduction == plot.reduction; });
+        if (same == all.plots.end()) {
+            all.plots.push_back(std::move(plot));
+        } else {
+            std::move(plot.lines.begin(), plot.lines.end(), std::back_inserter(same->lines));
+        }
+    }
+    for (auto& d : part.distributions) {
+        d.run = run;
+        all.distributions.push_back(std::move(d));
+    }
+    all.has_non_finite = all.has_non_finite || part.has_non_finite;
+}
+
+tdbg::cli::report::document collect_runs(const std::vector<tdbg::trial>& trials, const std::vector<std::string>& names,
+                                         const report_options& o) {
+    namespace report = tdbg::cli::report;
+    report::document doc;
+    doc.run_name = fmt::format("{}", fmt::join(names, " vs "));
+    doc.title = o.title ? *o.title : fmt::format("tdbg report: {}", doc.run_name);
+    std::map<std::string, std::set<std::int64_t>> steps_of_mode;
+    std::set<std::string> workers, all_tensors, shown;
+    std::vector<std::set<std::string>> tensors_of_run;
+    std::string selection;
+    for (std::size_t i = 0; i < trials.size(); ++i) {
+        const auto& t = trials[i];
+        report::run_summary run;
+        run.name = names[i];
+        run.path = t.path();
+        const auto all_steps = t.steps(tdbg::mode::global, true);
+        run.state = run_state(t, all_steps);
+        run.workers = t.workers();
+        run.modes = steps_by_mode(t, all_steps);
+        const auto tensor_names = t.tensor_names();
+        run.tensors_in_run = tensor_names.size();
+        if (all_steps.empty()) {
+            doc.notes.push_back(fmt::format("Run {} has no steps yet: nothing to plot.", names[i]));
+        }
+        for (const auto& m : run.modes) {
+            steps_of_mode[m.mode].insert(m.global_steps.begin(), m.global_steps.end());
+        }
+        workers.insert(run.workers.begin(), run.workers.end());
+        all_tensors.insert(tensor_names.begin(), tensor_names.end());
+        auto [chosen, words] = chosen_tensors(t, o);
+        tensors_of_run.emplace_back(chosen.begin(), chosen.end());
+        shown.insert(chosen.begin(), chosen.end());
+        selection = words;
+        doc.runs.push_back(std::move(run));
+    }
+    // The page's step axis and overview cover every run's steps.
+    for (const char* m : {"TRAIN", "EVAL", "PREDICT", "GLOBAL"}) {
+        const auto it = steps_of_mode.find(m);
+        if (it != steps_of_mode.end()) {
+            doc.modes.push_back(report::mode_steps{m, {it->second.begin(), it->second.end()}});
+        }
+    }
+    doc.workers.assign(workers.begin(), workers.end());
+    doc.tensors_in_run = all_tensors.size();
+    std::vector<std::string> names_shown(shown.begin(), shown.end());
+    if ((o.collection || o.tensor_regex) && names_shown.empty() && !all_tensors.empty()) {
+        doc.notes.emplace_back("No tensor matches the selection.");
+    }
+    limit_tensors(names_shown, o, doc, selection);
+    doc.selection = selection;
+    for (const auto& name : names_shown) {
+        report::tensor_section section;
+        section.name = name;
+        for (std::size_t i = 0; i < trials.size(); ++i) {
+            if (tensors_of_run[i].count(name) == 0) {
+                section.notes.push_back(fmt::format("not in run {}", names[i]));
+                continue;
+            }
+            merge_section(section, collect_tensor(trials[i], name, o), names[i]);
+        }
+        doc.tensors.push_back(std::move(section));
     }
     return doc;
 }
@@ -622,10 +828,40 @@ std::string generated_line() {
 
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     const report_options o = parse_report_args(args);
-    const tdbg::trial trial = tdbg::cli::open_run(o.run);
-    auto rules = build_rules(trial, o);
-    tdbg::cli::report::document doc = collect_run(trial, o);
-    doc.rules = evaluate_rules(rules, err);
+    // Everything that can be wrong with the arguments fails before a tensor is read.
+    std::optional<tdbg::cli::report::diff_summary> diff;
+    if (o.diff) {
+        diff = tdbg::cli::report::read_diff(*o.diff);
+    }
+    tdbg::cli::report::document doc;
+    if (o.runs.size() == 1) {
+        const tdbg::trial trial = tdbg::cli::open_run(o.runs.front());
+        auto rules = build_rules(trial, o);
+        doc = collect_run(trial, o);
+        if (!o.names.empty()) {
+            doc.run_name = o.names.front();
+            doc.title = o.title ? *o.title : fmt::format("tdbg report: {}", doc.run_name);
+        }
+        doc.rules = evaluate_rules(rules, err);
+    } else {
+        const auto names = run_names(o.runs, o.names);
+        std::vector<tdbg::trial> trials;
+        std::vector<std::vector<tdbg::rules::any_rule>> rules;
+        for (const auto& location : o.runs) {
+            trials.push_back(tdbg::cli::open_run(location));
+        }
+        for (const auto& trial : trials) {
+            rules.push_back(build_rules(trial, o));
+        }
+        doc = collect_runs(trials, names, o);
+        for (std::size_t i = 0; i < rules.size(); ++i) {
+            for (auto& result : evaluate_rules(rules[i], err)) {
+                doc.rules.push_back(std::move(result));
+                doc.rule_runs.push_back(names[i]);
+            }
+        }
+    }
+    doc.diff = std::move(diff);
     doc.generated = generated_line();
     // Written through a link, in place into a FIFO or device, else replaced whole: a browser never shows half a page.
     tdbg::cli::write_output(o.output, tdbg::cli::report::render_html(doc), out);

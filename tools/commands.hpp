@@ -20,6 +20,8 @@ namespace tdbg::cli {
 
 /// Exit statuses: success, and bad input (usage, paths, corrupt runs).
 inline constexpr int exit_ok = 0;
+/// A check that ran and found something: `tdbg diff`'s runs differ.
+inline constexpr int exit_differ = 1;
 inline constexpr int exit_bad_input = 2;
 
 /// One subcommand.

@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -33,11 +35,12 @@ struct point {
     double value = 0; ///< may be NaN or infinite: drawn as a marker, not on the line
 };
 
-/// The values of one mode written by one worker.
+/// The values of one mode written by one worker (of one run, when the report compares runs).
 struct series {
     std::string mode; ///< "TRAIN", "EVAL", "PREDICT", "GLOBAL"
     std::string worker; ///< "worker_0"
     std::vector<point> points;
+    std::string run; ///< the run's name in a report of several runs, else empty
 };
 
 /// One reduction ("mean", "l2", or "value" for a scalar tensor) over steps.
@@ -57,13 +60,14 @@ struct histogram_column {
     double min = 0, max = 0, mean = 0; ///< of the finite values (meaningless when finite == 0)
 };
 
-/// How the values of a tensor spread over bins, step by step, for one worker.
+/// How the values of a tensor spread over bins, step by step, for one worker (of one run).
 struct distribution {
     std::string worker;
     double low = 0, high = 1; ///< the bins split [low, high] evenly
     std::size_t bins = 0;
     std::vector<histogram_column> columns; ///< ascending steps
     std::size_t steps_with_values = 0; ///< columns may be a sample of these
+    std::string run; ///< the run's name in a report of several runs, else empty
 };
 
 /// Everything shown for one tensor.
@@ -82,6 +86,44 @@ struct mode_steps {
     std::vector<std::int64_t> global_steps; ///< ascending
 };
 
+/// One run of a report that compares several.
+struct run_summary {
+    std::string name; ///< as the legends show it
+    std::string path;
+    std::string state;
+    std::vector<std::string> workers;
+    std::vector<mode_steps> modes;
+    std::size_t tensors_in_run = 0;
+};
+
+/// A tensor whose values differ between two runs (`tdbg diff --json`), from its first diverging step.
+struct diverging_tensor {
+    std::string tensor; ///< its name in run A
+    std::string tensor_b; ///< its name in run B
+    std::int64_t step = 0; ///< global step
+    std::string mode;
+    std::int64_t mode_step = 0;
+    double max_abs_diff = 0, max_rel_diff = 0;
+};
+
+/// Where two runs first differ.
+struct first_divergence : diverging_tensor {
+    std::string worker;
+    std::vector<std::int64_t> index; ///< of the element that differs most
+    std::string reason;
+};
+
+/// What `tdbg diff --json` found, as the report shows it.
+struct diff_summary {
+    std::string source; ///< the file it was read from
+    std::string run_a, run_b;
+    bool agree = true;
+    double rtol = 0, atol = 0;
+    std::optional<first_divergence> first;
+    std::vector<diverging_tensor> tensors; ///< ordered by first diverging step
+    std::vector<std::string> only_in_a, only_in_b;
+};
+
 /// The whole report.
 struct document {
     std::string title; ///< the page's heading
@@ -96,6 +138,12 @@ struct document {
     std::vector<std::string> notes;
     std::vector<tdbg::rules::evaluation_result> rules;
     std::vector<tensor_section> tensors;
+    /// The runs, when the report compares several (else empty: the fields above describe the run).
+    std::vector<run_summary> runs;
+    /// The run of each rule result, parallel to `rules`, when the report compares several runs.
+    std::vector<std::string> rule_runs;
+    /// What `tdbg diff` found (--diff FILE).
+    std::optional<diff_summary> diff;
     std::string generated; ///< "written by tdbg report 0.1.0 on 2024-05-01 12:00 UTC"
 };
 
@@ -207,6 +255,9 @@ inline constexpr std::array<rgb, 4> rule_palette{{
     {247, 127, 0}, // orange
     {71, 85, 105}, // slate
 }};
+
+/// The colour of the marks where two runs diverge (`--diff`): no plot uses black.
+inline constexpr rgb divergence_colour{0, 0, 0};
 
 /// The number of shades of the distribution heatmaps (level 0 is an empty bin, drawn as the background).
 inline constexpr std::size_t heat_levels = 16;
@@ -433,20 +484,39 @@ inline std::vector<band> bands_of(const tdbg::rules::evaluation_result& r, const
     return out;
 }
 
+using series_key = std::tuple<std::string, std::string, std::string>; // (run, mode, worker)
+
+// The order modes are listed in: TRAIN, EVAL, PREDICT, GLOBAL, then any other.
+inline std::size_t mode_rank(std::string_view mode) {
+    static constexpr std::array<std::string_view, 4> order{"TRAIN", "EVAL", "PREDICT", "GLOBAL"};
+    return static_cast<std::size_t>(std::find(order.begin(), order.end(), mode) - order.begin());
+}
+
 struct context {
     step_axis steps;
-    std::map<std::pair<std::string, std::string>, std::size_t> series_colour; // (mode, worker) -> palette index
+    std::map<series_key, std::size_t> series_colour; // palette index
     bool several_workers = false;
+    bool several_runs = false;
     std::vector<rule_marks> rules; // the rules that triggered, each with its colour
+    std::optional<std::int64_t> first_divergence; // the global step where the runs first differ (--diff)
+    std::optional<std::int64_t> tensor_divergence; // where the tensor drawn now first differs
 };
 
-inline rgb colour_of(const context& ctx, const std::string& mode, const std::string& worker) {
-    const auto it = ctx.series_colour.find({mode, worker});
+inline rgb colour_of(const context& ctx, const series& s) {
+    const auto it = ctx.series_colour.find({s.run, s.mode, s.worker});
     return series_palette[(it == ctx.series_colour.end() ? 0 : it->second) % series_palette.size()];
 }
 
-inline std::string series_label(const context& ctx, const std::string& mode, const std::string& worker) {
-    return ctx.several_workers ? fmt::format("{} \xC2\xB7 {}", mode, worker) : mode;
+// "TRAIN", "TRAIN · worker_1", "bad · TRAIN", "bad · TRAIN · worker_1".
+inline std::string series_label(const context& ctx, const series& s) {
+    std::string label = ctx.several_runs ? fmt::format("{} \xC2\xB7 {}", s.run, s.mode) : s.mode;
+    return ctx.several_workers ? fmt::format("{} \xC2\xB7 {}", label, s.worker) : label;
+}
+
+// "bad · ExplodingTensor" in a report of several runs, else the rule's name.
+inline std::string rule_label(const document& doc, std::size_t i) {
+    const std::string name = doc.rules[i].display_name();
+    return i < doc.rule_runs.size() ? fmt::format("{} \xC2\xB7 {}", doc.rule_runs[i], name) : name;
 }
 
 inline std::string text(double x, double y, std::string_view anchor, std::string_view cls, const std::string& body) {
@@ -512,6 +582,40 @@ inline std::string rule_overlay(const context& ctx, const scale& x, double plot_
 
 inline double rule_strip_height(const context& ctx) {
     return ctx.rules.empty() ? 0 : 6.0 * static_cast<double>(ctx.rules.size()) + 4;
+}
+
+// Vertical lines where the runs first diverge (solid, labelled) and where the
+// tensor drawn first diverges (dashed), from `top` to `bottom`.
+inline std::string divergence_marks(const context& ctx, const scale& x, double left, double right, double top,
+                                    double bottom) {
+    std::string out;
+    auto mark = [&](std::int64_t step, std::string_view cls, std::string_view dash, const std::string& what,
+                    std::string_view label) {
+        const double at = x(static_cast<double>(step));
+        if (at < left - 0.5 || at > right + 0.5) {
+            return;
+        }
+        fmt::format_to(std::back_inserter(out),
+                       "<g class=\"{}\" data-step=\"{}\"><line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" "
+                       "stroke=\"{}\" stroke-width=\"1.5\"{}/>",
+                       cls, step, px(at), px(top), px(at), px(bottom), divergence_colour.hex(),
+                       dash.empty() ? std::string() : fmt::format(" stroke-dasharray=\"{}\"", dash));
+        // The label sits beside the line, on the side with room for it.
+        const bool room_right = at + 70 < right;
+        out += text(room_right ? at + 3 : at - 3, top + 9, room_right ? "start" : "end", "divergence-label",
+                    std::string(label));
+        fmt::format_to(std::back_inserter(out), "<title>{}</title></g>", escape(what));
+    };
+    if (ctx.first_divergence) {
+        mark(*ctx.first_divergence, "divergence", "", fmt::format("first divergence: step {}", *ctx.first_divergence),
+             fmt::format("diverges {}", *ctx.first_divergence));
+    }
+    if (ctx.tensor_divergence && ctx.tensor_divergence != ctx.first_divergence) {
+        mark(*ctx.tensor_divergence, "tensor-divergence", "4 3",
+             fmt::format("this tensor diverges from step {}", *ctx.tensor_divergence),
+             fmt::format("differs {}", *ctx.tensor_divergence));
+    }
+    return out;
 }
 
 } // namespace detail
@@ -581,8 +685,8 @@ inline std::string render_line_chart(const reduction_plot& plot, const detail::c
     // The data for the hover read-out: "step|label|value;..." per series, in the order drawn.
     std::string hover;
     for (const auto& s : plot.lines) {
-        const rgb colour = detail::colour_of(ctx, s.mode, s.worker);
-        const std::string label = detail::series_label(ctx, s.mode, s.worker);
+        const rgb colour = detail::colour_of(ctx, s);
+        const std::string label = detail::series_label(ctx, s);
         std::string hover_label = label; // '|' and ';' separate the read-out's fields
         std::replace(hover_label.begin(), hover_label.end(), '|', '/');
         std::replace(hover_label.begin(), hover_label.end(), ';', ',');
@@ -628,8 +732,10 @@ inline std::string render_line_chart(const reduction_plot& plot, const detail::c
                            colour.hex());
         }
     }
+    svg += "</svg>";
+    svg += detail::divergence_marks(ctx, x, x0, x1, y1, y0);
     fmt::format_to(std::back_inserter(svg),
-                   "</svg><line class=\"cursor\" x1=\"0\" x2=\"0\" y1=\"{}\" y2=\"{}\" visibility=\"hidden\"/>", px(y1),
+                   "<line class=\"cursor\" x1=\"0\" x2=\"0\" y1=\"{}\" y2=\"{}\" visibility=\"hidden\"/>", px(y1),
                    px(y0));
     svg += "</svg>";
     return fmt::format("<figure class=\"chart\" data-x0=\"{}\" data-x1=\"{}\" data-lo=\"{}\" data-hi=\"{}\" data-w=\"{}\" "
@@ -639,9 +745,8 @@ inline std::string render_line_chart(const reduction_plot& plot, const detail::c
 
 /// The distribution of a tensor's values over steps: steps across, value bins
 /// up, the share of the step's values in each bin as a shade.
-inline std::string render_distribution(const distribution& d, const detail::context& ctx) {
+inline std::string render_distribution(const distribution& d, const detail::context& ctx, double width = 1080) {
     using detail::px;
-    constexpr double width = 1080;
     const double plot_height = std::clamp(static_cast<double>(d.bins) * 5.0, 120.0, 260.0);
     std::size_t non_finite = 0;
     double max_share = 0;
@@ -661,6 +766,9 @@ inline std::string render_distribution(const distribution& d, const detail::cont
     const double x0 = left, x1 = width - right, y0 = top + plot_height, y1 = top;
 
     std::string caption = "<figcaption><b>distribution of values</b>";
+    if (ctx.several_runs) {
+        fmt::format_to(std::back_inserter(caption), " \xC2\xB7 <b class=\"run-name\">{}</b>", escape(d.run));
+    }
     if (ctx.several_workers) {
         fmt::format_to(std::back_inserter(caption), " \xC2\xB7 {}", escape(d.worker));
     }
@@ -753,6 +861,7 @@ inline std::string render_distribution(const distribution& d, const detail::cont
         svg += detail::text(x0 - 6, py + 3.5, "end", "tick", detail::typeset_minus(label));
     }
     svg += detail::rule_overlay(ctx, x, x0, x1, 4, y1, y0, false);
+    svg += detail::divergence_marks(ctx, x, x0, x1, y1 - nf_row, y0);
     svg += detail::step_ticks(x, x0, x1, y0);
     fmt::format_to(std::back_inserter(svg), "<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", px(x0),
                    px(y1), px(x0), px(y0));
@@ -796,7 +905,19 @@ inline std::string render_timeline(const document& doc, const detail::context& c
     using detail::px;
     constexpr double width = 1080, row = 22;
     const double left = 190, right = 20, bottom = 30, top = 6;
-    const std::size_t rows = doc.modes.size() + doc.rules.size();
+    // A row per mode of the run, or per run and mode when the report compares runs.
+    std::vector<std::pair<std::string, const mode_steps*>> step_rows;
+    if (doc.runs.empty()) {
+        for (const auto& m : doc.modes) {
+            step_rows.emplace_back(m.mode, &m);
+        }
+    }
+    for (const auto& r : doc.runs) {
+        for (const auto& m : r.modes) {
+            step_rows.emplace_back(fmt::format("{} \xC2\xB7 {}", r.name, m.mode), &m);
+        }
+    }
+    const std::size_t rows = step_rows.size() + doc.rules.size();
     const double height = top + row * static_cast<double>(rows) + bottom;
     const double x0 = left, x1 = width - right, y0 = height - bottom;
     const scale x{ctx.steps.lo, ctx.steps.hi, x0, x1, false};
@@ -817,19 +938,20 @@ inline std::string render_timeline(const document& doc, const detail::context& c
                            px(x0 - 10), px(cy + 4), cls, escape(shown), escape(name));
     };
     double cy = top + row / 2;
-    for (const auto& m : doc.modes) {
-        svg += label(cy, fmt::format("{} steps", m.mode), "row-label");
+    for (const auto& [row_name, m] : step_rows) {
+        svg += label(cy, fmt::format("{} steps", row_name), "row-label");
         std::string path;
-        for (auto s : m.global_steps) {
+        for (auto s : m->global_steps) {
             fmt::format_to(std::back_inserter(path), "M{} {}v10", px(x(static_cast<double>(s))), px(cy - 5));
         }
         fmt::format_to(std::back_inserter(svg), "<path class=\"step-ticks\" d=\"{}\"><title>{}: {}</title></path>", path,
-                       escape(m.mode), escape(describe_steps(m.global_steps)));
+                       escape(row_name), escape(describe_steps(m->global_steps)));
         cy += row;
     }
     for (std::size_t i = 0; i < doc.rules.size(); ++i) {
         const auto& r = doc.rules[i];
-        svg += label(cy, r.display_name(), "row-label");
+        const std::string rule_name = detail::rule_label(doc, i);
+        svg += label(cy, rule_name, "row-label");
         std::string evaluated, skipped;
         for (auto s : r.not_triggered_steps) {
             fmt::format_to(std::back_inserter(evaluated), "M{} {}v8", px(x(static_cast<double>(s))), px(cy - 4));
@@ -858,15 +980,15 @@ inline std::string render_timeline(const document& doc, const detail::context& c
         if (!evaluated.empty()) {
             fmt::format_to(std::back_inserter(svg),
                            "<path class=\"eval-ticks\" d=\"{}\"><title>{}: not triggered at {} steps</title></path>",
-                           evaluated, escape(r.display_name()), r.not_triggered_steps.size());
+                           evaluated, escape(rule_name), r.not_triggered_steps.size());
         }
         if (!skipped.empty()) {
             fmt::format_to(std::back_inserter(svg),
                            "<path class=\"skip-ticks\" d=\"{}\"><title>{}: skipped at {}</title></path>", skipped,
-                           escape(r.display_name()), escape(tdbg::rules::format_steps(skipped_steps)));
+                           escape(rule_name), escape(tdbg::rules::format_steps(skipped_steps)));
         }
         const auto found = std::find_if(ctx.rules.begin(), ctx.rules.end(),
-                                        [&](const detail::rule_marks& m) { return m.name == r.display_name(); });
+                                        [&](const detail::rule_marks& m) { return m.name == rule_name; });
         if (found != ctx.rules.end()) {
             for (const auto& b : found->bands) {
                 double a = x(b.lo);
@@ -880,7 +1002,7 @@ inline std::string render_timeline(const document& doc, const detail::context& c
                                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\" fill=\"{}\"><title>{} triggered "
                                "at {}</title></rect>",
                                px(std::max(x0, a)), px(cy - 7), px(std::min(x1, z) - std::max(x0, a)), px(14),
-                               found->colour.hex(), escape(r.display_name()),
+                               found->colour.hex(), escape(rule_name),
                                b.first == b.last ? fmt::format("step {}", b.first)
                                                  : fmt::format("steps {}-{}", b.first, b.last));
             }
@@ -891,6 +1013,7 @@ inline std::string render_timeline(const document& doc, const detail::context& c
         }
         cy += row;
     }
+    svg += detail::divergence_marks(ctx, x, x0, x1, top, y0);
     svg += "</svg>";
     return fmt::format("<figure class=\"chart wide\">{}</figure>", svg);
 }
@@ -905,17 +1028,24 @@ inline std::string status_badge(tdbg::rules::evaluation_status s) {
 }
 
 inline std::string rules_table(const document& doc, const context& ctx) {
-    std::string out =
-        "<table class=\"rules\"><thead><tr><th></th><th>rule</th><th>status</th><th>triggered at steps</th>"
-        "<th class=\"num\">evaluated</th><th>skipped</th><th>parameters</th></tr></thead><tbody>";
-    for (const auto& r : doc.rules) {
-        const auto found = std::find_if(ctx.rules.begin(), ctx.rules.end(),
-                                        [&](const rule_marks& m) { return m.name == r.display_name(); });
+    const bool by_run = !doc.rule_runs.empty();
+    std::string out = std::string("<table class=\"rules\"><thead><tr><th></th>") + (by_run ? "<th>run</th>" : "") +
+                      "<th>rule</th><th>status</th><th>triggered at steps</th>"
+                      "<th class=\"num\">evaluated</th><th>skipped</th><th>parameters</th></tr></thead><tbody>";
+    for (std::size_t i = 0; i < doc.rules.size(); ++i) {
+        const auto& r = doc.rules[i];
+        const std::string name = rule_label(doc, i);
+        const auto found =
+            std::find_if(ctx.rules.begin(), ctx.rules.end(), [&](const rule_marks& m) { return m.name == name; });
         out += "<tr><td>";
         if (found != ctx.rules.end()) {
             out += "<span class=\"swatch\" style=\"background:" + found->colour.hex() + "\"></span>";
         }
-        out += "</td><td>" + escape(r.display_name());
+        out += "</td>";
+        if (by_run) {
+            out += "<td class=\"run-name\">" + escape(i < doc.rule_runs.size() ? doc.rule_runs[i] : "") + "</td>";
+        }
+        out += "<td>" + escape(r.display_name());
         if (r.display_name() != r.rule) {
             out += " <span class=\"hint\">(" + escape(r.rule) + ")</span>";
         }
@@ -944,25 +1074,126 @@ inline std::string rules_table(const document& doc, const context& ctx) {
     return out + "</tbody></table>";
 }
 
-inline std::string legend(const tensor_section& t, const context& ctx) {
-    std::set<std::pair<std::string, std::string>> keys;
-    for (const auto& p : t.plots) {
-        for (const auto& s : p.lines) {
-            keys.emplace(s.mode, s.worker);
+// The runs of a report that compares several: name (in its colour), path, state, workers, steps.
+inline std::string runs_table(const document& doc, const context& ctx) {
+    std::string out = "<table class=\"runs\"><thead><tr><th>run</th><th>path</th><th>state</th><th>workers</th>"
+                      "<th>steps <span class=\"hint\">(global step numbers)</span></th></tr></thead><tbody>";
+    for (const auto& r : doc.runs) {
+        const auto coloured = std::find_if(ctx.series_colour.begin(), ctx.series_colour.end(),
+                                           [&](const auto& item) { return std::get<0>(item.first) == r.name; });
+        out += "<tr><td class=\"run-name\">";
+        if (coloured != ctx.series_colour.end()) {
+            out += "<span class=\"swatch\" style=\"background:" +
+                   series_palette[coloured->second % series_palette.size()].hex() + "\"></span> ";
+        }
+        std::string workers, steps;
+        for (const auto& w : r.workers) {
+            workers += (workers.empty() ? "" : ", ") + escape(w);
+        }
+        for (const auto& m : r.modes) {
+            steps += (steps.empty() ? "" : "<br>") + escape(m.mode) + ": " + escape(describe_steps(m.global_steps));
+        }
+        out += "<b>" + escape(r.name) + "</b></td><td class=\"path\">" + escape(r.path) + "</td><td>" + escape(r.state) + "</td><td>" +
+               (workers.empty() ? "none yet" : workers) + "</td><td>" + (steps.empty() ? "none yet" : steps) +
+               "</td></tr>";
+    }
+    return out + "</tbody></table>";
+}
+
+// The first step where tensor `name` differs between the runs of the diff, if it does.
+inline std::optional<std::int64_t> divergence_of(const document& doc, const std::string& name) {
+    if (!doc.diff) {
+        return std::nullopt;
+    }
+    std::optional<std::int64_t> step;
+    auto consider = [&](const diverging_tensor& t) {
+        if ((t.tensor == name || t.tensor_b == name) && (!step || t.step < *step)) {
+            step = t.step;
+        }
+    };
+    for (const auto& t : doc.diff->tensors) {
+        consider(t);
+    }
+    if (doc.diff->first) {
+        consider(*doc.diff->first);
+    }
+    return step;
+}
+
+// What `tdbg diff` found: whether the runs agree, where they first diverge, which tensors differ.
+inline std::string diff_box(const diff_summary& d) {
+    std::string out = "<section class=\"diff\" id=\"diff\"><h3>" +
+                      std::string(d.agree ? "The runs agree" : "The runs diverge") + " <span class=\"hint\">(" +
+                      escape(d.run_a) + " vs " + escape(d.run_b) + "; rtol " + escape(format_value(d.rtol)) +
+                      ", atol " + escape(format_value(d.atol)) + "; from " + escape(d.source) +
+                      ")</span></h3><dl class=\"facts\">";
+    auto fact = [&](const std::string& name, const std::string& value_html) {
+        out += "<dt>" + name + "</dt><dd>" + value_html + "</dd>";
+    };
+    auto tensor_names = [](const diverging_tensor& t) {
+        return escape(t.tensor) + (t.tensor_b == t.tensor || t.tensor_b.empty()
+                                       ? std::string()
+                                       : " <span class=\"hint\">(" + escape(t.tensor_b) + " in B)</span>");
+    };
+    if (d.first) {
+        const auto& f = *d.first;
+        std::string index;
+        for (const auto i : f.index) {
+            index += (index.empty() ? "" : ", ") + std::to_string(i);
+        }
+        fact("first divergence",
+             fmt::format("<b>step {}</b> ({} {}), {}{}", f.step, escape(f.mode), f.mode_step, tensor_names(f),
+                         f.worker.empty() ? std::string() : ", " + escape(f.worker)));
+        fact("difference", fmt::format("max abs {}, max rel {}{}", escape(format_value(f.max_abs_diff)),
+                                       escape(format_value(f.max_rel_diff)),
+                                       f.index.empty() ? std::string() : " at [" + index + "]"));
+        if (!f.reason.empty()) {
+            fact("reason", escape(f.reason));
         }
     }
-    std::vector<std::pair<std::string, std::string>> ordered(keys.begin(), keys.end());
-    std::sort(ordered.begin(), ordered.end(),
-              [&](const auto& a, const auto& b) { return ctx.series_colour.at(a) < ctx.series_colour.at(b); });
+    if (!d.tensors.empty()) {
+        constexpr std::size_t shown = 12;
+        std::string list;
+        for (std::size_t i = 0; i < d.tensors.size() && i < shown; ++i) {
+            const auto& t = d.tensors[i];
+            list += fmt::format("{}{} from step {} ({} {})", list.empty() ? "" : "<br>", tensor_names(t), t.step,
+                                escape(t.mode), t.mode_step);
+        }
+        if (d.tensors.size() > shown) {
+            list += fmt::format("<br><span class=\"hint\">and {} more</span>", d.tensors.size() - shown);
+        }
+        fact(fmt::format("differing tensors ({})", d.tensors.size()), list);
+    }
+    if (!d.only_in_a.empty() || !d.only_in_b.empty()) {
+        fact("not compared", fmt::format("{} tensors only in {}, {} only in {}", d.only_in_a.size(), escape(d.run_a),
+                                         d.only_in_b.size(), escape(d.run_b)));
+    }
+    return out + "</dl></section>";
+}
+
+inline std::string legend(const tensor_section& t, const context& ctx) {
+    std::set<series_key> keys;
+    for (const auto& p : t.plots) {
+        for (const auto& s : p.lines) {
+            keys.emplace(s.run, s.mode, s.worker);
+        }
+    }
+    // In colour order; the modes of a run's worker share a colour, and come in mode order.
+    std::vector<series_key> ordered(keys.begin(), keys.end());
+    std::sort(ordered.begin(), ordered.end(), [&](const series_key& a, const series_key& b) {
+        return std::make_pair(ctx.series_colour.at(a), mode_rank(std::get<1>(a))) <
+               std::make_pair(ctx.series_colour.at(b), mode_rank(std::get<1>(b)));
+    });
     std::string out;
-    for (const auto& [mode, worker] : ordered) {
+    for (const auto& [run, mode, worker] : ordered) {
+        const series s{mode, worker, {}, run};
         const std::string dash(mode_dash(mode));
         out += "<span class=\"key\"><svg width=\"28\" height=\"10\" aria-hidden=\"true\"><line x1=\"1\" y1=\"5\" "
                "x2=\"27\" y2=\"5\" "
                "stroke-width=\"2.5\" stroke=\"" +
-               colour_of(ctx, mode, worker).hex() + "\"" +
+               colour_of(ctx, s).hex() + "\"" +
                (dash.empty() ? std::string() : " stroke-dasharray=\"" + dash + "\"") + "/></svg>" +
-               escape(series_label(ctx, mode, worker)) + "</span>";
+               escape(series_label(ctx, s)) + "</span>";
     }
     for (const auto& r : ctx.rules) {
         out += "<span class=\"key\"><span class=\"swatch\" style=\"background:" + r.colour.hex() + "\"></span>" +
@@ -990,6 +1221,16 @@ nav.index{columns:3 260px;column-gap:20px;font-size:13px}
 nav.index a{display:block;color:#1f4fa8;text-decoration:none;word-break:break-all;padding:1px 0}
 nav.index a:hover{text-decoration:underline}
 .flag{display:inline-block;font-size:10px;font-weight:600;color:#fff;background:#d62828;border-radius:3px;padding:0 4px;margin-left:4px;vertical-align:1px}
+.flag.diverges{background:#000}
+.sub{white-space:pre-line}
+.grid.runs{grid-template-columns:repeat(auto-fit,minmax(420px,1fr))}
+svg.plot .divergence-label{font-size:10px;font-weight:600;fill:#000;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
+section.diff{border-left:4px solid #000;padding:8px 12px;margin:12px 0 0;background:#fafafa}
+section.diff h3{margin:0 0 6px}
+table.runs{border-collapse:collapse;font-size:13px}
+table.runs th{text-align:left;color:var(--muted);font-weight:600;padding:2px 10px 2px 0}
+table.runs td{padding:2px 10px 2px 0;vertical-align:top;white-space:nowrap}
+table.runs td.path{white-space:normal;word-break:break-all}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:10px 14px;margin-top:8px}
 .grid.single{grid-template-columns:minmax(0,720px)}
 figure.chart{margin:0;position:relative}
@@ -1076,31 +1317,46 @@ inline std::string render_html(const document& doc) {
     all_steps.erase(std::unique(all_steps.begin(), all_steps.end()), all_steps.end());
     ctx.steps = detail::make_step_axis(all_steps);
     ctx.several_workers = doc.workers.size() > 1;
-    // One colour per (mode, worker) for the whole page, in mode then worker order.
-    static constexpr std::array<std::string_view, 4> mode_order{"TRAIN", "EVAL", "PREDICT", "GLOBAL"};
-    auto rank = [](const std::string& m) {
-        return static_cast<std::size_t>(std::find(mode_order.begin(), mode_order.end(), m) - mode_order.begin());
+    ctx.several_runs = !doc.runs.empty();
+    if (doc.diff && doc.diff->first) {
+        ctx.first_divergence = doc.diff->first->step;
+    }
+    // One colour per (mode, worker) for the whole page, in mode then worker order; when
+    // runs are compared, one per (run, worker), in the runs' order, the modes told by dashes.
+    const auto rank = detail::mode_rank;
+    auto run_rank = [&](const std::string& name) {
+        return static_cast<std::size_t>(
+            std::find_if(doc.runs.begin(), doc.runs.end(), [&](const run_summary& r) { return r.name == name; }) -
+            doc.runs.begin());
     };
-    std::vector<std::pair<std::string, std::string>> keys;
+    std::vector<detail::series_key> keys;
     for (const auto& t : doc.tensors) {
         for (const auto& p : t.plots) {
             for (const auto& s : p.lines) {
-                keys.emplace_back(s.mode, s.worker);
+                keys.emplace_back(s.run, s.mode, s.worker);
             }
         }
     }
-    std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
-        return std::make_pair(rank(a.first), a.second) < std::make_pair(rank(b.first), b.second);
+    std::sort(keys.begin(), keys.end(), [&](const detail::series_key& a, const detail::series_key& b) {
+        const auto& [run_a, mode_a, worker_a] = a;
+        const auto& [run_b, mode_b, worker_b] = b;
+        return ctx.several_runs ? std::make_tuple(run_rank(run_a), worker_a, rank(mode_a)) <
+                                      std::make_tuple(run_rank(run_b), worker_b, rank(mode_b))
+                                : std::make_pair(rank(mode_a), worker_a) < std::make_pair(rank(mode_b), worker_b);
     });
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    std::size_t colour = 0;
     for (std::size_t i = 0; i < keys.size(); ++i) {
-        ctx.series_colour[keys[i]] = i;
+        const bool same_colour = ctx.several_runs && i > 0 && std::get<0>(keys[i]) == std::get<0>(keys[i - 1]) &&
+                                 std::get<2>(keys[i]) == std::get<2>(keys[i - 1]);
+        colour += i > 0 && !same_colour ? 1 : 0;
+        ctx.series_colour[keys[i]] = colour;
     }
-    for (const auto& r : doc.rules) {
-        if (!r.triggered_steps.empty()) {
-            ctx.rules.push_back(detail::rule_marks{r.display_name(),
+    for (std::size_t i = 0; i < doc.rules.size(); ++i) {
+        if (!doc.rules[i].triggered_steps.empty()) {
+            ctx.rules.push_back(detail::rule_marks{detail::rule_label(doc, i),
                                                    rule_palette[ctx.rules.size() % rule_palette.size()],
-                                                   detail::bands_of(r, all_steps, ctx.steps.half_gap)});
+                                                   detail::bands_of(doc.rules[i], all_steps, ctx.steps.half_gap)});
         }
     }
 
@@ -1112,20 +1368,28 @@ inline std::string render_html(const document& doc) {
     auto fact = [&](const std::string& name, const std::string& value_html) {
         out += "<dt>" + name + "</dt><dd>" + value_html + "</dd>";
     };
-    fact("run", escape(doc.run_name));
-    fact("path", escape(doc.run_path));
-    fact("state", escape(doc.state));
-    std::string workers;
-    for (const auto& w : doc.workers) {
-        workers += (workers.empty() ? "" : ", ") + escape(w);
-    }
-    fact("workers", workers.empty() ? "none yet" : workers);
-    if (doc.modes.empty()) {
-        fact("steps", "none yet");
-    }
-    for (const auto& m : doc.modes) {
-        fact(escape(m.mode) + " steps",
-             escape(describe_steps(m.global_steps)) + " <span class=\"hint\">(global step numbers)</span>");
+    auto joined = [](const std::vector<std::string>& items) {
+        std::string list;
+        for (const auto& item : items) {
+            list += (list.empty() ? "" : ", ") + escape(item);
+        }
+        return list;
+    };
+    if (doc.runs.empty()) {
+        fact("run", escape(doc.run_name));
+        fact("path", escape(doc.run_path));
+        fact("state", escape(doc.state));
+        const std::string workers = joined(doc.workers);
+        fact("workers", workers.empty() ? "none yet" : workers);
+        if (doc.modes.empty()) {
+            fact("steps", "none yet");
+        }
+        for (const auto& m : doc.modes) {
+            fact(escape(m.mode) + " steps",
+                 escape(describe_steps(m.global_steps)) + " <span class=\"hint\">(global step numbers)</span>");
+        }
+    } else {
+        fact("runs", detail::runs_table(doc, ctx));
     }
     std::string collections;
     for (const auto& c : doc.collections) {
@@ -1145,6 +1409,9 @@ inline std::string render_html(const document& doc) {
         fact("rules", std::to_string(doc.rules.size()) + " evaluated, " + std::to_string(issues) + " found issues");
     }
     out += "</dl>";
+    if (doc.diff) {
+        out += detail::diff_box(*doc.diff);
+    }
     if (!doc.notes.empty()) {
         out += "<ul class=\"notes\">";
         for (const auto& n : doc.notes) {
@@ -1170,16 +1437,24 @@ inline std::string render_html(const document& doc) {
         out += "<section class=\"card\"><h3>Tensors</h3><nav class=\"index\">";
         for (std::size_t i = 0; i < doc.tensors.size(); ++i) {
             out += "<a href=\"#tensor-" + std::to_string(i) + "\">" + escape(doc.tensors[i].name) +
-                   (doc.tensors[i].has_non_finite ? "<span class=\"flag\">NaN/inf</span>" : "") + "</a>";
+                   (doc.tensors[i].has_non_finite ? "<span class=\"flag\">NaN/inf</span>" : "") +
+                   (detail::divergence_of(doc, doc.tensors[i].name) ? "<span class=\"flag diverges\">differs</span>"
+                                                                     : "") +
+                   "</a>";
         }
         out += "</nav></section>\n";
     }
 
     for (std::size_t i = 0; i < doc.tensors.size(); ++i) {
         const auto& t = doc.tensors[i];
+        ctx.tensor_divergence = detail::divergence_of(doc, t.name);
         out += "<section class=\"card tensor\" id=\"tensor-" + std::to_string(i) + "\" data-tensor=\"" +
                escape(t.name) + "\"><h2>" + escape(t.name) +
-               (t.has_non_finite ? "<span class=\"flag\">NaN/inf</span>" : "") + "</h2>";
+               (t.has_non_finite ? "<span class=\"flag\">NaN/inf</span>" : "") +
+               (ctx.tensor_divergence
+                    ? fmt::format("<span class=\"flag diverges\">differs from step {}</span>", *ctx.tensor_divergence)
+                    : std::string()) +
+               "</h2>";
         out += "<p class=\"sub\">" + escape(t.summary) + "</p>";
         out += detail::legend(t, ctx);
         if (!t.plots.empty()) {
@@ -1191,8 +1466,17 @@ inline std::string render_html(const document& doc) {
             }
             out += "</div>";
         }
-        for (const auto& d : t.distributions) {
-            out += render_distribution(d, ctx);
+        if (ctx.several_runs && t.distributions.size() > 1) {
+            // The runs' distributions side by side, each on the page's step axis.
+            out += "<div class=\"grid runs\">";
+            for (const auto& d : t.distributions) {
+                out += render_distribution(d, ctx, 620);
+            }
+            out += "</div>";
+        } else {
+            for (const auto& d : t.distributions) {
+                out += render_distribution(d, ctx);
+            }
         }
         if (!t.notes.empty()) {
             out += "<ul class=\"notes\">";

@@ -24,6 +24,7 @@
 #include "tdbg/format/tfrecord.hpp"
 
 #include "tdbg/storage/local_storage.hpp"
+#include "tdbg/storage/memory_storage.hpp"
 #include "tdbg/storage/open.hpp"
 #include "tdbg/storage/storage.hpp"
 
@@ -45,6 +46,8 @@
 #include "tdbg/trial/tensor.hpp"
 #include "tdbg/trial/trial.hpp"
 
+#include "tdbg/diff/diff.hpp"
+
 #include "tdbg/rules/actions.hpp"
 #include "tdbg/rules/any_rule.hpp"
 #include "tdbg/rules/builtin.hpp"
@@ -57,3 +60,4 @@
 #include "tdbg/rules/rule.hpp"
 #include "tdbg/rules/rule_params.hpp"
 #include "tdbg/rules/values.hpp"
+#include "tdbg/rules/watch.hpp"

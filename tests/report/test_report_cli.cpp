@@ -20,6 +20,7 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xbuilder.hpp>
 
+#include "browser.hpp"
 #include "report_html.hpp"
 #include "support.hpp"
 #include "tdbg/hook/hook.hpp"
@@ -235,75 +236,11 @@ TEST_CASE("tdbg report writes a page for a run without steps, and fails clearly 
     CHECK(r.out.rfind("usage: tdbg report DIR", 0) == 0);
 }
 
-namespace {
-
-// The browser: $TDBG_CHROMIUM, else chromium (or chromium-browser) on PATH.
-std::optional<fs::path> find_chromium() {
-    if (const char* env = std::getenv("TDBG_CHROMIUM"); env != nullptr && *env != '\0') {
-        return fs::path(env);
-    }
-    const char* path = std::getenv("PATH");
-    std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-    std::string d;
-    while (std::getline(dirs, d, ':')) {
-        for (const char* name : {"chromium", "chromium-browser"}) {
-            const fs::path candidate = fs::path(d.empty() ? "." : d) / name;
-            if (::access(candidate.c_str(), X_OK) == 0) {
-                return candidate;
-            }
-        }
-    }
-    return std::nullopt;
-}
-
-bool chromium_required() {
-    const char* env = std::getenv("TDBG_REQUIRE_CHROMIUM");
-    return env != nullptr && std::string(env) == "1";
-}
-
-// How many pixels of the PNG are within 10 per channel of each colour (PIL counts
-// the distinct colours in C; Python only walks that list).
-std::vector<long> count_colours(const fs::path& png, const std::vector<tdbg::cli::report::rgb>& colours) {
-    const char* script = R"py(
-import sys
-try:
-    from PIL import Image
-except ImportError:
-    print("no PIL: install python3-pil"); sys.exit(3)
-image = Image.open(sys.argv[1]).convert("RGB")
-targets = [tuple(int(h[i:i + 2], 16) for i in (1, 3, 5)) for h in sys.argv[2:]]
-counts = [0] * len(targets)
-for n, pixel in image.getcolors(image.size[0] * image.size[1]):
-    for k, t in enumerate(targets):
-        if all(abs(a - b) <= 10 for a, b in zip(pixel, t)):
-            counts[k] += n
-print(image.size[0], image.size[1], *counts)
-)py";
-    std::string command = tdbg::test::shell_quote(TDBG_PYTHON3) + " -c " + tdbg::test::shell_quote(script) + " " + tdbg::test::shell_quote(png.string());
-    for (const auto& c : colours) {
-        command += " " + tdbg::test::shell_quote(c.hex());
-    }
-    const auto r = tdbg::test::run_shell(command);
-    INFO(r.out << r.err);
-    REQUIRE(r.status == 0); // python3 with PIL (Debian: python3-pil) decodes the screenshot
-    std::istringstream in(r.out);
-    long width = 0, height = 0;
-    in >> width >> height;
-    CHECK(width == 1200);
-    CHECK(height == 3000);
-    std::vector<long> counts(colours.size(), -1);
-    for (auto& n : counts) {
-        in >> n;
-    }
-    return counts;
-}
-
-} // namespace
 
 TEST_CASE("tdbg report's page draws its plots in a real browser") {
-    const auto chromium = find_chromium();
+    const auto chromium = tdbg::test::find_chromium();
     if (!chromium) {
-        if (chromium_required()) {
+        if (tdbg::test::chromium_required()) {
             FAIL("chromium not found on PATH (Debian package chromium) and TDBG_REQUIRE_CHROMIUM=1");
         }
         TDBG_SKIP("chromium not found on PATH (Debian package chromium; or set TDBG_CHROMIUM)");
@@ -336,7 +273,7 @@ TEST_CASE("tdbg report's page draws its plots in a real browser") {
     fs::copy_file(png, fs::path(TDBG_TEST_TMP) / "report_browser.png", fs::copy_options::overwrite_existing);
 
     namespace report = tdbg::cli::report;
-    const auto counts = count_colours(png, {report::series_palette[0],
+    const auto counts = tdbg::test::count_colours(png, {report::series_palette[0],
                                             report::series_palette[1],
                                             report::rule_palette[0],
                                             report::heat_color(report::heat_levels / 2),

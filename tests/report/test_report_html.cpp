@@ -113,8 +113,8 @@ TEST_CASE("the page has a section per tensor with its plots, and rule marks on e
     for (const char* r : {"mean", "std"}) {
         report::reduction_plot p;
         p.reduction = r;
-        p.lines.push_back({"TRAIN", "worker_0", {{0, 0, 1.0}, {10, 1, 2.0}, {20, 2, std::nan("")}, {30, 3, 3.0}}});
-        p.lines.push_back({"EVAL", "worker_0", {{42, 0, 1.5}, {44, 1, 1.6}}});
+        p.lines.push_back({"TRAIN", "worker_0", {{0, 0, 1.0}, {10, 1, 2.0}, {20, 2, std::nan("")}, {30, 3, 3.0}}, ""});
+        p.lines.push_back({"EVAL", "worker_0", {{42, 0, 1.5}, {44, 1, 1.6}}, ""});
         w.plots.push_back(p);
     }
     report::distribution d;
@@ -130,7 +130,7 @@ TEST_CASE("the page has a section per tensor with its plots, and rule marks on e
     doc.tensors.push_back(w);
     report::tensor_section loss;
     loss.name = "loss";
-    loss.plots.push_back({"value", {{"TRAIN", "worker_0", {{0, 0, 2.0}, {10, 1, 1.0}}}}});
+    loss.plots.push_back({"value", {{"TRAIN", "worker_0", {{0, 0, 2.0}, {10, 1, 1.0}}, ""}}});
     doc.tensors.push_back(loss);
     tdbg::rules::evaluation_result r;
     r.rule = "ExplodingTensor";

@@ -128,6 +128,27 @@ TEST_CASE("tdbg rules, report --rule and SimilarAcrossRuns read s3:// runs as th
         CHECK(html.find(url) != std::string::npos);
     }
 
+    SECTION("diff: an S3 run against its local copy agrees, against another run it parts") {
+        const auto same = tdbg_cli(server, {"diff", local.string(), url, "--json"});
+        INFO(same.err);
+        CHECK(same.status == 0);
+        const auto agreed = nlohmann::json::parse(same.out);
+        CHECK(agreed.at("agree") == true);
+        CHECK(agreed.at("compared").at("values").get<std::size_t>() > 0);
+        const auto local_diff = tdbg_cli(server, {"diff", local.string(), other_local.string(), "--json"});
+        const auto s3_diff = tdbg_cli(server, {"diff", url, other_url, "--json"});
+        INFO(s3_diff.err);
+        CHECK(local_diff.status == 1);
+        CHECK(s3_diff.status == 1);
+        auto expected = nlohmann::json::parse(local_diff.out);
+        auto got = nlohmann::json::parse(s3_diff.out);
+        for (auto* doc : {&expected, &got}) { // the runs' names are their locations
+            doc->erase("run_a");
+            doc->erase("run_b");
+        }
+        CHECK(got == expected);
+    }
+
     SECTION("a prefix that holds no run is an error naming it, exit 2") {
         const auto r = tdbg_cli(server, {"rules", url + "-missing/", "--rule", "VanishingGradient"});
         CHECK(r.status == 2);

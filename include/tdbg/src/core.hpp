@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The definitions of the vocabulary, the wire format and storage: patterns, the thread pool, JSON, the collections and index files, the stop marker, local storage and opening a location, for a program built with
+/// The definitions of the vocabulary, the wire format and storage: patterns, the thread pool, JSON, the collections and index files, the stop marker, local and in-memory storage and opening a location, for a program built with
 /// TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as a
 /// translation unit of its own (CMake's tdbg::compiled compiles each file of
 /// tdbg/src/ apart, so that they build in parallel). Each definition is in
@@ -23,4 +23,5 @@
 #include "tdbg/format/impl/stop_marker.ipp"
 #include "tdbg/storage/impl/storage.ipp"
 #include "tdbg/storage/impl/local_storage.ipp"
+#include "tdbg/storage/impl/memory_storage.ipp"
 #include "tdbg/storage/impl/open.ipp"

@@ -15,3 +15,4 @@
 #include "tdbg/trial/impl/step_state.ipp"
 #include "tdbg/trial/impl/trial.ipp"
 #include "tdbg/trial/impl/tensor.ipp"
+#include "tdbg/diff/impl/diff.ipp"

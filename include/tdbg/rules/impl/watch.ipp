@@ -1,0 +1,383 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/rules/watch.hpp.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/format/layout.hpp"
+#include "tdbg/rules/invoke.hpp"
+#include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/watch.hpp"
+
+namespace tdbg::rules {
+
+namespace detail {
+
+// Thrown from on_step to end a rule's evaluation between two steps once stop() was called.
+class watch_interrupted : public std::exception {
+public:
+    [[nodiscard]] const char* what() const noexcept override { return "the watch was stopped"; }
+};
+
+// Whether global step `step` of the live run `t` (none: its first step) is still to come,
+// rather than unavailable for good, past the run's end, or in error.
+inline bool still_to_come(const trial& t, const std::optional<std::int64_t>& step) {
+    if (!step) {
+        t.refresh();
+        return t.steps(mode::global, true).empty() && !t.loaded_all_steps();
+    }
+    try {
+        t.wait_for_steps({*step}, mode::global, std::chrono::milliseconds(0));
+    } catch (const step_not_yet_available&) {
+        return true;
+    } catch (const std::exception&) { // NOLINT(bugprone-empty-catch): the evaluation says what it is
+    }
+    return false;
+}
+
+// What the watcher's thread and its callers share. The rules and the slots are the
+// thread's alone once it runs; callers see copies published under the mutex.
+class watch_state {
+public:
+    watch_state(std::optional<any_storage> storage, std::vector<rule_factory> factories, std::vector<any_rule> rules,
+                watch_options options)
+        : options_(std::move(options)), storage_(std::move(storage)), factories_(std::move(factories)) {
+        if (!storage_) {
+            if (rules.empty()) {
+                throw usage_error("tdbg::rules::watcher: no rule to watch with");
+            }
+            storage_ = rules.front().base_trial().storage();
+            for (any_rule& r : rules) {
+                add_slot(std::move(r));
+            }
+            opened_ = true;
+        } else if (factories_.empty()) {
+            throw usage_error(fmt::format("tdbg::rules::watcher: no rule to watch {} with", storage_->describe()));
+        }
+        publish(); // the rules' names, before the first step
+        thread_ = std::thread([this] { run(); });
+    }
+
+    watch_state(const watch_state&) = delete;
+    watch_state& operator=(const watch_state&) = delete;
+    watch_state(watch_state&&) = delete;
+    watch_state& operator=(watch_state&&) = delete;
+    ~watch_state() { (void)interrupt(); }
+
+    bool wait_for_step(std::int64_t step, const std::optional<std::chrono::milliseconds>& timeout) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        const auto reached = [&] {
+            if (ended_) {
+                return true;
+            }
+            if (!opened_shared_) {
+                return false;
+            }
+            for (std::size_t i = 0; i < results_.size(); ++i) {
+                if (!done_[i] && !(results_[i].next_step && *results_[i].next_step > step)) {
+                    return false;
+                }
+            }
+            return true;
+        };
+        wake_locked();
+        const bool ok = timeout ? changed_.wait_for(lock, *timeout, reached) : (changed_.wait(lock, reached), true);
+        if (error_) {
+            std::rethrow_exception(error_);
+        }
+        return ok;
+    }
+
+    std::vector<evaluation_result> finish() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_locked();
+        changed_.wait(lock, [this] { return ended_; });
+        if (error_) {
+            std::rethrow_exception(error_);
+        }
+        return results_;
+    }
+
+    std::vector<evaluation_result> interrupt() {
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            stopping_ = true;
+            stop_flag_ = true;
+        }
+        wake_.notify_all();
+        if (thread_.joinable()) {
+            thread_.join();
+        }
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return results_;
+    }
+
+    std::vector<evaluation_result> results() const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return results_;
+    }
+    std::vector<trigger> triggers() const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return triggers_;
+    }
+    bool triggered() const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return !triggers_.empty();
+    }
+    bool done() const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return ended_;
+    }
+
+private:
+    struct slot {
+        explicit slot(any_rule r) : rule(std::move(r)) {}
+        any_rule rule;
+        invoke_options invoke;
+        evaluation_result result;
+        std::optional<std::int64_t> first_step; // where the evaluation began, kept across resumptions
+        bool done = false;
+    };
+
+    void add_slot(any_rule r) {
+        r.actions().add([this](const trigger& t, const rule_logger&) { on_trigger(t); });
+        slot& s = slots_.emplace_back(std::move(r));
+        s.invoke.start_step = options_.start_step;
+        s.invoke.end_step = options_.end_step;
+        s.invoke.threads = options_.threads;
+        s.invoke.poll_interval = options_.poll_interval;
+        // A step not there yet comes back here to be waited for, so that stop() is heard at once.
+        s.invoke.step_timeout = std::chrono::milliseconds(0);
+        s.invoke.skip_late_steps = false;
+        s.invoke.on_step = [this](std::int64_t, step_outcome outcome) {
+            // The actions of a step where the condition was met run after this call: they do run.
+            if (outcome != step_outcome::triggered && stop_flag_) {
+                throw watch_interrupted();
+            }
+        };
+        s.result.rule = s.rule.name();
+        s.result.configuration_name = s.rule.configuration_name();
+        s.result.params = s.rule.params().items();
+    }
+
+    // Runs on the watcher's thread, from inside invoke_rule's loop.
+    void on_trigger(const trigger& t) {
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            triggers_.push_back(t);
+        }
+        if (options_.stop_training && !marker_written_) {
+            marker_written_ = true;
+            write_stop_marker(*storage_, t);
+        }
+        if (options_.on_trigger) {
+            options_.on_trigger(t);
+        }
+    }
+
+    // Opens the run once its collections file is there and builds the rules over it.
+    void open() {
+        const bool ended = storage_->exists(std::string(format::end_marker_key)); // before: collections come first
+        trial_options topts = options_.trial;
+        topts.collection_wait = std::chrono::milliseconds(0); // waited for here, where stop() is heard
+        std::optional<trial> t;
+        try {
+            t.emplace(*storage_, options_.trial_name.value_or(storage_->describe()), step_range{}, topts);
+        } catch (const missing_collection_files&) {
+            opened_ = ended; // a run that ended without one has nothing for the rules
+            return;
+        }
+        for (const rule_factory& make : factories_) {
+            any_rule r = make(*t);
+            if (options_.logger) {
+                r.set_logger(*options_.logger);
+            }
+            add_slot(std::move(r));
+        }
+        opened_ = true;
+    }
+
+    // Evaluates the steps of `s` that are there; true when its result changed.
+    bool advance(slot& s) {
+        const auto before = s.result.next_step;
+        const std::size_t triggered = s.result.triggered_steps.size();
+        // The step a resumption began at after it had passed: a wait that gives up just
+        // before the hook publishes the step is resumed at once; thrown again there, the
+        // exception was the rule's own, not a wait's.
+        std::optional<std::optional<std::int64_t>> resumed_passed;
+        for (bool again = true; again;) {
+            again = false;
+            try {
+                run_rule(s.rule.get(), s.invoke, s.result);
+                s.done = true;
+            } catch (const step_not_yet_available& e) {
+                const std::optional<std::int64_t> next = s.result.next_step;
+                const bool waiting = still_to_come(s.rule.base_trial(), next);
+                if (!waiting && resumed_passed && *resumed_passed == next) {
+                    s.result.error = e.what();
+                    s.done = true;
+                } else {
+                    if (!s.first_step) {
+                        s.first_step = s.result.first_step;
+                    }
+                    s.invoke.start_step = next; // resumed there, with the rule's state as it was
+                    if (waiting && next) {
+                        (void)check_while_waiting(s.rule.get(), *next, s.result); // a rule watching the clock
+                    }
+                    if (!waiting) {
+                        resumed_passed.emplace(next);
+                        again = true;
+                    }
+                }
+            } catch (const watch_interrupted&) {
+                s.result.end = evaluation_end::interrupted;
+                s.done = true;
+            } catch (const std::exception& e) {
+                s.result.error = *e.what() != '\0' ? e.what() : "unknown error";
+                s.done = true;
+            }
+        }
+        if (s.first_step) {
+            s.result.first_step = s.first_step; // run_rule starts afresh at each resumption
+        }
+        return s.done || s.result.next_step != before || s.result.triggered_steps.size() != triggered;
+    }
+
+    void publish() {
+        std::vector<evaluation_result> results;
+        std::vector<bool> done;
+        for (const slot& s : slots_) {
+            results.push_back(s.result);
+            done.push_back(s.done);
+        }
+        const std::lock_guard<std::mutex> lock(mutex_);
+        results_ = std::move(results);
+        done_ = std::move(done);
+        opened_shared_ = opened_;
+    }
+
+    void wake_locked() {
+        poked_ = true;
+        wake_.notify_all();
+    }
+
+    void run() {
+        try {
+            for (;;) {
+                if (!opened_ && !stop_flag_) {
+                    open();
+                }
+                bool changed = false;
+                for (slot& s : slots_) {
+                    if (!s.done && !stop_flag_) {
+                        changed = advance(s) || changed;
+                    }
+                }
+                bool all_done = opened_;
+                for (const slot& s : slots_) {
+                    all_done = all_done && s.done;
+                }
+                if (!all_done && stop_flag_) {
+                    for (slot& s : slots_) {
+                        if (!s.done) {
+                            s.result.end = evaluation_end::interrupted; // status Stopped unless it found issues
+                            s.done = true;
+                        }
+                    }
+                    all_done = true;
+                    changed = true;
+                }
+                if (changed || opened_ != opened_shared_) {
+                    publish();
+                }
+                std::unique_lock<std::mutex> lock(mutex_);
+                if (all_done) {
+                    ended_ = true;
+                    changed_.notify_all();
+                    return;
+                }
+                changed_.notify_all();
+                wake_.wait_for(lock, options_.poll_interval, [this] { return stopping_ || poked_; });
+                poked_ = false;
+            }
+        } catch (...) {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            error_ = std::current_exception();
+            ended_ = true;
+            changed_.notify_all();
+        }
+    }
+
+    const watch_options options_;
+
+    // The watcher's thread's own (set before it starts).
+    std::optional<any_storage> storage_;
+    std::vector<rule_factory> factories_;
+    std::vector<slot> slots_;
+    bool opened_ = false;
+    bool marker_written_ = false;
+
+    // Shared, under mutex_.
+    mutable std::mutex mutex_;
+    std::condition_variable changed_; // the thread published progress, or ended
+    std::condition_variable wake_;    // look at the run now
+    bool stopping_ = false;
+    bool poked_ = false;
+    bool ended_ = false;
+    bool opened_shared_ = false;
+    std::exception_ptr error_;
+    std::vector<evaluation_result> results_;
+    std::vector<bool> done_;
+    std::vector<trigger> triggers_;
+    std::atomic<bool> stop_flag_{false}; // read between steps without the lock
+
+    std::thread thread_; // last: started once the members above exist
+};
+
+} // namespace detail
+
+TDBG_DECL rule_factory watch_rule(std::string name, rule_params params) {
+    return [name = std::move(name), params = std::move(params)](const trial& base) {
+        return registry::create(name, base, params);
+    };
+}
+
+TDBG_DECL watcher::watcher(any_storage storage, std::vector<rule_factory> rules, watch_options options)
+    : state_(std::make_unique<detail::watch_state>(std::move(storage), std::move(rules), std::vector<any_rule>{},
+                                                   std::move(options))) {}
+
+TDBG_DECL watcher::watcher(std::vector<any_rule> rules, watch_options options)
+    : state_(std::make_unique<detail::watch_state>(std::nullopt, std::vector<rule_factory>{}, std::move(rules),
+                                                   std::move(options))) {}
+
+TDBG_DECL watcher::~watcher() = default;
+
+TDBG_DECL bool watcher::wait_for_step(std::int64_t step, std::optional<std::chrono::milliseconds> timeout) {
+    return state_->wait_for_step(step, timeout);
+}
+
+TDBG_DECL std::vector<evaluation_result> watcher::finish() { return state_->finish(); }
+
+TDBG_DECL std::vector<evaluation_result> watcher::stop() { return state_->interrupt(); }
+
+TDBG_DECL std::vector<evaluation_result> watcher::results() const { return state_->results(); }
+
+TDBG_DECL std::vector<trigger> watcher::triggers() const { return state_->triggers(); }
+
+TDBG_DECL bool watcher::triggered() const { return state_->triggered(); }
+
+TDBG_DECL bool watcher::done() const { return state_->done(); }
+
+} // namespace tdbg::rules

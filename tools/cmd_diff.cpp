@@ -1,0 +1,271 @@
+// `tdbg diff RUN_A RUN_B`: the first step where two runs part (tdbg/diff/diff.hpp),
+// then every diverging tensor by the step where it first does; --json for machines
+// ("tdbg-diff/1"). Exit status 0 when the runs agree, 1 when they differ, 2 on an error.
+
+#include <cmath>
+#include <cstddef>
+#include <exception>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "commands.hpp"
+#include "open_run.hpp"
+#include "tdbg/core/detail/utf8.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/diff/diff.hpp"
+#include "tdbg/format/json.hpp"
+
+namespace {
+
+constexpr const char* diff_help = "usage: tdbg diff RUN_A RUN_B [options]\n\n"
+                                  "Compares run B with the reference run A tensor by tensor and step by step\n"
+                                  "(steps matched by mode and mode step, workers by name) and prints the first\n"
+                                  "divergence: its step, mode, tensor, the largest absolute and relative\n"
+                                  "difference and the element index; then a table of the tensors that diverge,\n"
+                                  "ordered by the step where each first does. Runs are directories, or\n"
+                                  "s3://bucket/prefix when built with S3; they are read one value at a time.\n\n"
+                                  "An element of B is close to A's when |b - a| <= atol + rtol * |a| (numpy's\n"
+                                  "isclose with A as the reference); NaN equals NaN only where both runs hold\n"
+                                  "NaN, an infinity only the same infinity. A different dtype or shape, and a\n"
+                                  "tensor, step or worker saved in one run only, is a difference.\n\n"
+                                  "options:\n"
+                                  "  --rtol X            relative tolerance (default 1e-05)\n"
+                                  "  --atol X            absolute tolerance (default 1e-08)\n"
+                                  "  --tensors REGEX     only tensors whose name in run A matches (searched, as\n"
+                                  "                      smdebug's tensor regexes)\n"
+                                  "  --map A=B           tensor A of run A is called B in run B; repeatable\n"
+                                  "  --map-prefix PA=PB  names starting with PA in run A start with PB in run B\n"
+                                  "                      (e.g. --map-prefix Net_=MLP_); repeatable, longest wins\n"
+                                  "  --reductions        where a raw value is missing, compare the reductions\n"
+                                  "                      stored instead\n"
+                                  "  --mode MODE         only the steps of TRAIN, EVAL, PREDICT or GLOBAL\n"
+                                  "  --ignore-missing    tensors, steps and workers of one run only are listed,\n"
+                                  "                      not counted as differences\n"
+                                  "  --json              print a JSON document (\"tdbg-diff/1\"); differences that\n"
+                                  "                      are not finite numbers (NaN against a number) are null\n\n"
+                                  "exit status: 0 the runs agree within the tolerances, 1 they differ, 2 an error.\n";
+
+struct diff_cli_options {
+    std::vector<std::string> runs;
+    tdbg::diff_options diff;
+    bool json = false;
+};
+
+double parse_tolerance(const std::string& flag, const std::string& text) {
+    std::size_t used = 0;
+    double v = -1;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (text.empty() || used != text.size() || !std::isfinite(v) || v < 0) {
+        throw tdbg::cli::usage_error(fmt::format("{} expects a non-negative number, got '{}'", flag, text));
+    }
+    return v;
+}
+
+std::pair<std::string, std::string> parse_mapping(const std::string& flag, const std::string& text) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+        throw tdbg::cli::usage_error(fmt::format("{} expects NAME_IN_A=NAME_IN_B, got '{}'", flag, text));
+    }
+    return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+diff_cli_options parse_diff_args(const std::vector<std::string>& args) {
+    diff_cli_options o;
+    auto value_of = [&](std::size_t& i) -> const std::string& {
+        if (i + 1 >= args.size()) {
+            throw tdbg::cli::usage_error(fmt::format("{} needs a value", args[i]));
+        }
+        return args[++i];
+    };
+    bool only_positional = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (only_positional) {
+            o.runs.push_back(a);
+        } else if (a == "--") {
+            only_positional = true;
+        } else if (a == "--rtol" || a == "--atol") {
+            (a == "--rtol" ? o.diff.rtol : o.diff.atol) = parse_tolerance(a, value_of(i));
+        } else if (a == "--tensors") {
+            o.diff.tensor_regex = value_of(i);
+        } else if (a == "--map") {
+            o.diff.name_map.push_back(parse_mapping(a, value_of(i)));
+        } else if (a == "--map-prefix") {
+            o.diff.prefix_map.push_back(parse_mapping(a, value_of(i)));
+        } else if (a == "--reductions") {
+            o.diff.compare_reductions = true;
+        } else if (a == "--mode") {
+            const std::string& text = value_of(i);
+            const auto m = tdbg::try_parse_mode(text);
+            if (!m) {
+                throw tdbg::cli::usage_error(
+                    fmt::format("--mode expects TRAIN, EVAL, PREDICT or GLOBAL, got '{}'", text));
+            }
+            o.diff.only_mode = *m;
+        } else if (a == "--ignore-missing") {
+            o.diff.ignore_missing = true;
+        } else if (a == "--json") {
+            o.json = true;
+        } else if (a.size() > 1 && a[0] == '-') {
+            throw tdbg::cli::usage_error(fmt::format("unknown option '{}'", a));
+        } else {
+            o.runs.push_back(a);
+        }
+    }
+    if (o.runs.size() != 2) {
+        throw tdbg::cli::usage_error(
+            fmt::format("expected two runs, RUN_A and RUN_B, got {} arguments", o.runs.size()));
+    }
+    return o;
+}
+
+// A difference as JSON: a number, or null where it is not a finite one.
+tdbg::format::json_value json_number(double v) {
+    if (std::isfinite(v)) {
+        return v;
+    }
+    return nullptr;
+}
+
+tdbg::format::json_value json_step_fields(const tdbg::diff_divergence& d) {
+    auto v = tdbg::format::json_value::object();
+    v["tensor"] = d.tensor;
+    v["tensor_b"] = d.tensor_b;
+    v["step"] = d.step;
+    v["mode"] = std::string(tdbg::mode_name(d.step_mode));
+    v["mode_step"] = d.mode_step;
+    v["worker"] = d.worker;
+    v["max_abs_diff"] = json_number(d.max_abs_diff);
+    v["max_rel_diff"] = json_number(d.max_rel_diff);
+    v["reason"] = d.reason;
+    v["reduction"] = d.compared_reduction ? tdbg::format::json_value(tdbg::reduction_name(*d.compared_reduction))
+                                          : tdbg::format::json_value(nullptr);
+    return v;
+}
+
+tdbg::format::json_value json_document(const diff_cli_options& o, const tdbg::diff_result& r) {
+    using tdbg::format::json_value;
+    auto doc = json_value::object();
+    doc["format"] = "tdbg-diff/1";
+    doc["run_a"] = o.runs[0];
+    doc["run_b"] = o.runs[1];
+    doc["agree"] = r.agree();
+    doc["rtol"] = o.diff.rtol;
+    doc["atol"] = o.diff.atol;
+    if (const auto* first = r.first_divergence()) {
+        json_value v = json_step_fields(*first);
+        v["index"] = json_value::array_of(first->index);
+        v["flat_index"] = first->flat_index ? json_value(*first->flat_index) : json_value(nullptr);
+        v["mismatched"] = first->mismatched;
+        doc["first_divergence"] = std::move(v);
+    } else {
+        doc["first_divergence"] = nullptr;
+    }
+    auto tensors = json_value::array();
+    for (const auto& d : r.divergences) {
+        json_value v = json_step_fields(d);
+        v["diverging_steps"] = d.diverging_steps;
+        tensors.push_back(std::move(v));
+    }
+    doc["tensors"] = std::move(tensors);
+    doc["only_in_a"] = json_value::array_of(r.only_in_a);
+    doc["only_in_b"] = json_value::array_of(r.only_in_b);
+    auto compared = json_value::object();
+    compared["tensors"] = r.tensors_compared;
+    compared["steps"] = r.steps_compared;
+    compared["values"] = r.values_compared;
+    doc["compared"] = std::move(compared);
+    return doc;
+}
+
+std::string index_text(const std::vector<std::size_t>& index) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < index.size(); ++i) {
+        out += fmt::format("{}{}", i == 0 ? "" : ", ", index[i]);
+    }
+    return out + "]";
+}
+
+std::string tensor_label(const tdbg::diff_divergence& d) {
+    std::string out = d.tensor == d.tensor_b ? d.tensor : fmt::format("{} (B: {})", d.tensor, d.tensor_b);
+    if (d.compared_reduction) {
+        out += fmt::format(" [{}]", tdbg::reduction_name(*d.compared_reduction));
+    }
+    return tdbg::detail::terminal_safe(out);
+}
+
+void print_text(std::ostream& out, const diff_cli_options& o, const tdbg::diff_result& r) {
+    const std::string counts = fmt::format("compared {} tensors, {} steps, {} values", r.tensors_compared,
+                                           r.steps_compared, r.values_compared);
+    if (r.agree()) {
+        out << fmt::format("runs agree within rtol {}, atol {}: {}\n", o.diff.rtol, o.diff.atol, counts);
+    } else if (const auto* d = r.first_divergence()) {
+        out << fmt::format("runs part at step {} ({} step {}, {}): tensor {}\n", d->step, tdbg::mode_name(d->step_mode),
+                           d->mode_step, tdbg::detail::terminal_safe(d->worker), tensor_label(*d));
+        if (d->flat_index) {
+            out << fmt::format("  largest absolute difference {:g}, largest relative difference {:g}\n",
+                               d->max_abs_diff, d->max_rel_diff);
+            const std::string where = d->index.empty()
+                                          ? std::string("the value (0-d) is out of tolerance")
+                                          : fmt::format("element {} (flat {}) is furthest out of tolerance",
+                                                        index_text(d->index), *d->flat_index);
+            out << fmt::format("  {}; {} (rtol {}, atol {})\n", where, d->reason, o.diff.rtol, o.diff.atol);
+        } else {
+            out << "  " << tdbg::detail::terminal_safe(d->reason) << "\n";
+        }
+        out << "\ntensors that diverge, by the step where each first does:\n";
+        out << fmt::format("  {:>8}  {:<7}  {:>9}  {:>13}  {:>13}  {:>6}  {}\n", "step", "mode", "mode_step",
+                           "max_abs_diff", "max_rel_diff", "steps", "tensor");
+        for (const auto& t : r.divergences) {
+            out << fmt::format("  {:>8}  {:<7}  {:>9}  {:>13.6g}  {:>13.6g}  {:>6}  {}{}\n", t.step,
+                               tdbg::mode_name(t.step_mode), t.mode_step, t.max_abs_diff, t.max_rel_diff,
+                               t.diverging_steps, tensor_label(t),
+                               t.flat_index ? "" : " (" + tdbg::detail::terminal_safe(t.reason) + ")");
+        }
+    } else {
+        out << "runs hold different tensors\n";
+    }
+    const auto names = [&](const char* label, const std::vector<std::string>& list) {
+        if (list.empty()) {
+            return;
+        }
+        out << label;
+        for (const auto& n : list) {
+            out << " " << tdbg::detail::terminal_safe(n);
+        }
+        out << "\n";
+    };
+    names("only in run A:", r.only_in_a);
+    names("only in run B:", r.only_in_b);
+    if (!r.agree()) {
+        out << counts << "\n";
+    }
+}
+
+int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
+    const diff_cli_options o = parse_diff_args(args);
+    const tdbg::trial a = tdbg::cli::open_run(o.runs[0]);
+    const tdbg::trial b = tdbg::cli::open_run(o.runs[1]);
+    const tdbg::diff_result result = tdbg::diff_runs(a, b, o.diff);
+    if (o.json) {
+        out << tdbg::cli::json_document_text(json_document(o, result));
+    } else {
+        print_text(out, o, result);
+    }
+    out.flush();
+    return result.agree() ? tdbg::cli::exit_ok : tdbg::cli::exit_differ;
+}
+
+const tdbg::cli::command_registrar register_diff{
+    tdbg::cli::command{"diff", "compare two runs step by step and print where they first part", diff_help, &run_diff}};
+
+} // namespace
