@@ -326,6 +326,10 @@ rule_outcome evaluate_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options
         options.skip_late_steps = false;
     }
     std::optional<std::int64_t> first_step;
+    // The step a resumption began at though it had passed: a wait that gave up just
+    // before the step was published is resumed at once; thrown again there, the
+    // exception was the rule's own, not a wait's.
+    std::optional<std::optional<std::int64_t>> resumed_passed;
     while (!outcome.interrupted) {
         if (signals.requested()) {
             outcome.interrupted = true;
@@ -336,14 +340,19 @@ rule_outcome evaluate_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options
             break;
         } catch (const tdbg::step_not_yet_available& e) {
             const std::optional<std::int64_t> next = result.next_step;
-            if (!follow || !still_to_come(r.base_trial(), next)) {
+            const bool waiting = follow && still_to_come(r.base_trial(), next);
+            if (!follow || (!waiting && resumed_passed && *resumed_passed == next)) {
                 result.error = e.what(); // thrown by the rule itself, not by a wait
                 break;
             }
             if (!first_step) {
                 first_step = result.first_step;
             }
-            options.start_step = next;
+            options.start_step = next; // resumed there, with the rule's state as it was
+            if (!waiting) {
+                resumed_passed.emplace(next);
+                continue;
+            }
             r->logger().debug(next ? fmt::format("rule {}: waiting for step {}", r.name(), *next)
                                    : fmt::format("rule {}: waiting for the run's first step", r.name()));
             while (still_to_come(r.base_trial(), next)) {
