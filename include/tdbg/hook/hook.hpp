@@ -170,7 +170,10 @@ public:
 
     /// Saves `scalar/<name>` (float64, shape (1,)) at this step, whatever the
     /// save configs say, as smdebug's save_scalar (and to TensorBoard when exported).
-    TDBG_DECL void save_scalar(std::string_view name, double value);
+    /// With `sm_metric`, also a SageMaker metric "scalar/<name>_<MODE>" (hook_options::
+    /// sagemaker_metrics_dir); `timestamp` (seconds since the epoch) is its wall time, else now.
+    TDBG_DECL void save_scalar(std::string_view name, double value, bool sm_metric = false,
+                               std::optional<double> timestamp = std::nullopt);
 
     // ---- lifecycle -------------------------------------------------------------
 

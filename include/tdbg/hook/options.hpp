@@ -90,6 +90,16 @@ struct hook_options {
     std::chrono::milliseconds stop_check_interval{1000};
     /// The S3 location from a SageMaker configuration (S3OutputPath), for information.
     std::string s3_output_path;
+    /// smdebug's state store, so that a job resumed from a checkpoint goes on with its
+    /// step numbers: the checkpoint configuration file (JSON; "LocalPath" names the
+    /// checkpoint directory, whose metadata.json keeps the states). nullopt:
+    /// $CHECKPOINT_CONFIG_FILE_PATH, else /opt/ml/input/config/checkpointconfig.json;
+    /// empty: no state store. A missing file means no store; a malformed one is a config_error.
+    std::optional<std::string> checkpoint_config_file;
+    /// Where SageMaker metrics go (`<dir>/<pid>.json`): scalars saved with sm_metric and
+    /// the values of the "losses", "metrics" and "sm_metrics" collections.
+    /// nullopt: $SAGEMAKER_METRICS_DIRECTORY when set; empty: no metrics.
+    std::optional<std::string> sagemaker_metrics_dir;
 };
 
 } // namespace tdbg

@@ -40,7 +40,9 @@
 #include "tdbg/format/stop_marker.hpp"
 #include "tdbg/hook/collection.hpp"
 #include "tdbg/hook/detail/buffer_pool.hpp"
+#include "tdbg/hook/detail/metrics_writer.hpp"
 #include "tdbg/hook/detail/selection.hpp"
+#include "tdbg/hook/detail/state_store.hpp"
 #include "tdbg/hook/detail/stop_watch.hpp"
 #include "tdbg/hook/options.hpp"
 #include "tdbg/hook/worker.hpp"
@@ -85,8 +87,9 @@ inline void check_tensor_name(std::string_view name) {
 }
 
 /// The global step and each mode's step, as smdebug's _increment_step and
-/// set_mode keep them: every counter starts at -1; begin() advances the
-/// global step and the current mode's, and GLOBAL's follows the global step.
+/// set_mode keep them: every counter starts at -1 (a resumed job's at the last
+/// step seen); begin() advances the global step and the current mode's, and
+/// GLOBAL's follows the global step.
 class step_clock {
 public:
     [[nodiscard]] mode current() const noexcept { return mode_; }
@@ -96,7 +99,32 @@ public:
     /// True between begin() and end().
     [[nodiscard]] bool open() const noexcept { return open_; }
 
-    void set_mode(mode m) noexcept { mode_ = m; }
+    /// The modes met so far, GLOBAL first, in the order smdebug's mode_steps dict keeps them.
+    [[nodiscard]] std::vector<std::pair<mode, std::int64_t>> known_mode_steps() const {
+        std::vector<std::pair<mode, std::int64_t>> out;
+        for (std::size_t i = 0; i < known_count_; ++i) {
+            out.emplace_back(known_[i], mode_step(known_[i]));
+        }
+        return out;
+    }
+
+    void set_mode(mode m) noexcept {
+        mode_ = m;
+        remember(m);
+    }
+
+    /// Goes on from a saved state (smdebug's _initialize_to_last_saved_state): the
+    /// global step is `seen`, each listed mode's step its own, and a mode met later
+    /// starts at `seen` (smdebug's set_mode gives it init_step).
+    void resume(std::int64_t seen, const std::vector<std::pair<mode, std::int64_t>>& modes) noexcept {
+        step_ = seen;
+        mode_steps_.fill(seen);
+        for (const auto& [m, step] : modes) {
+            mode_steps_[index(m)] = step;
+            remember(m);
+        }
+        mode_steps_[index(mode::global)] = seen;
+    }
     void begin() noexcept {
         ++step_;
         ++mode_steps_[index(mode_)];
@@ -111,7 +139,16 @@ public:
 private:
     static std::size_t index(mode m) noexcept { return static_cast<std::size_t>(m) - 1; }
 
+    void remember(mode m) noexcept {
+        if (std::find(known_.begin(), known_.begin() + static_cast<std::ptrdiff_t>(known_count_), m) ==
+            known_.begin() + static_cast<std::ptrdiff_t>(known_count_)) {
+            known_[known_count_++] = m;
+        }
+    }
+
     mode mode_ = mode::global;
+    std::array<mode, 4> known_{mode::global, mode::global, mode::global, mode::global};
+    std::size_t known_count_ = 1;
     std::int64_t step_ = -1;
     std::array<std::int64_t, 4> mode_steps_{-1, -1, -1, -1};
     bool open_ = false;
@@ -160,6 +197,12 @@ public:
             throw config_error(fmt::format("the run at {} has ended already (it holds {}); write to a new directory",
                                            storage_.describe(), format::end_marker_key));
         }
+        resume_from_state_store();
+        if (!options_.dry_run) {
+            if (auto dir = metrics_dir()) {
+                metrics_ = std::make_unique<metrics_writer>(*dir);
+            }
+        }
         const bool chief = worker_.name == worker_name(0);
         if (!options_.dry_run && (options_.include_workers == workers_to_save::all || chief)) {
             writer_options w;
@@ -198,6 +241,7 @@ public:
     void begin_step() {
         check_open("begin_step");
         end_step();
+        write_state();
         check_stop_marker();
         clock_.begin();
         step_wrote_ = false;
@@ -240,6 +284,9 @@ public:
         closed_ = true;
         if (stop_watch_) {
             stop_watch_->stop();
+        }
+        if (metrics_) {
+            metrics_->close();
         }
         try {
             if (writer_ && !writer_->stopped() && exports_.due_at_close(selection_.version())) {
@@ -312,6 +359,8 @@ public:
                                           "tensor may have",
                                           name, value.shape().size(), max_tensor_rank));
         }
+        last_saved_step_ = clock_.global();
+        queue_loss_metrics(name, value);
         if (!writer_ || writer_->stopped()) {
             return; // nothing is saved after a write error
         }
@@ -370,10 +419,12 @@ public:
         }
     }
 
-    /// Queues `scalar/<name>` for the end of this step, whatever the save configs say.
-    void save_scalar(std::string_view name, double value) {
+    /// Queues `scalar/<name>` for the end of this step, whatever the save configs say;
+    /// `timestamp` (seconds since the epoch; 0 counts as none, as in smdebug) is its wall time.
+    void save_scalar(std::string_view name, double value, bool sm_metric, std::optional<double> timestamp) {
         check_saving(name);
-        scalars_.push_back(pending_scalar{"scalar/" + std::string(name), value, now_seconds()});
+        const double wall_time = timestamp && *timestamp != 0 ? *timestamp : now_seconds();
+        scalars_.push_back(pending_scalar{"scalar/" + std::string(name), value, wall_time, sm_metric, true});
     }
 
     // ---- information -------------------------------------------------------------
@@ -385,10 +436,14 @@ public:
     [[nodiscard]] const std::optional<stop_request>& stop() const noexcept { return stop_; }
 
 private:
+    // smdebug's ScalarCache: a save_scalar (written to the step's files, and as a
+    // metric with sm_metric) or a loss (a metric only).
     struct pending_scalar {
         std::string name;
         double value = 0;
         double wall_time = 0;
+        bool sm_metric = false;
+        bool write_event = true;
     };
 
     static const hook_options& validated(const hook_options& options) {
@@ -589,16 +644,110 @@ private:
     void write_scalars() {
         std::vector<pending_scalar> scalars = std::move(scalars_);
         scalars_.clear();
+        if (metrics_) {
+            write_metrics(scalars);
+        }
         if (!writer_) {
             return;
         }
         const bool tensorboard = exports_tensorboard();
         for (pending_scalar& s : scalars) {
+            if (!s.write_event) {
+                continue;
+            }
             if (tensorboard) {
                 writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), s.wall_time,
                                                      clean_tensorboard_tag(s.name), static_cast<float>(s.value)});
             }
             push_record(make_event(s.name, tensor_value(std::vector<double>{s.value}), s.wall_time));
+        }
+    }
+
+    // smdebug's metrics_writer.log_metric calls: "<name>_<MODE>" at the mode's step.
+    void write_metrics(const std::vector<pending_scalar>& scalars) {
+        try {
+            for (const pending_scalar& s : scalars) {
+                if (s.sm_metric) {
+                    metrics_->log(s.name + "_" + std::string(mode_name(clock_.current())), s.value, s.wall_time,
+                                  clock_.mode_step());
+                }
+            }
+        } catch (const storage_error& e) {
+            metrics_.reset();
+            if (options_.on_write_error == write_error_policy::rethrow) {
+                throw;
+            }
+            std::fprintf(stderr, "tdbg::hook: no more SageMaker metrics: %s\n", terminal_safe(e.what()).c_str());
+        }
+    }
+
+    // smdebug's _save_for_tensor: a tensor saved in "losses", "metrics" or "sm_metrics"
+    // is also a SageMaker metric, its mean, once per such collection.
+    void queue_loss_metrics(std::string_view name, const tensor_value& value) {
+        if (!metrics_ || value.size() == 0) {
+            return;
+        }
+        for (const std::size_t i : active_) {
+            const std::string& c = selection_.at(i).coll.name();
+            if (c != collection_names::losses && c != collection_names::metrics && c != collection_names::sm_metrics) {
+                continue;
+            }
+            double mean = 0;
+            try {
+                mean = scalar_as_double(compute_reduction(value, reduction{reduction_kind::mean, false}));
+            } catch (const dtype_mismatch&) {
+                return; // no mean of strings
+            }
+            scalars_.push_back(pending_scalar{std::string(name), mean, now_seconds(), true, false});
+        }
+    }
+
+    // The metrics directory: the option, else $SAGEMAKER_METRICS_DIRECTORY.
+    [[nodiscard]] std::optional<std::string> metrics_dir() const {
+        if (options_.sagemaker_metrics_dir) {
+            return options_.sagemaker_metrics_dir->empty() ? std::nullopt : options_.sagemaker_metrics_dir;
+        }
+        if (const char* env = std::getenv(sagemaker_metrics_env); env != nullptr && *env != '\0') {
+            return std::string(env);
+        }
+        return std::nullopt;
+    }
+
+    // smdebug's _initialize_to_last_saved_state: the state store's last state, if any.
+    void resume_from_state_store() {
+        std::string config;
+        if (options_.checkpoint_config_file) {
+            config = *options_.checkpoint_config_file;
+        } else if (const char* env = std::getenv(checkpoint_config_env); env != nullptr) {
+            config = env;
+        } else {
+            config = default_checkpoint_config_file;
+        }
+        state_store_ = std::make_unique<state_store>(config);
+        if (auto last = state_store_->last_state()) {
+            last_saved_step_ = last->last_saved_step;
+            training_run_ = last->training_run + 1;
+            clock_.resume(last->last_seen_step, last->mode_steps);
+        }
+    }
+
+    // smdebug's _write_state, at the start of a step: a new state when the checkpoint files changed.
+    void write_state() {
+        if (!state_store_->checkpoint_updated()) {
+            return;
+        }
+        training_state state;
+        state.training_run = training_run_;
+        state.last_saved_step = last_saved_step_;
+        state.last_seen_step = clock_.global();
+        state.mode_steps = clock_.known_mode_steps();
+        try {
+            state_store_->update(state);
+        } catch (const storage_error& e) {
+            if (options_.on_write_error == write_error_policy::rethrow) {
+                throw;
+            }
+            std::fprintf(stderr, "tdbg::hook: %s\n", terminal_safe(e.what()).c_str());
         }
     }
 
@@ -637,6 +786,10 @@ private:
     std::vector<std::size_t> active_;  // prepare_save's collections, for save_prepared
     std::set<std::string> checked_names_;
     std::vector<pending_scalar> scalars_;
+    std::unique_ptr<state_store> state_store_;
+    std::optional<std::int64_t> last_saved_step_; // smdebug's last_saved_step, for the state store
+    std::int64_t training_run_ = 0;
+    std::unique_ptr<metrics_writer> metrics_;
     std::optional<stop_request> stop_;
     std::optional<std::string> write_error_;
     std::shared_ptr<buffer_pool> pool_;

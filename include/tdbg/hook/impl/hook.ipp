@@ -80,7 +80,9 @@ TDBG_DECL bool hook::prepare_save(std::string_view name, std::initializer_list<s
     return engine_->prepare_save(name, collections);
 }
 TDBG_DECL void hook::save_prepared(std::string_view name, const tensor_value& value) { engine_->save_prepared(name, value); }
-TDBG_DECL void hook::save_scalar(std::string_view name, double value) { engine_->save_scalar(name, value); }
+TDBG_DECL void hook::save_scalar(std::string_view name, double value, bool sm_metric, std::optional<double> timestamp) {
+    engine_->save_scalar(name, value, sm_metric, timestamp);
+}
 
 TDBG_DECL void hook::flush() { engine_->flush(); }
 TDBG_DECL void hook::close() { engine_->close(); }
