@@ -1,6 +1,7 @@
-// Reading a run from S3 against reading the same run from local disk.
+// Reading a run from S3 against reading the same run from local disk, and with
+// added latency, record by record against coalesced reads.
 //
-//   bench_s3 [steps] [tensors per step] [floats per tensor]     (default 40 20 4096)
+//   bench_s3 [steps] [tensors per step] [floats per tensor] [latency ms]   (default 40 20 4096 20)
 //
 // Writes one run with the format layer to a local directory and to S3, then
 // reads it back both ways and prints S3/local time ratios and the number of
@@ -8,9 +9,14 @@
 //   raw:   list the index, read every index file, and one ranged GET per
 //          tensor (the access pattern of a reader that trusts the index);
 //   trial: open_trial + every value of every tensor at every step.
+// Then the latency table: the trial reading record by record (s3_options::
+// coalesce_reads = false: one ranged GET per record), the trial with coalesced
+// reads (the default: one GET per event file), and the record cache's prefetch
+// (every event file at once, 16 in flight), each at 0 ms and at the given
+// latency, added by a delaying proxy in front of the server (delay_proxy.hpp).
 // S3 is the loopback server of scripts/s3-server.sh (started and stopped
 // here), or a real bucket: TDBG_BENCH_S3_URL=s3://bucket/prefix with the
-// usual AWS_* variables.
+// usual AWS_* variables (then no latency is added: it is the network's).
 #include <cstdio>
 
 #if defined(TDBG_HAS_S3)
@@ -19,15 +25,19 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <unistd.h>
 
+#include "delay_proxy.hpp"
+#include "tdbg/core/detail/thread_pool.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/format/collections_file.hpp"
 #include "tdbg/format/event.hpp"
@@ -40,6 +50,7 @@
 #include "tdbg/trial/trial.hpp"
 #define TDBG_BENCH_TRIAL 1
 #endif
+#include "tdbg/trial/detail/record_cache.hpp"
 
 namespace {
 
@@ -142,6 +153,38 @@ double read_raw_parallel(const Storage& storage, int threads) {
     return sum;
 }
 
+/// The run read through the trial's record cache directly: the index files read 16 at a
+/// time, every record of every event file prefetched at once (one GET per file, as many
+/// in flight as the storage takes), then each fetched and decoded; returns a checksum.
+/// What a reader that asks for many records at once (a rule's step over many workers) pays.
+double read_prefetched(const tdbg::any_storage& storage) {
+    const std::vector<std::string> keys = storage.list("index/");
+    std::vector<tdbg::format::index_file> indexes(keys.size());
+    tdbg::detail::parallel_for_each_index(keys.size(), storage.request_concurrency(), [&](std::size_t i) {
+        indexes[i] = tdbg::format::parse_index_file(storage.read(keys[i]), keys[i]);
+    });
+    std::deque<tdbg::detail::event_file> files;
+    std::vector<tdbg::detail::record_request> requests;
+    for (const auto& index : indexes) {
+        tdbg::detail::event_file& file = files.emplace_back(index.event_file_name);
+        for (const auto& loc : index.tensor_payload) {
+            requests.push_back({&file, static_cast<std::uint32_t>(files.size() - 1), loc.start_idx, loc.length, 0});
+            file.extent = std::max<std::uint64_t>(file.extent, loc.start_idx + loc.length);
+            ++file.records;
+        }
+    }
+    tdbg::detail::record_cache cache;
+    cache.prefetch(storage, requests);
+    double sum = 0;
+    for (const auto& r : requests) {
+        const tdbg::detail::record_bytes record = cache.fetch(storage, r);
+        const auto payload = tdbg::format::record_payload(record.bytes, r.file->key, r.offset);
+        const auto ev = tdbg::format::decode_tensor_event(payload, record.owner, r.file->key, r.offset);
+        sum += static_cast<double>(ev.value.template data_as<float>()[0]);
+    }
+    return sum;
+}
+
 #if defined(TDBG_BENCH_TRIAL)
 /// Opens the run as a trial and reads every value of every tensor; returns a checksum.
 template <class Storage>
@@ -183,14 +226,73 @@ std::string shell_quote(const std::string& text) {
     return out + "'";
 }
 
+/// The port of "http://127.0.0.1:PORT".
+int port_of(const std::string& endpoint) { return std::atoi(endpoint.substr(endpoint.rfind(':') + 1).c_str()); }
+
+/// Reads the run at `url` (on the server of `s3`) record by record, coalesced, and prefetched, at 0 ms and at
+/// `latency_ms` more per request (a delay_proxy in front of the loopback server; a real
+/// bucket only at its own latency), and prints seconds, requests per step and the
+/// speed-up over record by record; returns 1 when a checksum differs from `expected`.
+int latency_table(const std::string& url, const tdbg::s3_storage& s3, const tdbg::s3_options& options,
+                  bool own_server, int latency_ms, int steps, double expected) {
+    std::printf("\nreading the run over S3, record by record against coalesced (one GET per event file):\n");
+    std::printf("%-9s %-46s %9s %14s %10s\n", "latency", "reader", "seconds", "requests/step", "speed-up");
+    std::vector<int> latencies{0};
+    if (own_server && latency_ms > 0) {
+        latencies.push_back(latency_ms);
+    }
+    int rc = 0;
+    for (const int latency : latencies) {
+        std::unique_ptr<tdbg::bench::delay_proxy> proxy;
+        tdbg::s3_options through = options;
+        if (latency > 0) {
+            proxy = std::make_unique<tdbg::bench::delay_proxy>(port_of(s3.endpoint()),
+                                                               std::chrono::milliseconds(latency));
+            through.endpoint_url = "http://127.0.0.1:" + std::to_string(proxy->port());
+        }
+        const std::string where = own_server ? std::to_string(latency) + " ms" : "network";
+        double baseline = 0;
+        const auto row = [&](const char* reader, bool coalesce, const auto& read) {
+            tdbg::s3_options o = through;
+            o.coalesce_reads = coalesce;
+            const tdbg::s3_storage storage(url, o); // its own counters
+            const timing t = best_of(1, [&] { return read(storage); });
+            const double requests = static_cast<double>(storage.stats().requests) / steps;
+            if (baseline == 0) {
+                baseline = t.seconds;
+            }
+            std::printf("%-9s %-46s %9.3f %14.2f %9.1fx\n", where.c_str(), reader, t.seconds, requests,
+                        baseline / t.seconds);
+            if (t.checksum != expected) {
+                std::fprintf(stderr, "bench_s3: %s at %s read other values\n", reader, where.c_str());
+                rc = 1;
+            }
+        };
+#if defined(TDBG_BENCH_TRIAL)
+        row("trial, record by record (coalesce_reads off)", false,
+            [](const tdbg::s3_storage& st) { return read_trial(st); });
+        row("trial, coalesced (the default)", true, [](const tdbg::s3_storage& st) { return read_trial(st); });
+#endif
+        row("record cache prefetch, every file at once", true,
+            [](const tdbg::s3_storage& st) { return read_prefetched(st); });
+        if (proxy) {
+            std::printf("%-9s (the proxy delayed %llu requests on %llu connections)\n", "",
+                        static_cast<unsigned long long>(proxy->requests()),
+                        static_cast<unsigned long long>(proxy->connections()));
+        }
+    }
+    return rc;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     const int steps = argc > 1 ? std::atoi(argv[1]) : 40;
     const int tensors = argc > 2 ? std::atoi(argv[2]) : 20;
     const auto floats = static_cast<std::size_t>(argc > 3 ? std::atol(argv[3]) : 4096);
-    if (steps <= 0 || tensors <= 0 || floats == 0) {
-        std::fprintf(stderr, "usage: bench_s3 [steps] [tensors] [floats]\n");
+    const int latency_ms = argc > 4 ? std::atoi(argv[4]) : 20;
+    if (steps <= 0 || tensors <= 0 || floats == 0 || latency_ms < 0) {
+        std::fprintf(stderr, "usage: bench_s3 [steps] [tensors] [floats] [latency ms]\n");
         return 2;
     }
     namespace fs = std::filesystem;
@@ -274,8 +376,9 @@ int main(int argc, char** argv) {
 #else
         std::printf("trial: not measured (tdbg/trial/trial.hpp not available)\n");
 #endif
+        rc = std::max(rc, latency_table(url, s3, options, own_server, latency_ms, steps, raw_local.checksum));
         const auto stats = s3.stats();
-        std::printf("s3 totals: %llu requests, %llu retries, %.1f MiB sent, %.1f MiB received\n",
+        std::printf("s3 totals (writing and the first three rows): %llu requests, %llu retries, %.1f MiB sent, %.1f MiB received\n",
                     static_cast<unsigned long long>(stats.requests), static_cast<unsigned long long>(stats.retries),
                     static_cast<double>(stats.bytes_sent) / (1 << 20),
                     static_cast<double>(stats.bytes_received) / (1 << 20));

@@ -77,57 +77,43 @@ struct tensor_row {
 tensor_row describe_tensor(const tdbg::trial& t, const std::string& name, bool read_values) {
     const auto tensor = t.tensor(name);
     tensor_row row{tdbg::detail::terminal_safe(name), "-", "-", "0", "-", "-"};
-    const auto infos = tensor.entries(tdbg::mode::global, true);
-    std::set<std::int64_t> steps;
-    std::set<tdbg::mode> modes;
-    bool any_value = false;
-    bool any_shape = false;
-    std::set<std::string> reductions;
-    for (const auto& info : infos) {
-        steps.insert(info.step);
-        modes.insert(info.step_mode);
-        any_value = any_value || info.has_value;
-        any_shape = any_shape || info.stored_shape.has_value();
-        for (const auto r : info.stored_reductions) {
-            reductions.insert(tdbg::reduction_name(r));
-        }
-    }
-    row.steps = std::to_string(steps.size());
+    const tdbg::tensor_summary summary = tensor.summary(); // every step seen, complete or not
+    row.steps = std::to_string(summary.steps);
     std::vector<std::string> mode_names;
-    for (const tdbg::mode m : modes) { // train, eval, predict, global
+    for (const tdbg::mode m : summary.modes) { // train, eval, predict, global
         mode_names.emplace_back(tdbg::mode_name(m));
     }
-    row.modes = fmt::to_string(fmt::join(mode_names, ","));
+    if (!mode_names.empty()) {
+        row.modes = fmt::to_string(fmt::join(mode_names, ","));
+    }
     std::vector<std::string> saved;
-    if (any_value) {
+    if (summary.has_value) {
         saved.emplace_back("value");
     }
-    if (any_shape) {
+    if (summary.has_shape) {
         saved.emplace_back("shape");
     }
-    std::vector<std::string> reds(reductions.begin(), reductions.end());
-    if (reds.size() > 4) {
-        saved.push_back(fmt::format("{} reductions", reds.size()));
+    std::set<std::string> reductions; // by name
+    for (const auto r : summary.stored_reductions) {
+        reductions.insert(tdbg::reduction_name(r));
+    }
+    if (reductions.size() > 4) {
+        saved.push_back(fmt::format("{} reductions", reductions.size()));
     } else {
-        saved.insert(saved.end(), reds.begin(), reds.end());
+        saved.insert(saved.end(), reductions.begin(), reductions.end());
     }
     row.saved = saved.empty() ? "-" : fmt::to_string(fmt::join(saved, ", "));
     // dtype and shape at the last step that has them.
-    for (auto it = infos.rbegin(); it != infos.rend(); ++it) {
-        if (it->has_value) {
-            if (!read_values) {
-                row.dtype = "?";
-                row.shape = it->stored_shape ? shape_text(*it->stored_shape) : "?";
-                break;
-            }
-            const auto value = tensor.value(it->step, tdbg::mode::global, it->worker);
+    if (const auto& last = summary.last) {
+        if (last->has_value && read_values) {
+            const auto value = tensor.value(last->step, tdbg::mode::global, last->worker);
             row.dtype = std::string(tdbg::dtype_name(value.type()));
             row.shape = shape_text(value.shape());
-            break;
-        }
-        if (it->stored_shape) {
-            row.shape = shape_text(*it->stored_shape);
-            break;
+        } else if (last->has_value) {
+            row.dtype = "?";
+            row.shape = last->stored_shape ? shape_text(*last->stored_shape) : "?";
+        } else if (last->stored_shape) {
+            row.shape = shape_text(*last->stored_shape);
         }
     }
     return row;

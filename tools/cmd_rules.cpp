@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <iterator>
@@ -33,6 +35,7 @@
 #include "rule_selection.hpp"
 #include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
+#include "tdbg/format/json.hpp"
 #include "tdbg/rules/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/invoke.hpp"
@@ -65,7 +68,12 @@ constexpr const char* rules_help =
     "  --follow            evaluate a live run as it is written, until it ends\n"
     "                      (waits up to 60 s for a run that has not started;\n"
     "                      without it, the steps written so far are evaluated)\n"
-    "  --poll SECONDS      how often --follow looks for new steps (default 1)\n\n"
+    "  --poll SECONDS      how often --follow looks for new steps (default 1)\n"
+    "  --progress FILE     write a JSON line to FILE (emptied first) at each step\n"
+    "                      evaluated, for a program that follows the evaluation:\n"
+    "                      {\"rule\": NAME, \"step\": N, \"outcome\": \"triggered\",\n"
+    "                      \"not_triggered\" or \"skipped\", \"time\": seconds since\n"
+    "                      the epoch}; steps skipped together: one line, the last\n\n"
     "actions and output:\n"
     "  --stop-training     when a rule's condition is met, write the stop marker\n"
     "                      tdbg_stop_training.json into the run (a tdbg hook's\n"
@@ -92,6 +100,7 @@ struct rules_options {
     std::optional<std::int64_t> end_step;
     bool follow = false;
     double poll_seconds = 1.0;
+    std::optional<std::string> progress;
     bool stop_training = false;
     bool json = false;
     std::optional<std::string> junit;
@@ -144,6 +153,11 @@ rules_options parse_rules_args(const std::vector<std::string>& args) {
             }
             if (!(o.poll_seconds > 0 && o.poll_seconds <= 3600)) {
                 throw tdbg::cli::usage_error(fmt::format("--poll expects seconds in (0, 3600], got '{}'", text));
+            }
+        } else if (a == "--progress") {
+            o.progress = value_of(i);
+            if (o.progress->empty()) {
+                throw tdbg::cli::usage_error("--progress needs a file name");
             }
         } else if (a == "--stop-training") {
             o.stop_training = true;
@@ -272,6 +286,50 @@ private:
     std::mutex mutex_;
     std::chrono::steady_clock::time_point last_{};
     bool drawn_ = false;
+};
+
+// The --progress file: a JSON line per step evaluated, flushed as it is written, so
+// that a program following the evaluation (benchmarks/bench_follow.cpp) sees each step
+// when it is done. Writing it is best effort: a failed write never fails the evaluation.
+class progress_file {
+public:
+    explicit progress_file(const std::optional<std::string>& path) {
+        if (path) {
+            file_ = std::fopen(path->c_str(), "w");
+            if (file_ == nullptr) {
+                throw tdbg::error(fmt::format("cannot write the --progress file {}: {}", *path, std::strerror(errno)));
+            }
+        }
+    }
+    progress_file(const progress_file&) = delete;
+    progress_file& operator=(const progress_file&) = delete;
+    ~progress_file() {
+        if (file_ != nullptr) {
+            std::fclose(file_);
+        }
+    }
+
+    void step(const std::string& rule, std::int64_t step, tdbg::rules::step_outcome what) {
+        if (file_ == nullptr) {
+            return;
+        }
+        const double now =
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        std::string line = "{\"rule\": ";
+        tdbg::format::append_json_string(line, rule, true);
+        fmt::format_to(std::back_inserter(line), ", \"step\": {}, \"outcome\": \"{}\", \"time\": {:.6f}}}\n", step,
+                       what == tdbg::rules::step_outcome::triggered       ? "triggered"
+                       : what == tdbg::rules::step_outcome::not_triggered ? "not_triggered"
+                                                                          : "skipped",
+                       now);
+        std::lock_guard<std::mutex> lock(mutex_); // rules evaluated side by side share the file
+        std::fputs(line.c_str(), file_);
+        std::fflush(file_);
+    }
+
+private:
+    std::FILE* file_ = nullptr;
+    std::mutex mutex_;
 };
 
 // One rule's evaluation, and whether a signal cut it short.
@@ -424,6 +482,9 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
     if (o.follow) {
         trial_options.collection_wait = std::chrono::seconds(60); // a run that is about to start
     }
+    // Rules read step after step: a few steps' event files kept are enough, and the cache's
+    // buffers are then reused instead of the memory growing with the run.
+    trial_options.file_cache_bytes = std::uint64_t{8} << 20U;
     const tdbg::rules::rule_logger logger =
         tdbg::rules::rule_logger::to_stderr(o.verbose ? tdbg::rules::log_level::debug : tdbg::rules::log_level::error);
 
@@ -457,6 +518,7 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
     }
 
     progress_line progress(::isatty(STDERR_FILENO) == 1, rules.size());
+    progress_file progress_lines(o.progress);
     // The bar's end: end_step, else the last step of a run that has ended (a live run shows step numbers).
     std::optional<std::int64_t> shown_end = base_options.end_step;
     if (!shown_end && first_trial.loaded_all_steps()) {
@@ -469,9 +531,14 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
     const auto started = std::chrono::steady_clock::now();
     auto evaluate = [&](std::size_t i) {
         tdbg::rules::invoke_options options = base_options;
-        options.on_step = [&progress, i](std::int64_t step, tdbg::rules::step_outcome) { progress.step(i, step); };
-        progress.start(i, rules[i].configuration_name().empty() ? rules[i].name() : rules[i].configuration_name(),
-                       options.start_step, shown_end);
+        const std::string shown_name =
+            rules[i].configuration_name().empty() ? rules[i].name() : rules[i].configuration_name();
+        options.on_step = [&progress, &progress_lines, &shown_name, i](std::int64_t step,
+                                                                       tdbg::rules::step_outcome what) {
+            progress.step(i, step);
+            progress_lines.step(shown_name, step, what);
+        };
+        progress.start(i, shown_name, options.start_step, shown_end);
         outcomes[i] = evaluate_rule(rules[i], std::move(options), o.follow, signals);
         progress.done(i);
     };

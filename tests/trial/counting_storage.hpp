@@ -33,19 +33,22 @@ struct counters {
 /// A local storage that counts index reads, range reads and listings.
 class counting_storage {
 public:
-    /// A file opened for positional reads; each read counts as a range read.
+    /// A file opened for positional reads; each read counts as a range read, or as an
+    /// index read for an index file (which a trial reads whole this way).
     class reader {
     public:
-        reader(tdbg::local_storage::reader inner, std::shared_ptr<counters> c) : inner_(std::move(inner)), counters_(std::move(c)) {}
+        reader(tdbg::local_storage::reader inner, std::shared_ptr<counters> c, bool index)
+            : inner_(std::move(inner)), counters_(std::move(c)), index_(index) {}
         [[nodiscard]] std::uint64_t size() const noexcept { return inner_.size(); }
         void read_at(std::uint64_t offset, char* out, std::size_t length) const {
-            ++counters_->range_reads;
+            ++(index_ ? counters_->index_reads : counters_->range_reads);
             inner_.read_at(offset, out, length);
         }
 
     private:
         tdbg::local_storage::reader inner_;
         std::shared_ptr<counters> counters_;
+        bool index_;
     };
 
     counting_storage(std::filesystem::path root, std::shared_ptr<counters> c) : inner_(std::move(root)), counters_(std::move(c)) {}
@@ -73,7 +76,9 @@ public:
         }
         return keys;
     }
-    [[nodiscard]] reader open_read(const std::string& key) const { return reader(inner_.open_read(key), counters_); }
+    [[nodiscard]] reader open_read(const std::string& key) const {
+        return reader(inner_.open_read(key), counters_, key.rfind("index/", 0) == 0);
+    }
     [[nodiscard]] bool exists(const std::string& key) const { return inner_.exists(key); }
     [[nodiscard]] std::string describe() const { return "counting:" + inner_.describe(); }
 

@@ -205,7 +205,8 @@ TEST_CASE("exceptions: missing_collection_files for what is not a run") {
     CHECK_THROWS_AS(tdbg::create_trial("  "), tdbg::config_error);
 }
 
-TEST_CASE("exceptions: a corrupt index file is an index_reader_error, and leaves the trial as it was") {
+TEST_CASE("exceptions: a corrupt index file is an index_reader_error, the files before it are read, it and those "
+          "after it are read again by the next refresh") {
     tdbg::test::temp_dir dir("corrupt_index");
     tdbg::test::run_writer w(dir.path());
     w.collections("worker_0", 1);
@@ -214,16 +215,19 @@ TEST_CASE("exceptions: a corrupt index file is an index_reader_error, and leaves
     CHECK(t.steps() == std::vector<std::int64_t>{0});
     w.step(1, "worker_0", mode::train, 1, {saved_tensor{"x", tdbg::test::iota_value(1, 2), {}, {}}});
     w.storage().put("index/000000000/000000000002_worker_0.json", "{\"meta\": {\"mode\": \"TRAIN\"");
+    w.step(3, "worker_0", mode::train, 3, {saved_tensor{"x", tdbg::test::iota_value(3, 2), {}, {}}});
     CHECK_THROWS_AS(t.steps(), tdbg::index_reader_error);
     const std::string what = message_of([&] { (void)t.steps(); });
     CHECK(what.find("000000000002_worker_0.json") != std::string::npos);
     {
         const auto guard = t.no_refresh();
-        CHECK(t.steps() == std::vector<std::int64_t>{0}); // nothing of the failed refresh was merged
+        CHECK(t.steps() == std::vector<std::int64_t>{0, 1}); // step 1 was merged, step 3 (after the corrupt file) not
+        CHECK_THROWS_AS(t.tensor("x").value(3), tdbg::step_not_yet_available);
     }
-    // Once the file is fixed, the next refresh reads both new files.
+    // Once the file is fixed, the next refresh reads it and the file after it.
     w.step(2, "worker_0", mode::train, 2, {saved_tensor{"x", tdbg::test::iota_value(2, 2), {}, {}}});
-    CHECK(t.steps() == std::vector<std::int64_t>{0, 1, 2});
+    CHECK(t.steps() == std::vector<std::int64_t>{0, 1, 2, 3});
+    CHECK(t.tensor("x").value(3).data_as<float>()[1] == 4.0F); // iota_value(3, 2): 3, 4
     // A file name that is not an index file name.
     w.storage().put("index/000000000/garbage.json", "{}");
     CHECK_THROWS_AS(t.steps(), tdbg::index_reader_error);

@@ -497,3 +497,72 @@ TEST_CASE("create_trial waits for a run directory that does not exist yet, as sm
     // Not waiting, it is missing_collection_files at once.
     CHECK_THROWS_AS(tdbg::create_trial((dir.path() / "never").string()), tdbg::missing_collection_files);
 }
+
+TEST_CASE("tensor summary: steps, modes, what was saved and the last entry, over every step seen") {
+    tdbg::test::temp_dir dir("tensor_summary");
+    run_writer w(dir.path());
+    w.collections("worker_0", 2);
+    w.collections("worker_1", 2);
+    const tdbg::reduction mean{tdbg::reduction_kind::mean, false};
+    const tdbg::reduction abs_max{tdbg::reduction_kind::max, true};
+    const tdbg::reduction l2{tdbg::reduction_kind::l2, false};
+    // Step 0: a value from both workers; step 1 (EVAL): reductions only; step 2: only worker_1's shape.
+    w.step(0, "worker_0", mode::train, 0, {saved_tensor{"x", iota_value(0, 3), {}, {}}});
+    w.step(0, "worker_1", mode::train, 0, {saved_tensor{"x", iota_value(10, 3), {}, {}}});
+    w.step(1, "worker_0", mode::eval, 0,
+           {saved_tensor{"x", std::nullopt, {{abs_max, iota_value(2, 1)}, {mean, iota_value(1, 1)}}, {}}});
+    w.step(2, "worker_1", mode::train, 1, {saved_tensor{"x", std::nullopt, {{l2, iota_value(5, 1)}}, {{4, 5}}}});
+    const auto t = tdbg::create_trial(dir.path().string());
+    const auto s = t.tensor("x").summary();
+    CHECK(s.steps == 3); // step 2 is incomplete (one worker of two): counted, as tdbg ls shows it
+    CHECK(s.modes == std::vector<mode>{mode::train, mode::eval});
+    CHECK(s.has_value);
+    CHECK(s.has_shape);
+    CHECK(s.stored_reductions == std::vector<tdbg::reduction>{mean, l2, abs_max});
+    REQUIRE(s.last.has_value());
+    CHECK(s.last->step == 2);
+    CHECK(s.last->worker == "worker_1");
+    CHECK_FALSE(s.last->has_value);
+    CHECK(s.last->stored_shape == tdbg::tensor_value::shape_type{4, 5});
+    CHECK(s.last->stored_reductions == std::vector<tdbg::reduction>{l2});
+    // The same facts entry by entry.
+    const auto infos = t.tensor("x").entries(mode::global, true);
+    REQUIRE(infos.size() == 4);
+    CHECK(infos[2].stored_reductions == std::vector<tdbg::reduction>{abs_max, mean}); // sorted by name
+    CHECK(t.tensor("x").reduction_value(1, mean).data_as<float>()[0] == 1.0F);
+    CHECK(t.tensor("x").reduction_value(1, abs_max).data_as<float>()[0] == 2.0F);
+    CHECK(t.tensor("x").value(0, mode::global, "worker_1").data_as<float>()[2] == 12.0F);
+}
+
+TEST_CASE("index: reductions of one entry listed apart, and a step arriving after a later one, read right") {
+    tdbg::test::temp_dir dir("index_apart");
+    run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    const tdbg::reduction mean{tdbg::reduction_kind::mean, false};
+    const tdbg::reduction sum{tdbg::reduction_kind::sum, false};
+    const tdbg::reduction abs_min{tdbg::reduction_kind::min, true};
+    // One index file listing a's mean, then b's, then a's sum again after b: a's reductions are not adjacent.
+    w.step(0, "worker_0", mode::train, 0,
+           {saved_tensor{"a", std::nullopt, {{mean, iota_value(1, 1)}}, {}},
+            saved_tensor{"b", std::nullopt, {{mean, iota_value(2, 1)}}, {}},
+            saved_tensor{"a", std::nullopt, {{sum, iota_value(3, 1)}, {abs_min, iota_value(4, 1)}}, {}},
+            saved_tensor{"a", std::nullopt, {{mean, iota_value(7, 1)}}, {}}}); // a later record replaces the mean
+    const auto t = tdbg::create_trial(dir.path().string());
+    const auto a = t.tensor("a");
+    CHECK(a.reduction_value(0, mean).data_as<float>()[0] == 7.0F);
+    CHECK(a.reduction_value(0, sum).data_as<float>()[0] == 3.0F);
+    CHECK(a.reduction_value(0, abs_min).data_as<float>()[0] == 4.0F);
+    CHECK(t.tensor("b").reduction_value(0, mean).data_as<float>()[0] == 2.0F);
+    CHECK(a.reduction_values(0).size() == 3);
+    CHECK(a.summary().stored_reductions == std::vector<tdbg::reduction>{mean, sum, abs_min});
+    // Step 2, then step 1 (as a listing that missed it would find them): inserted in order.
+    w.step(2, "worker_0", mode::train, 2, {saved_tensor{"a", iota_value(20, 2), {{mean, iota_value(21, 1)}}, {}}});
+    CHECK(a.steps() == steps_t{0, 2});
+    w.step(1, "worker_0", mode::train, 1, {saved_tensor{"a", iota_value(10, 2), {{sum, iota_value(11, 1)}}, {}}});
+    CHECK(a.steps() == steps_t{0, 1, 2});
+    CHECK(a.summary().steps == 3);
+    CHECK(a.value(1).data_as<float>()[1] == 11.0F);
+    CHECK(a.reduction_value(1, sum).data_as<float>()[0] == 11.0F);
+    CHECK(a.reduction_value(2, mean).data_as<float>()[0] == 21.0F);
+    CHECK(a.reduction_value(0, abs_min).data_as<float>()[0] == 4.0F);
+}

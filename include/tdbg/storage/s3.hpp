@@ -81,6 +81,11 @@ struct s3_options {
     std::size_t max_idle_connections = 32;
     /// Retries after 5xx replies, timeouts and connection errors.
     s3_retry_policy retry;
+    /// Readers may read more than they need to save requests (the storage concept's
+    /// coalesce_reads capability): the trial then reads an event file in one GET (up
+    /// to 64 MiB; windows of 8 MiB when larger) where it would send one ranged GET per
+    /// record. false: one ranged GET per record read.
+    bool coalesce_reads = true;
 };
 
 /// Counters of the requests an s3_storage made; copies of a storage share them.
@@ -793,6 +798,10 @@ public:
     /// Requests worth having in flight at once: each costs a round trip, so many
     /// (the storage concept's request_concurrency capability).
     [[nodiscard]] std::size_t request_concurrency() const noexcept { return 16; }
+
+    /// True unless the options say otherwise: a request costs a round trip, so reading more
+    /// than asked for pays (the storage concept's coalesce_reads capability).
+    [[nodiscard]] bool coalesce_reads() const noexcept { return client_->options().coalesce_reads; }
 
 private:
     std::shared_ptr<detail::s3_client> client_;

@@ -23,6 +23,13 @@
 ///   - `s.request_concurrency() -> std::size_t`: how many requests are worth having in
 ///     flight at once (1, the default: requests cost CPU, as local files do; S3: many,
 ///     as each costs a round trip).
+///   - `s.coalesce_reads() -> bool`: true where a request costs far more than the bytes it
+///     carries (a round trip), so that reading more than was asked for pays. The trial then
+///     reads an event file whole on its first use, or in windows of several MiB when it is
+///     large, instead of record by record, and can fetch the records of different files at
+///     the same time (tdbg/trial/detail/record_cache.hpp). Default: `request_concurrency() > 1`
+///     (S3: yes; local files: no, their small records are read by range first, a file read
+///     whole only on its second use). A backend says false to read record by record.
 ///   - `s.remove(key)`: withdraws a published object (no error when there is none). The
 ///     hook's writer uses it to take back an event file whose index could not be
 ///     published, so that a failed write does not leave data nothing reads.
@@ -99,6 +106,11 @@ template <class S>
 struct has_request_concurrency<S, std::void_t<decltype(std::size_t{std::declval<const S&>().request_concurrency()})>>
     : std::true_type {};
 
+template <class S, class = void>
+struct has_coalesce_reads : std::false_type {};
+template <class S>
+struct has_coalesce_reads<S, std::void_t<decltype(bool{std::declval<const S&>().coalesce_reads()})>> : std::true_type {};
+
 } // namespace detail
 
 /// True when `S` satisfies the storage concept (C++17 detection): a copyable class with the
@@ -162,6 +174,7 @@ public:
     [[nodiscard]] virtual std::string describe() const = 0;
     [[nodiscard]] virtual std::unique_ptr<object_reader> open_read(const std::string& key) const = 0;
     [[nodiscard]] virtual std::size_t request_concurrency() const = 0;
+    [[nodiscard]] virtual bool coalesce_reads() const = 0;
     [[nodiscard]] virtual bool remove(const std::string& key) const = 0;
     [[nodiscard]] virtual const void* target(const void* type_tag) const noexcept = 0;
 };
@@ -229,6 +242,13 @@ public:
             return n == 0 ? 1 : n;
         } else {
             return 1;
+        }
+    }
+    [[nodiscard]] bool coalesce_reads() const override {
+        if constexpr (has_coalesce_reads<S>::value) {
+            return s_.coalesce_reads();
+        } else {
+            return request_concurrency() > 1;
         }
     }
     [[nodiscard]] bool remove(const std::string& key) const override {
@@ -301,6 +321,8 @@ public:
     [[nodiscard]] std::unique_ptr<object_reader> open_read(const std::string& key) const { return self_->open_read(key); }
     /// How many requests are worth having in flight at once (at least 1).
     [[nodiscard]] std::size_t request_concurrency() const { return self_->request_concurrency(); }
+    /// True when reading more than asked for pays (a request costs a round trip).
+    [[nodiscard]] bool coalesce_reads() const { return self_->coalesce_reads(); }
     /// Withdraws `key` (no error when it is absent); false when the backend cannot remove objects.
     [[nodiscard]] bool remove(const std::string& key) const { return self_->remove(key); }
 

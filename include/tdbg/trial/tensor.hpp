@@ -40,6 +40,23 @@ struct tensor_step_info {
     std::vector<reduction> stored_reductions;
 };
 
+/// What the index says about a tensor as a whole, over every step seen so
+/// far, complete or not (no I/O; constant time, however many steps it has).
+struct tensor_summary {
+    /// The global steps with an entry.
+    std::size_t steps = 0;
+    /// The modes of its entries, in train, eval, predict, global order.
+    std::vector<mode> modes;
+    /// True when some entry has a value (not only reductions or a shape).
+    bool has_value = false;
+    /// True when some entry has a shape recorded in the index.
+    bool has_shape = false;
+    /// Every reduction stored at some step, sorted.
+    std::vector<reduction> stored_reductions;
+    /// The last entry (by global step, then worker) with a value or a shape.
+    std::optional<tensor_step_info> last;
+};
+
 /// One tensor of a trial. A cheap handle: it shares the trial's state and
 /// stays valid (and sees new steps) as long as any handle to the trial does.
 class tensor {
@@ -99,6 +116,9 @@ public:
     /// only unless `show_incomplete_steps`), in step then worker order; no I/O.
     [[nodiscard]] TDBG_DECL std::vector<tensor_step_info> entries(mode m = mode::global,
                                                                   bool show_incomplete_steps = false) const;
+
+    /// What the index says about the tensor as a whole (see tensor_summary); no I/O.
+    [[nodiscard]] TDBG_DECL tensor_summary summary() const;
 
 private:
     friend class trial;

@@ -229,33 +229,47 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
         std::size_t to_evaluate = 0;
         std::exception_ptr late;
         while (to_evaluate < batch_limit && !past_end(step)) {
-            if (to_evaluate > 0 && base.has_passed_step(step) == step_state::not_yet_available) {
-                break;
-            }
             pending_outcome slot;
             slot.step = step;
             slot.last = step;
-            try {
-                base.wait_for_steps({step}, mode::global,
-                                    to_evaluate > 0 ? std::optional(std::chrono::milliseconds(0)) : options.step_timeout);
-                slot.what = pending_outcome::kind::not_triggered; // to be evaluated
-                ++to_evaluate;
-            } catch (const step_unavailable&) {
+            const auto skip_unsaved = [&] {
                 slot.what = pending_outcome::kind::skipped;
                 slot.reason = std::string(skip_reason::step_unavailable);
                 slot.last = unsaved_through(base, step, options.end_step);
-            } catch (const no_more_data&) {
-                slot.what = pending_outcome::kind::ended;
-            } catch (const step_not_yet_available&) {
-                if (to_evaluate > 0) {
-                    break; // evaluate what is there first
+            };
+            // A step the trial has loaded is judged without listing the run again (what it
+            // says of such a step is final): on a live run a listing reads the whole index
+            // directory (up to 1000 steps x workers files), and one or two per step made a
+            // follower of 8 workers fall behind them (benchmarks/bench_follow.cpp). The run is
+            // listed again only for a step it has not loaded, when a batch starts.
+            const step_state loaded = [&] {
+                const refresh_pause paused = base.pause_refresh();
+                return base.has_passed_step(step);
+            }();
+            if (loaded == step_state::available) {
+                slot.what = pending_outcome::kind::not_triggered; // to be evaluated
+                ++to_evaluate;
+            } else if (loaded == step_state::unavailable && base.step_after(step)) {
+                skip_unsaved(); // never saved: a later step is there
+            } else if (to_evaluate > 0) {
+                break; // evaluate what is there first; the next batch waits for this step
+            } else {
+                try {
+                    base.wait_for_steps({step}, mode::global, options.step_timeout);
+                    slot.what = pending_outcome::kind::not_triggered; // to be evaluated
+                    ++to_evaluate;
+                } catch (const step_unavailable&) {
+                    skip_unsaved();
+                } catch (const no_more_data&) {
+                    slot.what = pending_outcome::kind::ended;
+                } catch (const step_not_yet_available&) {
+                    if (!options.skip_late_steps) {
+                        late = std::current_exception();
+                        break;
+                    }
+                    slot.what = pending_outcome::kind::skipped;
+                    slot.reason = std::string(skip_reason::step_not_yet_available);
                 }
-                if (!options.skip_late_steps) {
-                    late = std::current_exception();
-                    break;
-                }
-                slot.what = pending_outcome::kind::skipped;
-                slot.reason = std::string(skip_reason::step_not_yet_available);
             }
             const bool ended = slot.what == pending_outcome::kind::ended;
             step = slot.last + 1;

@@ -5,11 +5,13 @@
 /// smdebug's exceptions, and the fetching of values by byte range.
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
@@ -64,6 +67,13 @@ struct resolved_entry {
     std::vector<std::pair<reduction, record_request>> reductions;
     std::optional<std::vector<std::int64_t>> shape;
 };
+
+/// An index file larger than this is refused before it is read (smdebug's hold a few
+/// hundred bytes per tensor of one step).
+inline constexpr std::uint64_t max_index_file_bytes = std::uint64_t{1} << 30U;
+
+/// Threads that merge a batch of index files at most (each its share of the tensors).
+inline constexpr std::size_t merge_lanes = 2;
 
 /// The prefix under which index files live.
 inline constexpr std::string_view index_prefix = "index/";
@@ -164,23 +174,8 @@ public:
         }
         std::vector<std::string> listed;
         std::vector<pending_index> pending = list_new_index_files(listed);
-        std::vector<loaded_index> parsed(pending.size());
-        // Everything is parsed before anything is merged: a corrupt file leaves the state as it was.
-        // Where a request costs CPU (local files), parsing dominates: a thread per 64 files,
-        // as many as the cores. Where it costs a round trip (S3), many are kept in flight: a
-        // thread per 2 files, as many as the storage takes.
-        const std::size_t requests = storage_.request_concurrency();
-        const std::size_t threads = options_.threads != 0 ? options_.threads : requests > 1 ? requests : 0;
-        parallel_blocks(pending.size(), threads, requests > 1 ? 2 : 64, [&](std::size_t first, std::size_t last) {
-            for (std::size_t i = first; i < last; ++i) {
-                read_index_file(pending[i].key, parsed[i]);
-            }
-        });
+        read_and_merge(pending);
         std::unique_lock<std::shared_mutex> lock(state_mutex_);
-        std::vector<tensor_record*> hints; // the previous file's records, by position
-        for (std::size_t i = 0; i < pending.size(); ++i) {
-            merge(pending[i], parsed[i].view, hints);
-        }
         read_keys_.insert(std::make_move_iterator(listed.begin()), std::make_move_iterator(listed.end()));
         steps_.apply_wait_window(options_.incomplete_step_wait_window);
         if (ended_before) {
@@ -259,7 +254,7 @@ public:
                 auto [first, last] = record->at_step(*global);
                 bool match = false;
                 for (auto* e = first; e != last && !match; ++e) {
-                    match = m == mode::global || e->entry_mode == m;
+                    match = m == mode::global || e->entry_mode() == m;
                 }
                 if (match) {
                     out.push_back(name);
@@ -288,7 +283,7 @@ public:
             if (e.step == last_global) {
                 continue; // another worker of the same step
             }
-            if (m != mode::global && e.entry_mode != m) {
+            if (m != mode::global && e.entry_mode() != m) {
                 continue;
             }
             if (!show_incomplete && !steps_.is_complete(e.step)) {
@@ -314,8 +309,8 @@ public:
         }
         auto [first, last] = record.at_step(*global);
         for (auto* e = first; e != last; ++e) {
-            if (m == mode::global || e->entry_mode == m) {
-                out.push_back(resolve(*e));
+            if (m == mode::global || e->entry_mode() == m) {
+                out.push_back(resolve(record, *e));
             }
         }
         std::sort(out.begin(), out.end(),
@@ -323,24 +318,74 @@ public:
         return out;
     }
 
-    /// smdebug's Tensor._step: the entry of (`step`, `m`, `worker`), refreshing
-    /// once when it is not loaded yet, else the exception that says why not.
-    [[nodiscard]] resolved_entry locate(const tensor_record& record, std::int64_t step, mode m,
-                                        const std::optional<std::string>& worker) {
-        if (auto found = find_entry(record, step, m, worker)) {
-            return std::move(*found);
+    /// The record's totals, its modes, and its last entry with a value or a shape.
+    struct record_summary {
+        tensor_totals totals;
+        std::vector<mode> modes;
+        std::optional<resolved_entry> last;
+    };
+
+    [[nodiscard]] record_summary summarize(const tensor_record& record) const {
+        std::shared_lock<std::shared_mutex> lock(state_mutex_);
+        record_summary out;
+        out.totals = record.totals();
+        for (mode m : {mode::train, mode::eval, mode::predict, mode::global}) {
+            if (record.has_mode_exactly(m)) {
+                out.modes.push_back(m);
+            }
+        }
+        const auto& entries = record.entries();
+        for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+            if (it->has_value() || it->has_shape) {
+                out.last = resolve(record, *it);
+                break;
+            }
+        }
+        return out;
+    }
+
+    /// smdebug's Tensor._step for one purpose: finds the entry of (`step`, `m`,
+    /// `worker`), refreshing once when it is not loaded yet, else throws the exception
+    /// that says why not; `f(record, entry)` is called under the shared lock and copies
+    /// out what the caller needs (a value's request: nothing else is built).
+    template <class F>
+    [[nodiscard]] auto locate_with(const tensor_record& record, std::int64_t step, mode m,
+                                   const std::optional<std::string>& worker, F&& f) {
+        using result = decltype(f(record, std::declval<const tensor_entry&>()));
+        const auto found = [&]() -> std::optional<result> {
+            std::shared_lock<std::shared_mutex> lock(state_mutex_);
+            if (const tensor_entry* e = choose_entry(record, step, m, worker)) {
+                return f(record, *e);
+            }
+            return std::nullopt;
+        };
+        if (auto first = found()) {
+            return std::move(*first);
         }
         maybe_refresh();
         const step_state state = with_steps([&](const step_table& t) { return t.has_passed_step(step, m); });
         if (state == step_state::available) {
-            if (auto found = find_entry(record, step, m, worker)) {
-                return std::move(*found);
+            if (auto second = found()) {
+                return std::move(*second);
             }
             throw tensor_unavailable_for_step(fmt::format("tensor '{}' was not saved for {} (trial {})", record.name(),
                                                           describe_step(step, m), name_),
                                               record.name(), step, m);
         }
         throw_missing_step(step, m, state);
+    }
+
+    /// smdebug's Tensor._step: everything the index says of the entry of (`step`, `m`,
+    /// `worker`), refreshing once when it is not loaded yet, else the exception that says why not.
+    [[nodiscard]] resolved_entry locate(const tensor_record& record, std::int64_t step, mode m,
+                                        const std::optional<std::string>& worker) {
+        return locate_with(record, step, m, worker,
+                           [this](const tensor_record& r, const tensor_entry& e) { return resolve(r, e); });
+    }
+
+    /// The request for `where` (a location the index gave).
+    [[nodiscard]] record_request request_for(const value_location& where) const {
+        return record_request{&files_[where.file], where.file, where.offset, where.length};
     }
 
     /// Throws the exception smdebug raises for a step in `state` that is not available.
@@ -439,6 +484,96 @@ private:
         std::string worker;
     };
 
+    // Index files read a batch at a time, so that the index's text is held a batch at a
+    // time, and as a pipeline: while one thread merges a batch under the lock, the others
+    // read and parse the next one. Where a request costs CPU (local files), a thread reads
+    // 16 files of a batch; where it costs a round trip (S3), 2, so that as many requests
+    // are in flight as the storage takes. A corrupt file stops the refresh there: the files
+    // before it are merged, it and the files after it are read again by the next refresh.
+    void read_and_merge(const std::vector<pending_index>& pending) {
+        if (pending.empty()) {
+            return;
+        }
+        const std::size_t requests = storage_.request_concurrency();
+        const std::size_t threads =
+            default_thread_count(options_.threads != 0 ? options_.threads : requests > 1 ? requests : 0);
+        const std::size_t grain = requests > 1 ? 2 : 16;
+        const std::size_t batch = grain * std::max<std::size_t>(threads, 2);
+        const std::size_t batches = (pending.size() + batch - 1) / batch;
+        struct slot {
+            std::vector<loaded_index> files;
+            std::vector<std::exception_ptr> errors; // per file: where its reading failed
+        };
+        std::array<slot, 2> slots; // batch k in slots[k % 2]
+        const auto files_of = [&](std::size_t k) { return std::min(batch, pending.size() - k * batch); };
+        const auto pieces_of = [&](std::size_t k) { return std::min(threads, (files_of(k) + grain - 1) / grain); };
+        const auto prepare = [&](std::size_t k) {
+            slot& to = slots[k % 2];
+            to.files.resize(std::max(to.files.size(), files_of(k)));
+            to.errors.assign(files_of(k), nullptr);
+        };
+        // Reads piece `piece` of batch k (its files split evenly); stops at a failing file.
+        const auto read_piece = [&](std::size_t k, std::size_t piece) {
+            slot& to = slots[k % 2];
+            const std::size_t n = files_of(k);
+            const std::size_t pieces = pieces_of(k);
+            for (std::size_t i = n * piece / pieces; i < n * (piece + 1) / pieces; ++i) {
+                try {
+                    read_index_file(pending[k * batch + i].key, to.files[i]);
+                } catch (...) {
+                    to.errors[i] = std::current_exception();
+                    return; // the rest of this piece is after the error: not needed
+                }
+            }
+        };
+        std::vector<name_hint> hints; // the previous file's names, by position
+        ++refresh_serial_;
+        std::vector<merge_plan> plans;
+        // Merges batch k: the files before the first that failed, then that one's error.
+        const auto merge_batch = [&](std::size_t k) {
+            const slot& from = slots[k % 2];
+            const std::size_t n = files_of(k);
+            const std::size_t good = static_cast<std::size_t>(
+                std::find_if(from.errors.begin(), from.errors.begin() + static_cast<std::ptrdiff_t>(n),
+                             [](const std::exception_ptr& e) { return e != nullptr; }) -
+                from.errors.begin());
+            plans.resize(std::max(plans.size(), good));
+            std::unique_lock<std::shared_mutex> lock(state_mutex_);
+            for (std::size_t i = 0; i < good; ++i) {
+                plan_merge(pending[k * batch + i], from.files[i].view, hints, pending.size() - k * batch - i, plans[i]);
+            }
+            const std::size_t lanes = std::min<std::size_t>(threads, merge_lanes);
+            parallel_for_each_index(lanes, lanes, [&](std::size_t lane) {
+                for (std::size_t i = 0; i < good; ++i) {
+                    apply_merge(plans[i], lane, lanes);
+                }
+            });
+            for (std::size_t i = 0; i < good; ++i) {
+                read_keys_.insert(pending[k * batch + i].key);
+            }
+            if (good < n) {
+                std::rethrow_exception(from.errors[good]);
+            }
+        };
+        prepare(0);
+        parallel_for_each_index(pieces_of(0), threads, [&](std::size_t piece) { read_piece(0, piece); });
+        for (std::size_t k = 0; k < batches; ++k) {
+            const std::size_t next_pieces = k + 1 < batches ? pieces_of(k + 1) : 0;
+            if (next_pieces != 0) {
+                prepare(k + 1);
+            }
+            // Item 0 merges batch k; the others read batch k + 1. Every item runs, and the
+            // exception of the lowest failing one is rethrown: the merge's, if it failed.
+            parallel_for_each_index(1 + next_pieces, threads, [&](std::size_t item) {
+                if (item == 0) {
+                    merge_batch(k);
+                } else {
+                    read_piece(k + 1, item - 1);
+                }
+            });
+        }
+    }
+
     static record_cache::options make_cache_options(const trial_options& o) {
         record_cache::options c;
         c.whole_file_limit = o.whole_file_limit;
@@ -446,71 +581,63 @@ private:
         return c;
     }
 
-    [[nodiscard]] resolved_entry resolve(const tensor_entry& e) const {
+    [[nodiscard]] resolved_entry resolve(const tensor_record& record, const tensor_entry& e) const {
         resolved_entry r;
         r.step = e.step;
-        r.entry_mode = e.entry_mode;
+        r.entry_mode = e.entry_mode();
         r.mode_step = e.mode_step;
         r.worker = &worker_names_[e.worker];
         if (e.has_value()) {
             r.value = request_for(e.value());
         }
-        if (e.extra) {
-            for (const auto& [which, where] : e.extra->reductions) {
-                r.reductions.emplace_back(which, request_for(where));
-            }
-            r.shape = e.extra->shape;
+        const auto [first, last] = record.reductions(e);
+        r.reductions.reserve(static_cast<std::size_t>(last - first));
+        for (const reduction_location* loc = first; loc != last; ++loc) {
+            r.reductions.emplace_back(loc->which(), request_for(loc->where()));
+        }
+        if (const auto* shape = record.shape(e)) {
+            r.shape = *shape;
         }
         return r;
     }
 
-    [[nodiscard]] record_request request_for(const value_location& where) const {
-        return record_request{&files_[where.file], where.file, where.offset, where.length};
-    }
-
-    // The entry of (`step`, `m`) written by `worker` (default: the first worker
-    // in sorted order, as smdebug); nullopt when there is none; invalid_worker
-    // when others wrote it but not `worker`.
-    [[nodiscard]] std::optional<resolved_entry> find_entry(const tensor_record& record, std::int64_t step, mode m,
-                                                           const std::optional<std::string>& worker) const {
-        std::shared_lock<std::shared_mutex> lock(state_mutex_);
+    // The entry of (`step`, `m`) written by `worker` (default: the first worker in
+    // sorted order, as smdebug); nullptr when there is none; invalid_worker when
+    // others wrote it but not `worker`. The caller holds the shared lock.
+    [[nodiscard]] const tensor_entry* choose_entry(const tensor_record& record, std::int64_t step, mode m,
+                                                   const std::optional<std::string>& worker) const {
         const auto global = steps_.global_step(m, step);
         if (!global) {
-            return std::nullopt;
+            return nullptr;
         }
         auto [first, last] = record.at_step(*global);
         const tensor_entry* chosen = nullptr;
         for (auto* e = first; e != last; ++e) {
-            if (m != mode::global && e->entry_mode != m) {
+            if (m != mode::global && e->entry_mode() != m) {
                 continue;
             }
-            const std::string& name = worker_names_[e->worker];
-            if (worker ? name == *worker : (chosen == nullptr || name < worker_names_[chosen->worker])) {
+            if (worker ? worker_names_[e->worker] == *worker
+                       : (chosen == nullptr || worker_names_[e->worker] < worker_names_[chosen->worker])) {
                 chosen = e;
             }
         }
-        if (chosen != nullptr) {
-            return resolve(*chosen);
+        if (chosen != nullptr || !worker || first == last) {
+            return chosen;
         }
-        if (worker && first != last) {
-            std::vector<std::string> have;
-            for (auto* e = first; e != last; ++e) {
-                if (m == mode::global || e->entry_mode == m) {
-                    have.push_back(worker_names_[e->worker]);
-                }
-            }
-            if (!have.empty()) {
-                std::sort(have.begin(), have.end());
-                std::string list;
-                for (const auto& h : have) {
-                    list += fmt::format("{}{}", list.empty() ? "" : ", ", h);
-                }
-                throw invalid_worker(fmt::format("invalid worker '{}': tensor '{}' at {} was written by {} (trial {})",
-                                                 *worker, record.name(), describe_step(step, m), list, name_),
-                                     *worker);
+        std::vector<std::string> have;
+        for (auto* e = first; e != last; ++e) {
+            if (m == mode::global || e->entry_mode() == m) {
+                have.push_back(worker_names_[e->worker]);
             }
         }
-        return std::nullopt;
+        if (!have.empty()) {
+            std::sort(have.begin(), have.end());
+            throw invalid_worker(fmt::format("invalid worker '{}': tensor '{}' at {} was written by {} (trial {})",
+                                             *worker, record.name(), describe_step(step, m), fmt::join(have, ", "),
+                                             name_),
+                                 *worker);
+        }
+        return nullptr;
     }
 
     // smdebug's _load_collections: waits (up to collection_wait) for the first collection
@@ -577,15 +704,41 @@ private:
         return out;
     }
 
-    // An index file's text, and the view the merge reads.
+    // An index file's text, and the view the merge reads. A slot is reused from batch
+    // to batch: its buffer and vectors keep their capacity.
     struct loaded_index {
-        std::string text;
+        std::unique_ptr<char[]> buffer; // not zero-filled: read_at fills it
+        std::size_t capacity = 0;
+        std::string fallback; // the text, where the storage cannot open objects
+        std::string_view text;
         format::detail::decoded_strings decoded; // its strings that had escapes
         format::detail::index_view view;
     };
 
     void read_index_file(const std::string& key, loaded_index& out) const {
-        out.text = storage_.read(key);
+        out.decoded.clear();
+        out.view.tensors.clear();
+        out.view.shapes.clear();
+        out.view.index_mode = mode::global;
+        out.view.mode_step = 0;
+        out.view.event_file_name = {};
+        // Read into the slot's buffer where the storage can (a local file: no copy, no fresh memory).
+        if (const auto object = storage_.open_read(key)) {
+            const std::uint64_t size = object->size();
+            if (size > max_index_file_bytes) {
+                throw index_reader_error(fmt::format("index file {}{} has {} bytes: not an index file (refused above {})",
+                                                     root_, key, size, max_index_file_bytes));
+            }
+            if (size > out.capacity) {
+                out.capacity = static_cast<std::size_t>(std::max<std::uint64_t>(size, 2 * out.capacity));
+                out.buffer.reset(new char[out.capacity]);
+            }
+            object->read_at(0, out.buffer.get(), static_cast<std::size_t>(size));
+            out.text = std::string_view(out.buffer.get(), static_cast<std::size_t>(size));
+        } else {
+            out.fallback = storage_.read(key);
+            out.text = out.fallback;
+        }
         try {
             format::detail::parse_index_view(out.text, root_ + key, out.view, out.decoded);
         } catch (const format_error& e) {
@@ -596,6 +749,11 @@ private:
                 throw index_reader_error(
                     fmt::format("index file {}{}: an entry of tensor '{}' with an empty name or a record of length 0",
                                 root_, key, loc.name));
+            }
+            if (loc.length > max_reduction_record && format::parse_reduction_tensor_name(loc.name)) {
+                throw index_reader_error(fmt::format(
+                    "index file {}{}: the record of reduction '{}' has {} bytes, more than a reduction's one number needs",
+                    root_, key, loc.name, loc.length));
             }
         }
     }
@@ -625,36 +783,82 @@ private:
     tensor_record& record_for(std::string_view name) {
         auto it = tensors_.find(name);
         if (it == tensors_.end()) {
-            it = tensors_.emplace(std::string(name), std::make_unique<tensor_record>(std::string(name))).first;
+            auto made = std::make_unique<tensor_record>(std::string(name), tensors_.size());
+            it = tensors_.emplace(std::string(name), std::move(made)).first;
         }
         return *it->second;
     }
 
-    // The record of the `position`-th entry named `name`: index files of one run
-    // list their tensors in the same order, so the previous file's record at
-    // that position is nearly always the one (one comparison, no lookup).
-    tensor_record& record_at(std::string_view name, std::size_t position, std::vector<tensor_record*>& hints) {
-        if (position < hints.size() && hints[position]->name() == name) {
-            return *hints[position];
-        }
-        tensor_record& r = record_for(name);
+    // What the `position`-th entry of the previous index file named: index files of one
+    // run list their tensors in the same order, so the previous file's record at that
+    // position is nearly always the one (one comparison, no lookup, no name parsing).
+    // What the `position`-th entry of the previous index file named: index files of one
+    // run list their tensors in the same order, so the previous file's record at that
+    // position is nearly always the one (one comparison, no lookup, no name parsing).
+    struct name_hint {
+        std::string name;                  // the index's tensor name
+        tensor_record* record = nullptr;   // the tensor it is a value or a reduction of
+        std::optional<reduction> reduced;  // which reduction, if one
+        bool repeated = false;             // the previous file had the same name here
+    };
+
+    name_hint& hint_at(std::string_view name, std::size_t position, std::vector<name_hint>& hints) {
         if (position >= hints.size()) {
-            hints.resize(position + 1, &r);
+            hints.resize(position + 1);
         }
-        hints[position] = &r;
-        return r;
+        name_hint& h = hints[position];
+        h.repeated = h.record != nullptr && h.name == name;
+        if (h.repeated) {
+            return h;
+        }
+        h.name.assign(name);
+        h.reduced.reset();
+        if (name.substr(0, format::reduction_prefix.size()) == format::reduction_prefix) {
+            if (auto reduced = format::parse_reduction_tensor_name(name)) {
+                h.reduced = reduced->first;
+                h.record = &record_for(reduced->second);
+                return h;
+            }
+        }
+        h.record = &record_for(name);
+        return h;
     }
 
-    // smdebug's _add_tensor, for every entry of one index file.
-    void merge(const pending_index& where, const format::detail::index_view& index, std::vector<tensor_record*>& hints) {
+    // One index file, planned for merging: its entries' records found (under the lock,
+    // one thread), then applied by record, several threads each applying the entries of
+    // their own records (no two threads touch one record).
+    struct merge_plan {
+        struct target {
+            tensor_record* record = nullptr;
+            std::optional<reduction> reduced; // the entry is this stored reduction, else the value
+            bool repeated = false;            // the previous file named it at the same position
+        };
+        const pending_index* where = nullptr;
+        const format::detail::index_view* index = nullptr;
+        worker_id worker = 0;
+        std::uint32_t file = 0;
+        std::size_t files_left = 0;          // this file and those after it in the refresh
+        std::vector<target> tensors;         // index->tensors' records, by position
+        std::vector<tensor_record*> shapes;  // index->shapes' records, by position
+    };
+
+    // smdebug's _add_tensor for one index file, first part: everything but the entries
+    // (records, worker, event file, the step), into `plan`.
+    void plan_merge(const pending_index& where, const format::detail::index_view& index, std::vector<name_hint>& hints,
+                    std::size_t files_left, merge_plan& plan) {
+        plan.where = &where;
+        plan.index = &index;
+        plan.files_left = files_left;
+        plan.tensors.clear();
+        plan.shapes.clear();
         if (index.tensors.empty() && index.shapes.empty()) {
             return; // smdebug records a step only through its tensors
         }
-        const worker_id worker = intern_worker(where.worker);
-        std::uint32_t file = 0;
+        plan.worker = intern_worker(where.worker);
+        plan.file = 0;
         if (!index.tensors.empty()) {
-            file = intern_file(index.event_file_name);
-            event_file& f = files_[file];
+            plan.file = intern_file(index.event_file_name);
+            event_file& f = files_[plan.file];
             std::uint64_t extent = f.extent.load(std::memory_order_relaxed);
             for (const format::detail::location_view& loc : index.tensors) {
                 extent = std::max(extent, loc.start + loc.length);
@@ -662,34 +866,56 @@ private:
             f.extent.store(extent, std::memory_order_relaxed);
             f.records.fetch_add(static_cast<std::uint32_t>(index.tensors.size()), std::memory_order_relaxed);
         }
+        plan.tensors.reserve(index.tensors.size());
         std::size_t position = 0;
         for (const format::detail::location_view& loc : index.tensors) {
-            const value_location at{file, loc.start, loc.length};
-            if (loc.name.substr(0, format::reduction_prefix.size()) == format::reduction_prefix) {
-                if (auto reduced = format::parse_reduction_tensor_name(loc.name)) {
-                    tensor_entry& e = record_for(reduced->second).at(where.step, worker, index.index_mode, index.mode_step);
-                    bool replaced = false;
-                    auto& reductions = e.more().reductions;
-                    for (auto& item : reductions) {
-                        if (item.first == reduced->first) {
-                            item.second = at;
-                            replaced = true;
-                        }
-                    }
-                    if (!replaced) {
-                        reductions.emplace_back(reduced->first, at);
-                    }
-                    continue;
-                }
+            const name_hint& h = hint_at(loc.name, position++, hints);
+            plan.tensors.push_back({h.record, h.reduced, h.repeated});
+        }
+        for (const format::detail::shape_view& sh : index.shapes) {
+            plan.shapes.push_back(&record_for(sh.name));
+        }
+        steps_.add(where.step, index.index_mode, index.mode_step, plan.worker);
+    }
+
+    // Second part: the entries of the records of `lane` (of `lanes`).
+    void apply_merge(const merge_plan& plan, std::size_t lane, std::size_t lanes) {
+        const pending_index& where = *plan.where;
+        const format::detail::index_view& index = *plan.index;
+        tensor_record* last_record = nullptr; // a file is one (step, worker): one entry per record
+        tensor_entry* last_entry = nullptr;
+        for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+            const merge_plan::target& t = plan.tensors[i];
+            tensor_record& record = *t.record;
+            if (record.serial() % lanes != lane) {
+                continue;
             }
-            record_at(loc.name, position++, hints).at(where.step, worker, index.index_mode, index.mode_step).set_value(at);
+            if (&record != last_record) {
+                // A name met at the same place in two files in a row: a regular run's tensor,
+                // whose arrays are sized once for the files left in this refresh.
+                if (t.repeated) {
+                    record.expect(plan.files_left, refresh_serial_);
+                }
+                last_record = &record;
+                last_entry = &record.at(where.step, plan.worker, index.index_mode, index.mode_step);
+            }
+            const format::detail::location_view& loc = index.tensors[i];
+            const value_location at{plan.file, loc.start, loc.length};
+            if (t.reduced) {
+                record.set_reduction(*last_entry, *t.reduced, at);
+            } else {
+                record.set_value(*last_entry, at);
+            }
         }
         // smdebug's reader lets a shape entry replace the value entry of the same
         // tensor; tdbg keeps both, so a value saved with its shape stays readable.
-        for (const format::detail::shape_view& sh : index.shapes) {
-            record_for(sh.name).at(where.step, worker, index.index_mode, index.mode_step).more().shape = sh.shape;
+        for (std::size_t i = 0; i < plan.shapes.size(); ++i) {
+            tensor_record& record = *plan.shapes[i];
+            if (record.serial() % lanes == lane) {
+                record.set_shape(record.at(where.step, plan.worker, index.index_mode, index.mode_step),
+                                 index.shapes[i].shape);
+            }
         }
-        steps_.add(where.step, index.index_mode, index.mode_step, worker);
     }
 
     // Keys at or before a settled step will not change: list after them next time.
@@ -724,6 +950,7 @@ private:
     std::string token_;        // list index keys after this one
     std::set<std::string> read_keys_;
     std::int64_t settled_step_ = -1; // the last complete step as of the previous refresh
+    std::uint64_t refresh_serial_ = 0; // counts refreshes (tensor_record::sized_in)
     std::atomic<bool> ended_{false};
 
     mutable std::shared_mutex state_mutex_; // guards everything below

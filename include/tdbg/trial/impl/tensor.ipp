@@ -26,6 +26,25 @@ inline tensor_value::shape_type to_shape(const std::vector<std::int64_t>& dims) 
     return out;
 }
 
+/// What the index says about one resolved entry, as the public API gives it.
+inline tensor_step_info to_step_info(const resolved_entry& e) {
+    tensor_step_info info;
+    info.step = e.step;
+    info.step_mode = e.entry_mode;
+    info.mode_step = e.mode_step;
+    info.worker = *e.worker;
+    info.has_value = e.value.has_value();
+    if (e.shape) {
+        info.stored_shape = to_shape(*e.shape);
+    }
+    for (const auto& item : e.reductions) {
+        info.stored_reductions.push_back(item.first);
+    }
+    std::sort(info.stored_reductions.begin(), info.stored_reductions.end(),
+              [](reduction a, reduction b) { return reduction_name(a) < reduction_name(b); });
+    return info;
+}
+
 } // namespace detail
 
 TDBG_DECL tensor::tensor(std::shared_ptr<detail::trial_core> core, const detail::tensor_record* record)
@@ -39,13 +58,26 @@ TDBG_DECL std::vector<std::int64_t> tensor::steps(mode m, bool show_incomplete_s
 }
 
 TDBG_DECL tensor_value tensor::value(std::int64_t step, mode m, const std::optional<std::string>& worker) const {
-    const detail::resolved_entry found = core_->locate(*record_, step, m, worker);
+    // Only what reading the value needs is copied out of the index (no resolved_entry).
+    struct found_value {
+        std::optional<detail::record_request> value;
+        bool has_reductions = false;
+    };
+    const found_value found = core_->locate_with(
+        *record_, step, m, worker, [&](const detail::tensor_record& r, const detail::tensor_entry& e) {
+            found_value out;
+            if (e.has_value()) {
+                out.value = core_->request_for(e.value());
+            }
+            out.has_reductions = r.reductions(e).first != r.reductions(e).second;
+            return out;
+        });
     if (!found.value) {
         throw tensor_unavailable_for_step(fmt::format("value of tensor '{}' is not available for {} as it was not saved{} (trial {})",
                                                       name(), detail::describe_step(step, m),
-                                                      found.reductions.empty() ? "" : "; its reductions were saved",
+                                                      found.has_reductions ? "; its reductions were saved" : "",
                                                       core_->name()),
-                                          name(), step, m, !found.reductions.empty());
+                                          name(), step, m, found.has_reductions);
     }
     return core_->fetch(*found.value, name(), &record_->content_hint());
 }
@@ -68,17 +100,35 @@ TDBG_DECL std::map<std::int64_t, tensor_value> tensor::values(mode m, const std:
 
 TDBG_DECL tensor_value tensor::reduction_value(std::int64_t step, reduction r, mode m,
                                                const std::optional<std::string>& worker) const {
-    const detail::resolved_entry found = core_->locate(*record_, step, m, worker);
-    for (const auto& [which, where] : found.reductions) {
-        if (which == r) {
-            return core_->fetch(where, format::reduction_tensor_name(r, name()));
-        }
+    struct found_reduction {
+        std::optional<detail::record_request> stored; // the reduction's own record
+        std::optional<detail::record_request> value;
+        bool has_reductions = false;
+    };
+    const found_reduction found = core_->locate_with(
+        *record_, step, m, worker, [&](const detail::tensor_record& rec, const detail::tensor_entry& e) {
+            found_reduction out;
+            const auto [first, last] = rec.reductions(e);
+            out.has_reductions = first != last;
+            for (const detail::reduction_location* loc = first; loc != last; ++loc) {
+                if (loc->which() == r) {
+                    out.stored = core_->request_for(loc->where());
+                    return out;
+                }
+            }
+            if (e.has_value()) {
+                out.value = core_->request_for(e.value());
+            }
+            return out;
+        });
+    if (found.stored) {
+        return core_->fetch(*found.stored, format::reduction_tensor_name(r, name()));
     }
     if (!found.value) {
         throw tensor_unavailable_for_step(
             fmt::format("reduction {} of tensor '{}' is not available for {}: neither it nor the value was saved (trial {})",
                         reduction_name(r), name(), detail::describe_step(step, m), core_->name()),
-            name(), step, m, !found.reductions.empty());
+            name(), step, m, found.has_reductions);
     }
     return compute_reduction(core_->fetch(*found.value, name(), &record_->content_hint()), r);
 }
@@ -143,22 +193,23 @@ TDBG_DECL std::vector<tensor_step_info> tensor::entries(mode m, bool show_incomp
     std::vector<tensor_step_info> out;
     for (const std::int64_t step : steps(m, show_incomplete_steps)) {
         for (const auto& e : core_->entries_at(*record_, step, m)) {
-            tensor_step_info info;
-            info.step = e.step;
-            info.step_mode = e.entry_mode;
-            info.mode_step = e.mode_step;
-            info.worker = *e.worker;
-            info.has_value = e.value.has_value();
-            if (e.shape) {
-                info.stored_shape = detail::to_shape(*e.shape);
-            }
-            for (const auto& item : e.reductions) {
-                info.stored_reductions.push_back(item.first);
-            }
-            std::sort(info.stored_reductions.begin(), info.stored_reductions.end(),
-                      [](reduction a, reduction b) { return reduction_name(a) < reduction_name(b); });
-            out.push_back(std::move(info));
+            out.push_back(detail::to_step_info(e));
         }
+    }
+    return out;
+}
+
+TDBG_DECL tensor_summary tensor::summary() const {
+    core_->maybe_refresh();
+    const auto found = core_->summarize(*record_);
+    tensor_summary out;
+    out.steps = found.totals.steps;
+    out.modes = found.modes;
+    out.has_value = found.totals.any_value;
+    out.has_shape = found.totals.any_shape;
+    out.stored_reductions = found.totals.stored_reductions();
+    if (found.last) {
+        out.last = detail::to_step_info(*found.last);
     }
     return out;
 }
