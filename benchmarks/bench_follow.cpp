@@ -13,7 +13,8 @@
 //    follower evaluated, and the follower's VmRSS (/proc/<pid>/status).
 // 2. The memory pass. The finished run is replayed into a new directory 50 steps at a time,
 //    followed by the same rule and by the same program loading only the index (--start-step
-//    past the run's end: it evaluates nothing). Every 500 steps, once both are idle, their VmRSS:
+//    past the run's end: it evaluates nothing), both with glibc's malloc trimmed (see
+//    trimmed_malloc). Every 500 steps, once both are idle, their VmRSS:
 //    the index-only one grows by the trial's index, and the difference between the two is
 //    what following adds beyond it, measured at the same steps with the same history.
 //
@@ -430,10 +431,15 @@ pid_t fork_child(children& kids) {
     return pid;
 }
 
-// Starts `command` (argv[0] a path), its standard error into `err`.
-pid_t start_program(children& kids, std::vector<std::string> command, const fs::path& err) {
+// Starts `command` (argv[0] a path), its standard error into `err`, with `env` added to
+// its environment.
+pid_t start_program(children& kids, std::vector<std::string> command, const fs::path& err,
+                    const std::vector<std::pair<const char*, const char*>>& env = {}) {
     const pid_t pid = fork_child(kids);
     if (pid == 0) {
+        for (const auto& [name, value] : env) {
+            ::setenv(name, value, 1);
+        }
         const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd >= 0) {
             ::dup2(fd, STDERR_FILENO);
@@ -738,6 +744,17 @@ live_result live_pass(const arguments& a, const fs::path& dir, const fs::path& r
     return result;
 }
 
+// glibc's malloc keeps memory that was freed (per-thread arenas, the top of the heap) and
+// hands it back when it sees fit, so a process's VmRSS moves by a few hundred KiB with
+// the order of its threads' allocations, whatever it holds. The memory pass runs both
+// followers with one arena and no trim threshold, so that their VmRSS follows what they
+// hold: the growth it measures is memory in use, not the allocator's reserve. (Run with
+// the defaults, the rule's follower showed 60-110 bytes per step more than the index-only
+// one, changing sign from sample to sample by up to 1 MiB; with these settings the two
+// stay within 0.2 MiB.)
+const std::vector<std::pair<const char*, const char*>> trimmed_malloc{
+    {"MALLOC_ARENA_MAX", "1"}, {"MALLOC_TRIM_THRESHOLD_", "0"}, {"MALLOC_TOP_PAD_", "0"}};
+
 // The memory pass (see the file comment): the finished run replayed into `replay`, moved
 // there chunk by chunk (its event files first, then its index files, as the hook publishes
 // them) once the rule has evaluated the previous chunk, followed by the rule and by an
@@ -753,12 +770,12 @@ std::vector<memory_point> memory_pass(const arguments& a, const fs::path& dir, c
                                      follow_command(a, replay,
                                                     {"--poll", poll, "--progress", (dir / "replay.jsonl").string(),
                                                      "-o", (dir / "replay_rule.out").string()}),
-                                     rule_err);
+                                     rule_err, trimmed_malloc);
     const pid_t index_only = start_program(
         kids,
         follow_command(a, replay,
                        {"--poll", poll, "--start-step", std::to_string(a.steps), "-o", (dir / "replay_index.out").string()}),
-        index_err);
+        index_err, trimmed_malloc);
     const auto check_running = [&] {
         for (const auto& [pid, err] : {std::pair{rule, rule_err}, std::pair{index_only, index_err}}) {
             if (const auto code = kids.ended(pid)) {
@@ -997,9 +1014,9 @@ int run_benchmark(const arguments& a) {
                "entry ({} tensors x {} workers)\n{}   {:8.0f} bytes = {:.1f} KiB per 1000 steps beyond the index\n",
                header, marks.front(), rule_line, index_line, index_growth, index_growth / (a.tensors * a.workers),
                a.tensors, a.workers, difference_line, beyond, kib_per_1000_steps(beyond));
-    fmt::print("  the rule reads worker_0's event file at each step, {:.0f} bytes, which the trial's record cache "
-               "keeps (up to 256 MiB); RSS shows it only in part, where it fills memory that reading index files "
-               "freed\n",
+    fmt::print("  the rule reads worker_0's event file at each step, {:.0f} bytes (the record cache lets a file go "
+               "once its records are read; tdbg rules caps it at 8 MiB); both followers run with malloc trimmed "
+               "(MALLOC_ARENA_MAX=1 MALLOC_TRIM_THRESHOLD_=0 MALLOC_TOP_PAD_=0), so RSS is memory in use\n",
                cached);
 
     // Targets (see README.md). Lag: the follower looks for new steps every poll interval P

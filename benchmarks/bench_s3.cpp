@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
@@ -31,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -47,6 +49,8 @@
 #include "tdbg/storage/local_storage.hpp"
 #include "tdbg/storage/s3.hpp"
 #if __has_include("tdbg/trial/trial.hpp")
+#include "tdbg/rules/invoke.hpp"
+#include "tdbg/rules/rule.hpp"
 #include "tdbg/trial/trial.hpp"
 #define TDBG_BENCH_TRIAL 1
 #endif
@@ -199,6 +203,35 @@ double read_trial(const Storage& storage) {
     }
     return sum;
 }
+
+/// A rule that reads every tensor at each step, as a rule over all of a step's tensors does;
+/// its steps are independent, so invoke_rule evaluates a batch of them at once.
+class reads_every_tensor : public tdbg::rules::rule<reads_every_tensor> {
+public:
+    static constexpr std::string_view rule_name = "ReadsEveryTensor";
+    static constexpr bool parallel_steps = true;
+    reads_every_tensor(tdbg::trial base, std::atomic<double>& sum) : rule(std::move(base)), sum_(&sum) {}
+    [[nodiscard]] bool invoke_at_step(std::int64_t step) const {
+        double step_sum = 0;
+        for (const std::string& name : base_trial().tensor_names()) {
+            step_sum += static_cast<double>(value(name, step).data_as<float>()[0]);
+        }
+        for (double old = sum_->load(); !sum_->compare_exchange_weak(old, old + step_sum);) {
+        }
+        return false;
+    }
+
+private:
+    std::atomic<double>* sum_;
+};
+
+/// The run read by invoke_rule with reads_every_tensor; returns the checksum of read_trial.
+double read_by_rule(const tdbg::any_storage& storage) {
+    std::atomic<double> sum{0};
+    reads_every_tensor r(tdbg::open_trial(storage, "bench"), sum);
+    (void)tdbg::rules::invoke_rule(r);
+    return sum.load();
+}
 #endif
 
 /// The best of `repeats` timings of f (first run warms caches and connections).
@@ -272,6 +305,8 @@ int latency_table(const std::string& url, const tdbg::s3_storage& s3, const tdbg
         row("trial, record by record (coalesce_reads off)", false,
             [](const tdbg::s3_storage& st) { return read_trial(st); });
         row("trial, coalesced (the default)", true, [](const tdbg::s3_storage& st) { return read_trial(st); });
+        row("invoke_rule, a batch's steps read together", true,
+            [](const tdbg::s3_storage& st) { return read_by_rule(st); });
 #endif
         row("record cache prefetch, every file at once", true,
             [](const tdbg::s3_storage& st) { return read_prefetched(st); });

@@ -24,6 +24,7 @@ struct counters {
     std::atomic<int> index_reads{0};
     std::atomic<int> lists{0};
     std::atomic<int> range_reads{0};
+    std::atomic<std::uint64_t> range_bytes{0}; // bytes the range reads asked for
     /// Listings leave out keys containing `hidden` while `hide_listings` > 0 (one per
     /// listing), as a directory listing racing a rename can. Set before the trial opens.
     std::string hidden;
@@ -42,6 +43,9 @@ public:
         [[nodiscard]] std::uint64_t size() const noexcept { return inner_.size(); }
         void read_at(std::uint64_t offset, char* out, std::size_t length) const {
             ++(index_ ? counters_->index_reads : counters_->range_reads);
+            if (!index_) {
+                counters_->range_bytes += length;
+            }
             inner_.read_at(offset, out, length);
         }
 
@@ -63,6 +67,7 @@ public:
     }
     [[nodiscard]] std::string read_range(const std::string& key, std::uint64_t offset, std::uint64_t length) const {
         ++counters_->range_reads;
+        counters_->range_bytes += length;
         return inner_.read_range(key, offset, length);
     }
     [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after) const {

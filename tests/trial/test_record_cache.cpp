@@ -3,7 +3,7 @@
 // reader going tensor by tensor across many files is not made to read whole
 // files over and over. Where a request costs a round trip (a remote storage,
 // S3), an event file is read whole on its first use, or in windows when it is
-// large, and prefetch() reads different files at the same time.
+// large, and prefetch() and invoke_rule read different files at the same time.
 
 #include <catch2/catch.hpp>
 
@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,9 @@
 #include "support.hpp"
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/layout.hpp"
+#include "tdbg/rules/evaluation.hpp"
+#include "tdbg/rules/invoke.hpp"
+#include "tdbg/rules/rule.hpp"
 #include "tdbg/storage/local_storage.hpp"
 #include "tdbg/trial/detail/record_cache.hpp"
 #include "tdbg/trial/trial.hpp"
@@ -86,6 +90,55 @@ TEST_CASE("record cache: large records are read by range only") {
         }
     }
     CHECK(c->range_reads == 6);
+}
+
+TEST_CASE("record cache: stored reductions beside a large value are read by their byte ranges, not with the value") {
+    const tdbg::reduction abs_mean{tdbg::reduction_kind::mean, true};
+    const tdbg::reduction max{tdbg::reduction_kind::max, false};
+    // Each step's file: ten tensors' stored reductions (small records) and one large raw
+    // value of 64 KB, most of the file's bytes; with `large` false, the value is small too.
+    const auto write = [&](const std::filesystem::path& dir, bool large) {
+        tdbg::test::run_writer w(dir);
+        w.collections("worker_0", 1);
+        for (int s = 0; s < 2; ++s) {
+            std::vector<saved_tensor> saved;
+            for (int k = 0; k < 10; ++k) {
+                const auto v = static_cast<float>(s * 100 + k);
+                saved.push_back(saved_tensor{"t" + std::to_string(k), std::nullopt,
+                                             {{abs_mean, tdbg::test::iota_value(v, 1)},
+                                              {max, tdbg::test::iota_value(v + 0.5F, 1)}},
+                                             {}});
+            }
+            saved.push_back(saved_tensor{"big", tdbg::test::iota_value(0, large ? 16384 : 4), {}, {}});
+            w.step(s, "worker_0", mode::train, s, saved);
+        }
+        w.end();
+    };
+    const auto read_reductions = [&](const tdbg::trial& t) {
+        for (int pass = 0; pass < 2; ++pass) {
+            for (int k = 0; k < 10; ++k) {
+                const auto v = t.tensor("t" + std::to_string(k)).reduction_value(1, abs_mean);
+                CHECK(v.data_as<float>()[0] == static_cast<float>(100 + k));
+            }
+        }
+    };
+    SECTION("beside a large value: every reduction read alone, its own bytes") {
+        tdbg::test::temp_dir dir("cache_reductions_large");
+        write(dir.path(), true);
+        auto c = std::make_shared<counters>();
+        const auto t = tdbg::open_trial(counting_storage(dir.path(), c), "reductions");
+        read_reductions(t);
+        CHECK(c->range_reads == 20);
+        CHECK(c->range_bytes < 20 * 200); // twenty small records, never the 64 KB value
+    }
+    SECTION("beside a small value: the file is read whole on its second use, as any file of small records") {
+        tdbg::test::temp_dir dir("cache_reductions_small");
+        write(dir.path(), false);
+        auto c = std::make_shared<counters>();
+        const auto t = tdbg::open_trial(counting_storage(dir.path(), c), "reductions");
+        read_reductions(t);
+        CHECK(c->range_reads == 2); // the first alone, then the file whole, which serves the rest
+    }
 }
 
 TEST_CASE("record cache: files evicted and read whole twice are then read by range") {
@@ -346,6 +399,28 @@ TEST_CASE("record cache, remote storage: a file larger than the whole-file limit
     }
 }
 
+TEST_CASE("record cache, remote storage: windows fit a small cache, so a window's records cost one read") {
+    tdbg::test::temp_dir dir("cache_remote_small_capacity");
+    write_run(dir.path(), 1, 10, 4096); // one 165 KB event file of 16 KB records
+    const auto file_size =
+        std::filesystem::file_size(dir.path() / "events" / "000000000000" / "000000000000_worker_0.tfevents");
+    auto log = std::make_shared<remote_log>();
+    tdbg::trial_options o;
+    o.file_cache_bytes = 512 * 1024; // pieces of up to 128 KB kept: the file is read in 64 KB windows
+    const auto t = tdbg::open_trial(remote_storage(dir.path(), log), "remote", {}, o);
+    for (int k = 0; k < 10; ++k) {
+        CHECK(t.tensor("t" + std::to_string(k)).value(0).data_as<float>()[4095] == static_cast<float>(k + 4095));
+    }
+    const auto ranges = ranges_read(*log);
+    CHECK(ranges.size() <= 4); // ceil(165 / 64) windows, not a read per record
+    std::uint64_t bytes = 0;
+    for (const auto& r : ranges) {
+        CHECK(r.second <= 128 * 1024);
+        bytes += r.second;
+    }
+    CHECK(bytes < 2 * file_size); // a record crossing a window's end is read with the next window
+}
+
 TEST_CASE("record cache: prefetch reads the event files of a batch at the same time, one read each") {
     tdbg::test::temp_dir dir("cache_prefetch");
     write_run(dir.path(), 8, 5, 64); // 8 event files, as a step of 8 workers
@@ -457,4 +532,44 @@ TEST_CASE("record cache: buffers of large reads are reused once let go, small on
     CHECK(f->data.get() != big);
     const auto g = pool->get(8 * n, 0);
     CHECK(g->data.get() == big);
+}
+
+namespace {
+
+// Met when tensor t0's first element at the step is negative (never, in write_run's runs);
+// steps are independent, so invoke_rule may evaluate a batch of them at once.
+class t0_negative : public tdbg::rules::rule<t0_negative> {
+public:
+    static constexpr std::string_view rule_name = "T0Negative";
+    static constexpr bool parallel_steps = true;
+    explicit t0_negative(tdbg::trial base, const tdbg::rules::rule_params& params = {}) : rule(std::move(base), params) {}
+    [[nodiscard]] bool invoke_at_step(std::int64_t step) const {
+        return value("t0", step).data_as<float>()[0] < 0;
+    }
+};
+
+} // namespace
+
+TEST_CASE("invoke_rule reads the event files of a batch's steps together where a read costs a round trip") {
+    tdbg::test::temp_dir dir("cache_rule_batch");
+    write_run(dir.path(), 8, 5, 64); // an event file per step
+    auto log = std::make_shared<remote_log>();
+    // A read waits until 8 are in flight: steps evaluated with the hardware's 2 threads
+    // would wait out the minute (and fail below).
+    log->gather = 8;
+    t0_negative rule(tdbg::open_trial(remote_storage(dir.path(), log), "remote"));
+    const tdbg::rules::evaluation_result result = tdbg::rules::invoke_rule(rule);
+    CHECK(result.not_triggered_steps == std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+    CHECK(result.status() == tdbg::rules::evaluation_status::no_issues_found);
+    CHECK(log->most_in_flight >= 8);
+    CHECK(ranges_read(*log).size() == 8); // one read per event file
+
+    SECTION("told to use one thread, it reads them one after another") {
+        auto one_by_one = std::make_shared<remote_log>();
+        t0_negative again(tdbg::open_trial(remote_storage(dir.path(), one_by_one), "remote"));
+        tdbg::rules::invoke_options options;
+        options.threads = 1;
+        CHECK(tdbg::rules::invoke_rule(again, options).not_triggered_steps.size() == 8);
+        CHECK(one_by_one->most_in_flight == 1);
+    }
 }

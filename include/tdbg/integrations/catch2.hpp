@@ -17,19 +17,7 @@
 /// Catch2 first, or let this header include whichever is installed. Link the
 /// test with Catch2 as usual; tdbg adds no dependency of its own.
 
-#if !defined(CATCH_VERSION_MAJOR) && !defined(CATCH_MATCHERS_TEMPLATED_HPP_INCLUDED)
-#if __has_include(<catch2/matchers/catch_matchers_templated.hpp>)
-#include <catch2/matchers/catch_matchers_templated.hpp>
-#elif __has_include(<catch2/catch.hpp>)
-#include <catch2/catch.hpp>
-#else
-#error "tdbg/integrations/catch2.hpp needs Catch2: v2's <catch2/catch.hpp> or v3's <catch2/matchers/...>"
-#endif
-#endif
-
-#if defined(CATCH_VERSION_MAJOR) && CATCH_VERSION_MAJOR >= 3 && !defined(CATCH_MATCHERS_TEMPLATED_HPP_INCLUDED)
-#include <catch2/matchers/catch_matchers_templated.hpp>
-#endif
+#include "tdbg/integrations/detail/catch2_include.hpp"
 
 #include <cstdint>
 #include <exception>

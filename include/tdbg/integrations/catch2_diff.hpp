@@ -14,19 +14,7 @@
 /// tdbg/integrations/catch2.hpp does: include your Catch2 first, or let this
 /// header include whichever is installed.
 
-#if !defined(CATCH_VERSION_MAJOR) && !defined(CATCH_MATCHERS_TEMPLATED_HPP_INCLUDED)
-#if __has_include(<catch2/matchers/catch_matchers_templated.hpp>)
-#include <catch2/matchers/catch_matchers_templated.hpp>
-#elif __has_include(<catch2/catch.hpp>)
-#include <catch2/catch.hpp>
-#else
-#error "tdbg/integrations/catch2_diff.hpp needs Catch2: v2's <catch2/catch.hpp> or v3's <catch2/matchers/...>"
-#endif
-#endif
-
-#if defined(CATCH_VERSION_MAJOR) && CATCH_VERSION_MAJOR >= 3 && !defined(CATCH_MATCHERS_TEMPLATED_HPP_INCLUDED)
-#include <catch2/matchers/catch_matchers_templated.hpp>
-#endif
+#include "tdbg/integrations/detail/catch2_include.hpp"
 
 #include <cstddef>
 #include <exception>

@@ -52,7 +52,8 @@ struct invoke_options {
     std::optional<std::chrono::milliseconds> step_timeout;
     /// With step_timeout: record a step that is not there in time as skipped ("StepNotYetAvailable") and go on.
     bool skip_late_steps = false;
-    /// Threads for parallel evaluation and prefetching (0: the hardware's; 1: none).
+    /// Threads for parallel evaluation and prefetching (0: the hardware's, or as many requests
+    /// as the base trial's storage keeps in flight when that is more, as S3's 16; 1: none).
     std::size_t threads = 0;
     /// How often to look for the first step of a run that has none yet.
     std::chrono::milliseconds poll_interval{500};

@@ -16,6 +16,7 @@
 #include "tdbg/core/detail/thread_pool.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/rules/invoke.hpp"
+#include "tdbg/storage/storage.hpp"
 #include "tdbg/trial/step_state.hpp"
 
 namespace tdbg::rules {
@@ -200,7 +201,13 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
     result.next_step = step;
     r.logger().debug(fmt::format("started rule {} at step {}", result.rule, step));
 
-    const std::size_t threads = tdbg::detail::default_thread_count(options.threads);
+    // Where a read costs a round trip (S3: the storage keeps many requests in flight), steps
+    // and inputs are read with as many threads as the storage takes, unless told otherwise, so
+    // that the event files of a batch's steps are read together rather than one after another.
+    const std::size_t threads =
+        options.threads == 0
+            ? std::max(tdbg::detail::default_thread_count(0), base.storage().request_concurrency())
+            : options.threads;
     const std::size_t batch_limit = rule_runner::parallel_steps(r) && threads > 1 ? 64 : 1;
     const auto past_end = [&](std::int64_t s) { return options.end_step && s >= *options.end_step; };
 

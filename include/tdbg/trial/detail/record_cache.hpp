@@ -6,15 +6,18 @@
 ///
 /// - Where a request costs CPU (local files), small records are syscall-bound, so
 ///   an event file whose records are small is read whole on its second use and
-///   kept: a step's tensors read one after the other then cost one read. Files of
-///   large records are always read by range. Where the storage can open an object
+///   kept: a step's tensors read one after the other then cost one read. A file
+///   whose bytes are mostly large records (over 16 KiB) is always read by range, so
+///   reading the stored reductions saved beside raw values reads their byte ranges,
+///   not the values' bytes too. Where the storage can open an object
 ///   for positional reads (its open_read capability: a local file's descriptor and
 ///   pread), the reads go through a small cache of opened objects, into buffers
 ///   not zero-filled first.
 /// - Where a request costs a round trip (S3), bytes are cheap next to requests: the
 ///   first record read from an event file brings the file's whole indexed extent
-///   in one read when that is at most `remote_whole_file_limit`, otherwise the
-///   window of `remote_window` bytes (at a multiple of it) that holds the record (a
+///   in one read when that is at most `remote_whole_file_limit` and a quarter of
+///   `capacity`, otherwise the window of `remote_window` bytes (at most an eighth of
+///   `capacity`, so that it is kept; at a multiple of it) that holds the record (a
 ///   record crossing a window's end is read with the rest of the next window, and
 ///   one longer than a window alone); what is read is kept. A piece that another thread
 ///   is reading is waited for, not read again, and `prefetch` reads the pieces a
@@ -54,9 +57,14 @@ namespace tdbg::detail {
 /// keeps them in a deque); the counters are updated as the index grows and
 /// as records are read.
 struct event_file {
+    /// Records longer than this are large: a file whose large records hold more than half
+    /// its bytes is never read whole where requests cost CPU (see record_cache).
+    static constexpr std::uint64_t small_record_bytes = std::uint64_t{16} << 10U;
+
     explicit event_file(std::string k) : key(std::move(k)) {}
     std::string key;
     std::atomic<std::uint64_t> extent{0};        // end of the last indexed record
+    std::atomic<std::uint64_t> large_bytes{0};   // bytes of the indexed records longer than small_record_bytes
     std::atomic<std::uint32_t> records{0};       // records the index lists in it
     mutable std::atomic<std::uint32_t> single_reads{0}; // records read one by one
     mutable std::atomic<std::uint32_t> alone_since_whole{0}; // of which since it was last read whole
@@ -203,8 +211,6 @@ public:
     struct options {
         /// Files larger than this are never read whole (where requests cost CPU).
         std::uint64_t whole_file_limit = std::uint64_t{16} << 20U;
-        /// Only files whose records average at most this many bytes are read whole (where requests cost CPU).
-        std::uint64_t small_record_limit = std::uint64_t{16} << 10U;
         /// The bytes kept (whole files, and pieces of files where requests cost a round trip);
         /// a piece larger than a quarter of this is not kept.
         std::uint64_t capacity = std::uint64_t{256} << 20U;
@@ -212,8 +218,9 @@ public:
         /// (and a quarter of `capacity`) are read whole on their first use.
         std::uint64_t remote_whole_file_limit = std::uint64_t{64} << 20U;
         /// Where requests cost a round trip: larger files are read in windows of this many
-        /// bytes, at multiples of it (a record crossing a window's end is read from its start
-        /// to the next window's end; one longer than a window alone). 0: every record alone.
+        /// bytes (at most an eighth of `capacity`), at multiples of it (a record crossing a
+        /// window's end is read from its start to the next window's end; one longer than a
+        /// window alone). 0: every record alone.
         std::uint64_t remote_window = std::uint64_t{8} << 20U;
     };
 
@@ -366,8 +373,11 @@ private:
     [[nodiscard]] bool should_read_whole(const event_file& file, const record_request& request) const noexcept {
         const std::uint64_t extent = file.extent.load(std::memory_order_relaxed);
         const std::uint32_t records = file.records.load(std::memory_order_relaxed);
+        // A file whose bytes are mostly large records is read by range: reading its small records
+        // (stored reductions beside raw values) reads their byte ranges, not the large ones too.
+        const std::uint64_t large = file.large_bytes.load(std::memory_order_relaxed);
         return records >= 2 && extent >= request.offset + request.length && extent <= options_.whole_file_limit &&
-               extent <= options_.capacity / 4 && extent / records <= options_.small_record_limit &&
+               extent <= options_.capacity / 4 && large <= extent / 2 &&
                !file.coalescing_failed.load(std::memory_order_relaxed) &&
                file.single_reads.load(std::memory_order_relaxed) >= 1 && // second use
                file.whole_reads.load(std::memory_order_relaxed) < 2;     // evicted and read again: stop
@@ -386,7 +396,9 @@ private:
             file.whole_reads.load(std::memory_order_relaxed) < 2) { // evicted and read again: windows
             return {request.file_id, 0, extent, piece::kind::whole};
         }
-        const std::uint64_t window = options_.remote_window;
+        // Windows small enough to be kept (a piece may span two: see below), so that the
+        // records of one are read from it, not each with a window of its own.
+        const std::uint64_t window = std::min(options_.remote_window, options_.capacity / 8);
         if (window == 0 || request.length >= window) {
             return alone;
         }

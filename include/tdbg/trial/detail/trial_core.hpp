@@ -75,6 +75,9 @@ inline constexpr std::uint64_t max_index_file_bytes = std::uint64_t{1} << 30U;
 /// Threads that merge a batch of index files at most (each its share of the tensors).
 inline constexpr std::size_t merge_lanes = 2;
 
+/// Index entries a batch needs per merging thread (fewer: one thread merges it).
+inline constexpr std::size_t min_entries_per_lane = 2048;
+
 /// The prefix under which index files live.
 inline constexpr std::string_view index_prefix = "index/";
 
@@ -487,7 +490,7 @@ private:
     // Index files read a batch at a time, so that the index's text is held a batch at a
     // time, and as a pipeline: while one thread merges a batch under the lock, the others
     // read and parse the next one. Where a request costs CPU (local files), a thread reads
-    // 16 files of a batch; where it costs a round trip (S3), 2, so that as many requests
+    // 32 files of a batch; where it costs a round trip (S3), 2, so that as many requests
     // are in flight as the storage takes. A corrupt file stops the refresh there: the files
     // before it are merged, it and the files after it are read again by the next refresh.
     void read_and_merge(const std::vector<pending_index>& pending) {
@@ -497,7 +500,7 @@ private:
         const std::size_t requests = storage_.request_concurrency();
         const std::size_t threads =
             default_thread_count(options_.threads != 0 ? options_.threads : requests > 1 ? requests : 0);
-        const std::size_t grain = requests > 1 ? 2 : 16;
+        const std::size_t grain = requests > 1 ? 2 : 32;
         const std::size_t batch = grain * std::max<std::size_t>(threads, 2);
         const std::size_t batches = (pending.size() + batch - 1) / batch;
         struct slot {
@@ -542,12 +545,23 @@ private:
             for (std::size_t i = 0; i < good; ++i) {
                 plan_merge(pending[k * batch + i], from.files[i].view, hints, pending.size() - k * batch - i, plans[i]);
             }
-            const std::size_t lanes = std::min<std::size_t>(threads, merge_lanes);
-            parallel_for_each_index(lanes, lanes, [&](std::size_t lane) {
+            // Lanes pay only for batches of many entries (each lane walks every file's plan).
+            std::size_t entries = 0;
+            for (std::size_t i = 0; i < good; ++i) {
+                entries += plans[i].tensors.size();
+            }
+            const std::size_t lanes = entries >= min_entries_per_lane * merge_lanes ? std::min(threads, merge_lanes) : 1;
+            if (lanes == 1) {
                 for (std::size_t i = 0; i < good; ++i) {
-                    apply_merge(plans[i], lane, lanes);
+                    apply_merge(plans[i], 0, 1);
                 }
-            });
+            } else {
+                parallel_for_each_index(lanes, lanes, [&](std::size_t lane) {
+                    for (std::size_t i = 0; i < good; ++i) {
+                        apply_merge(plans[i], lane, lanes);
+                    }
+                });
+            }
             for (std::size_t i = 0; i < good; ++i) {
                 read_keys_.insert(pending[k * batch + i].key);
             }
@@ -860,10 +874,13 @@ private:
             plan.file = intern_file(index.event_file_name);
             event_file& f = files_[plan.file];
             std::uint64_t extent = f.extent.load(std::memory_order_relaxed);
+            std::uint64_t large = 0;
             for (const format::detail::location_view& loc : index.tensors) {
                 extent = std::max(extent, loc.start + loc.length);
+                large += loc.length > event_file::small_record_bytes ? loc.length : 0;
             }
             f.extent.store(extent, std::memory_order_relaxed);
+            f.large_bytes.fetch_add(large, std::memory_order_relaxed);
             f.records.fetch_add(static_cast<std::uint32_t>(index.tensors.size()), std::memory_order_relaxed);
         }
         plan.tensors.reserve(index.tensors.size());
@@ -879,7 +896,7 @@ private:
     }
 
     // Second part: the entries of the records of `lane` (of `lanes`).
-    void apply_merge(const merge_plan& plan, std::size_t lane, std::size_t lanes) {
+    void apply_merge(const merge_plan& plan, std::size_t lane, std::size_t lanes) const {
         const pending_index& where = *plan.where;
         const format::detail::index_view& index = *plan.index;
         tensor_record* last_record = nullptr; // a file is one (step, worker): one entry per record
