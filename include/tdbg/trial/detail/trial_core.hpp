@@ -490,7 +490,7 @@ private:
     // Index files read a batch at a time, so that the index's text is held a batch at a
     // time, and as a pipeline: while one thread merges a batch under the lock, the others
     // read and parse the next one. Where a request costs CPU (local files), a thread reads
-    // 32 files of a batch; where it costs a round trip (S3), 2, so that as many requests
+    // 16 files of a batch; where it costs a round trip (S3), 2, so that as many requests
     // are in flight as the storage takes. A corrupt file stops the refresh there: the files
     // before it are merged, it and the files after it are read again by the next refresh.
     void read_and_merge(const std::vector<pending_index>& pending) {
@@ -500,7 +500,7 @@ private:
         const std::size_t requests = storage_.request_concurrency();
         const std::size_t threads =
             default_thread_count(options_.threads != 0 ? options_.threads : requests > 1 ? requests : 0);
-        const std::size_t grain = requests > 1 ? 2 : 32;
+        const std::size_t grain = requests > 1 ? 2 : 16;
         const std::size_t batch = grain * std::max<std::size_t>(threads, 2);
         const std::size_t batches = (pending.size() + batch - 1) / batch;
         struct slot {
