@@ -490,9 +490,11 @@ private:
     // Index files read a batch at a time, so that the index's text is held a batch at a
     // time, and as a pipeline: while one thread merges a batch under the lock, the others
     // read and parse the next one. Where a request costs CPU (local files), a thread reads
-    // 16 files of a batch; where it costs a round trip (S3), 2, so that as many requests
-    // are in flight as the storage takes. A corrupt file stops the refresh there: the files
-    // before it are merged, it and the files after it are read again by the next refresh.
+    // 16 files of a batch, more when there are many files (about 256 batches at most: each
+    // batch costs a few hand-offs between threads, which small index files would not repay);
+    // where it costs a round trip (S3), 2, so that as many requests are in flight as the
+    // storage takes. A corrupt file stops the refresh there: the files before it are merged,
+    // it and the files after it are read again by the next refresh.
     void read_and_merge(const std::vector<pending_index>& pending) {
         if (pending.empty()) {
             return;
@@ -500,7 +502,7 @@ private:
         const std::size_t requests = storage_.request_concurrency();
         const std::size_t threads =
             default_thread_count(options_.threads != 0 ? options_.threads : requests > 1 ? requests : 0);
-        const std::size_t grain = requests > 1 ? 2 : 16;
+        const std::size_t grain = requests > 1 ? 2 : std::clamp<std::size_t>(pending.size() / 256, 16, 256);
         const std::size_t batch = grain * std::max<std::size_t>(threads, 2);
         const std::size_t batches = (pending.size() + batch - 1) / batch;
         struct slot {
