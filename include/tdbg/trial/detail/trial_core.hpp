@@ -808,9 +808,6 @@ private:
     // What the `position`-th entry of the previous index file named: index files of one
     // run list their tensors in the same order, so the previous file's record at that
     // position is nearly always the one (one comparison, no lookup, no name parsing).
-    // What the `position`-th entry of the previous index file named: index files of one
-    // run list their tensors in the same order, so the previous file's record at that
-    // position is nearly always the one (one comparison, no lookup, no name parsing).
     struct name_hint {
         std::string name;                  // the index's tensor name
         tensor_record* record = nullptr;   // the tensor it is a value or a reduction of
