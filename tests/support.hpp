@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -19,6 +20,17 @@
 #include <unistd.h>
 
 namespace tdbg::test {
+
+/// The message of what `f` throws (a std::exception), or "" when it returns.
+template <class F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return {};
+}
 
 /// ../shared/fixtures/smdebug, when present (TDBG_SHARED_DIR overrides at run time).
 inline std::optional<std::filesystem::path> fixtures_dir() {

@@ -26,21 +26,6 @@ using Catch::Contains;
 using tdbg::local_storage;
 using tdbg::storage_error;
 
-namespace {
-
-// The message of what `f` throws, or "" when it returns.
-template <class F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return {};
-}
-
-} // namespace
-
 TEST_CASE("local_storage: a key that is a FIFO, a socket or a device is an error naming it, and never blocks") {
     tdbg::test::temp_dir dir("strict_special");
     const local_storage s(dir.path());
@@ -158,10 +143,10 @@ TEST_CASE("local_storage: links that stay inside the run are followed, links tha
             CHECK(what.find((outside / "events").string()) != std::string::npos);
         };
         CHECK_THROWS_AS(s.read(key), storage_error);
-        names_link(error_of([&] { (void)s.read(key); }));
-        names_link(error_of([&] { (void)s.read_range(key, 0, 4); }));
-        names_link(error_of([&] { (void)s.open_read(key); }));
-        names_link(error_of([&] { (void)s.exists(key); }));
+        names_link(tdbg::test::error_of([&] { (void)s.read(key); }));
+        names_link(tdbg::test::error_of([&] { (void)s.read_range(key, 0, 4); }));
+        names_link(tdbg::test::error_of([&] { (void)s.open_read(key); }));
+        names_link(tdbg::test::error_of([&] { (void)s.exists(key); }));
     }
     CHECK_THROWS_WITH(s.read("out_rel/e.tfevents"), Contains("'../outside/events'"));
     // A listed directory that leads out, and a listed file that does.

@@ -284,16 +284,6 @@ bool same_value(const tdbg::tensor_value& a, const tdbg::tensor_value& b) {
     return a.type() == b.type() && a.shape() == b.shape() && a.bytes() == b.bytes();
 }
 
-/// The message of what `f` throws ("" when it returns).
-std::string error_message(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return {};
-}
-
 } // namespace
 
 TEST_CASE("record cache, remote storage: a step's records cost one read of the whole file, values as on disk") {
@@ -495,7 +485,7 @@ TEST_CASE("record cache, remote storage: a damaged index entry gives the error o
     for (const bool coalesce : {false, true}) {
         auto log = std::make_shared<remote_log>();
         const auto t = tdbg::open_trial(remote_storage(dir.path(), log, coalesce), "corrupt");
-        messages.push_back(error_message([&] { (void)t.tensor(victim).value(0); }));
+        messages.push_back(tdbg::test::error_of([&] { (void)t.tensor(victim).value(0); }));
         // The file's other records still read.
         CHECK(t.tensor("t0").value(0).data_as<float>()[7] == 7.0F);
         CHECK(t.tensor("t2").value(0).data_as<float>()[0] == 2.0F);

@@ -19,15 +19,6 @@ using tdbg::test::saved_tensor;
 
 namespace {
 
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return {};
-}
-
 void copy_run(const std::filesystem::path& from, const std::filesystem::path& to) {
     std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
     for (const auto& entry : std::filesystem::recursive_directory_iterator(to)) {
@@ -45,7 +36,7 @@ TEST_CASE("exceptions: tensor_unavailable for a tensor that was never saved") {
     CHECK_FALSE(t.has_tensor("no/such/tensor"));
     CHECK(t.has_tensor("MLP_fc1.weight"));
     CHECK_THROWS_AS(t.tensor("no/such/tensor"), tdbg::tensor_unavailable);
-    const std::string what = message_of([&] { (void)t.tensor("no/such/tensor"); });
+    const std::string what = tdbg::test::error_of([&] { (void)t.tensor("no/such/tensor"); });
     CHECK(what.find("no/such/tensor") != std::string::npos);
     CHECK(what.find("pytorch_mlp") != std::string::npos);
 }
@@ -57,7 +48,7 @@ TEST_CASE("exceptions: tensor_unavailable_for_step when the step exists but the 
     const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
     // Only reductions were saved.
     CHECK_THROWS_AS(t.tensor("red/f32_3d").value(0), tdbg::tensor_unavailable_for_step);
-    const std::string what = message_of([&] { (void)t.tensor("red/f32_3d").value(0); });
+    const std::string what = tdbg::test::error_of([&] { (void)t.tensor("red/f32_3d").value(0); });
     CHECK(what.find("red/f32_3d") != std::string::npos);
     CHECK(what.find("step 0") != std::string::npos);
     CHECK(what.find("reductions were saved") != std::string::npos);
@@ -88,7 +79,7 @@ TEST_CASE("exceptions: step_unavailable for skipped steps, no_more_data past the
     CHECK_THROWS_AS(t.tensor("MLP_fc1.weight").value(49), tdbg::no_more_data);
     CHECK_THROWS_AS(t.wait_for_steps({48, 1000}), tdbg::no_more_data);
     CHECK_THROWS_AS(t.tensor("MLP_fc1.weight").value(9, mode::eval), tdbg::no_more_data);
-    const std::string what = message_of([&] { t.wait_for_steps({1000}); });
+    const std::string what = tdbg::test::error_of([&] { t.wait_for_steps({1000}); });
     CHECK(what.find("1000") != std::string::npos);
     CHECK(what.find("48") != std::string::npos); // the last step there is
     CHECK_NOTHROW(t.wait_for_steps({0, 5, 48}));
@@ -101,7 +92,7 @@ TEST_CASE("exceptions: invalid_worker names the workers that did write") {
     }
     const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
     CHECK_THROWS_AS(t.tensor("loss").value(0, mode::global, std::string("worker_7")), tdbg::invalid_worker);
-    const std::string what = message_of([&] { (void)t.tensor("loss").value(0, mode::global, std::string("worker_7")); });
+    const std::string what = tdbg::test::error_of([&] { (void)t.tensor("loss").value(0, mode::global, std::string("worker_7")); });
     CHECK(what.find("worker_7") != std::string::npos);
     CHECK(what.find("worker_0, worker_1") != std::string::npos);
     // worker_1 skipped raw/bool_1d at step 2.
@@ -199,7 +190,7 @@ TEST_CASE("exceptions: missing_collection_files for what is not a run") {
     CHECK_THROWS_AS(tdbg::create_trial(dir.path().string()), tdbg::missing_collection_files);
     CHECK_THROWS_AS(tdbg::create_trial((dir.path() / "absent").string()), tdbg::missing_collection_files);
     std::filesystem::create_directories(dir.path() / "index" / "000000000");
-    const std::string what = message_of([&] { (void)tdbg::create_trial(dir.path().string()); });
+    const std::string what = tdbg::test::error_of([&] { (void)tdbg::create_trial(dir.path().string()); });
     CHECK(what.find(dir.path().string()) != std::string::npos);
     CHECK_THROWS_AS(tdbg::create_trial("s3://bucket/run"), tdbg::config_error);
     CHECK_THROWS_AS(tdbg::create_trial("  "), tdbg::config_error);
@@ -217,7 +208,7 @@ TEST_CASE("exceptions: a corrupt index file is an index_reader_error, the files 
     w.storage().put("index/000000000/000000000002_worker_0.json", "{\"meta\": {\"mode\": \"TRAIN\"");
     w.step(3, "worker_0", mode::train, 3, {saved_tensor{"x", tdbg::test::iota_value(3, 2), {}, {}}});
     CHECK_THROWS_AS(t.steps(), tdbg::index_reader_error);
-    const std::string what = message_of([&] { (void)t.steps(); });
+    const std::string what = tdbg::test::error_of([&] { (void)t.steps(); });
     CHECK(what.find("000000000002_worker_0.json") != std::string::npos);
     {
         const auto guard = t.no_refresh();
@@ -249,7 +240,7 @@ TEST_CASE("exceptions: corrupt event files are format_errors naming file and off
     const auto t = tdbg::create_trial(run.string());
     CHECK_NOTHROW(t.tensor("MLP_fc1.weight").value(5)); // the record before is intact
     CHECK_THROWS_AS(t.tensor("MLP_fc1.bias").value(5), tdbg::format_error);
-    const std::string what = message_of([&] { (void)t.tensor("MLP_fc1.bias").value(5); });
+    const std::string what = tdbg::test::error_of([&] { (void)t.tensor("MLP_fc1.bias").value(5); });
     CHECK(what.find("000000000005_worker_0.tfevents") != std::string::npos);
     CHECK(what.find("645") != std::string::npos);
     // A truncated event file.
@@ -260,7 +251,7 @@ TEST_CASE("exceptions: corrupt event files are format_errors naming file and off
     const auto missing = run / "events" / "000000000015" / "000000000015_worker_0.tfevents";
     std::filesystem::remove(missing);
     CHECK_THROWS_AS(t.tensor("MLP_fc2.bias").value(15), tdbg::unreadable_event_file);
-    CHECK(message_of([&] { (void)t.tensor("MLP_fc2.bias").value(15); }).find(missing.string()) != std::string::npos);
+    CHECK(tdbg::test::error_of([&] { (void)t.tensor("MLP_fc2.bias").value(15); }).find(missing.string()) != std::string::npos);
     // A collections file that is not JSON.
     tdbg::test::temp_dir bad("bad_collections");
     tdbg::local_storage(bad.path()).put("collections/000000000/worker_0_collections.json", "{not json");

@@ -44,16 +44,6 @@ static_assert(std::is_base_of_v<tdbg::storage_error, tdbg::unreadable_event_file
 
 namespace {
 
-template <class F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return {};
-}
-
 // Reads "w" at every step; never met.
 class reads_w : public tdbg::rules::rule<reads_w> {
 public:
@@ -261,7 +251,7 @@ TEST_CASE("unreadable runs: events or index linked out of the run are refused na
     fs::create_directory_symlink(elsewhere / "events", run / "events");
     {
         const auto t = tdbg::create_trial(run.string());
-        const std::string what = error_of([&] { (void)t.tensor("w").value(1); });
+        const std::string what = tdbg::test::error_of([&] { (void)t.tensor("w").value(1); });
         CHECK_THROWS_AS(t.tensor("w").value(1), tdbg::unreadable_event_file);
         CHECK(what.find((run / "events").string() + ": a symbolic link to '" + (elsewhere / "events").string()) !=
               std::string::npos);
@@ -270,7 +260,7 @@ TEST_CASE("unreadable runs: events or index linked out of the run are refused na
     // The index linked out: refused when the trial opens.
     fs::rename(run / "index", elsewhere / "index");
     fs::create_directory_symlink("../elsewhere/index", run / "index");
-    const std::string what = error_of([&] { (void)tdbg::create_trial(run.string()); });
+    const std::string what = tdbg::test::error_of([&] { (void)tdbg::create_trial(run.string()); });
     CHECK(what.find((run / "index").string() + ": a symbolic link to '../elsewhere/index'") != std::string::npos);
     CHECK(what.find("leads out of the run directory") != std::string::npos);
 }
