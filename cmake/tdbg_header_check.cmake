@@ -103,4 +103,8 @@ function(tdbg_add_header_check target)
     target_link_libraries(${target} PRIVATE tdbg::tdbg)
   endif()
   target_link_libraries(${target} PRIVATE tdbg_warnings tdbg_test_main ${extra_libraries})
+  # A compile and link check, never run or debugged: no debug information to write.
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE -g0)
+  endif()
 endfunction()

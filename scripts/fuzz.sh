@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds tdbg's libFuzzer targets (tests/fuzz/fuzz_*.cpp) with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer, and runs each one for a bounded time from its seed corpus
-# (tests/fuzz/corpus/<target>/). Fails on any crash, sanitizer report, leak, timeout or
+# (tests/fuzz/corpus/<target>/), TDBG_JOBS targets side by side (each fuzzer is one process:
+# every target gets its whole time). Fails on any crash, sanitizer report, leak, timeout or
 # allocation over the limit. Installs missing Debian packages first (as root; otherwise prints
 # the apt-get command).
 #
@@ -9,7 +10,8 @@
 #   --seeds   rewrite the seed corpora from tdbg-encoded bytes (tests/fuzz/make_seeds.cpp), then stop
 #   target    fuzz only these (fuzz_event_record, fuzz_index_file, fuzz_collections_file,
 #             fuzz_pattern, fuzz_rule_config)
-# Environment: TDBG_FUZZ_SECONDS (per target; default 20), TDBG_BUILD_DIR (default <repo>/build).
+# Environment: TDBG_FUZZ_SECONDS (per target; default 20), TDBG_JOBS (default 2),
+#   TDBG_BUILD_DIR (default <repo>/build).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -45,47 +47,74 @@ if $seeds; then
 fi
 
 if ((${#targets[@]} == 0)); then
+    # fuzz_rule_config first: it compiles the whole rule engine (a minute, the others take
+    # seconds), so the other targets build and fuzz beside it.
+    targets=(fuzz_rule_config)
     for source in "$TDBG_REPO"/tests/fuzz/fuzz_*.cpp; do
-        targets+=("$(basename "$source" .cpp)")
+        [[ $source == */fuzz_rule_config.cpp ]] || targets+=("$(basename "$source" .cpp)")
     done
 fi
 
-declare -A result timing
-failed=false
-for target in "${targets[@]}"; do
-    start=$SECONDS
-    tdbg_say "$target: build"
-    if ! "$cxx" "${common[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-        -fno-omit-frame-pointer "$TDBG_REPO/tests/fuzz/$target.cpp" -o "$out/$target" "${libs[@]}" -pthread; then
-        result[$target]="FAILED to build"
-        failed=true
-        timing[$target]=$(tdbg_duration $((SECONDS - start)))
-        continue
-    fi
-    tdbg_say "$target: fuzz for ${seconds}s"
+# fuzz_target <target>: builds one target and fuzzes it; its output goes to $out/<target>.log,
+# its result line to $out/<target>.result (the targets run side by side, see below).
+fuzz_target() {
+    local target=$1 start=$SECONDS status log=$out/$1.log
+    rm -f "$out/$target.result"
+    {
+        echo "$target: build"
+        "$cxx" "${common[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+            -fno-omit-frame-pointer "$TDBG_REPO/tests/fuzz/$target.cpp" -o "$out/$target" "${libs[@]}" -pthread
+    } >"$log" 2>&1 || {
+        echo "$(tdbg_duration $((SECONDS - start))) FAILED to build: see $log" >"$out/$target.result"
+        return
+    }
     # A scratch copy of the corpus: what the run finds stays out of the repository.
-    work=$out/$target.corpus
+    local work=$out/$target.corpus
     rm -rf "$work" "$out/$target.artifacts"
     mkdir -p "$work" "$out/$target.artifacts"
     cp "$TDBG_REPO/tests/fuzz/corpus/$target"/* "$work"/
+    echo "$target: fuzz for ${seconds}s" >>"$log"
     # -timeout: a hang; -malloc_limit_mb: an unbounded allocation; -rss_limit_mb: growth.
-    if UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
+    status=0
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
         "$out/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
         -max_len=65536 -print_final_stats=1 -artifact_prefix="$out/$target.artifacts/" "$work" \
-        >"$out/$target.log" 2>&1; then
-        runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$out/$target.log" | grep -Eo '[0-9]+$' || echo "?")
-        result[$target]="passed ($runs inputs)"
+        >>"$log" 2>&1 || status=$?
+    local took
+    took=$(tdbg_duration $((SECONDS - start)))
+    if ((status == 0)); then
+        local runs
+        runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
+        echo "$took passed ($runs inputs)" >"$out/$target.result"
     else
-        tail -40 "$out/$target.log"
-        result[$target]="FAILED: see $out/$target.log and $out/$target.artifacts/"
-        failed=true
+        echo "$took FAILED (exit status $status): see $log and $out/$target.artifacts/" >"$out/$target.result"
     fi
-    timing[$target]=$(tdbg_duration $((SECONDS - start)))
+}
+
+# TDBG_JOBS targets at a time: each fuzzer is one process on one core, so every target still
+# gets its whole fuzzing time, and one target's build overlaps another's fuzzing.
+tdbg_say "${#targets[@]} targets, ${seconds}s of fuzzing each, $TDBG_JOBS at a time (logs: $out/<target>.log)"
+for target in "${targets[@]}"; do
+    while (($(jobs -rp | wc -l) >= TDBG_JOBS)); do
+        wait -n || true
+    done
+    echo "  $target: started"
+    fuzz_target "$target" &
+done
+wait
+
+failed=false
+for target in "${targets[@]}"; do
+    if ! grep -q ' passed ' "$out/$target.result" 2>/dev/null; then
+        failed=true
+        tdbg_say "$target: the end of its log"
+        tail -40 "$out/$target.log"
+    fi
 done
 
 tdbg_say "summary"
 for target in "${targets[@]}"; do
-    printf '  %-24s %-8s %s\n' "$target" "${timing[$target]}" "${result[$target]}"
+    printf '  %-24s %s\n' "$target" "$(cat "$out/$target.result" 2>/dev/null || echo "FAILED: no result")"
 done
 if $failed; then
     echo "FAILED" >&2

@@ -9,6 +9,13 @@ source "$TDBG_REPO/scripts/deps.sh"
 TDBG_BUILD_ROOT=${TDBG_BUILD_DIR:-$TDBG_REPO/build}
 TDBG_JOBS=${TDBG_JOBS:-2}
 
+# The linker flag of the scripts' builds: GNU gold (part of binutils) links the test programs
+# in about half the time of the default linker; the default when gold is missing.
+TDBG_LINKER_FLAGS=""
+if command -v ld.gold >/dev/null 2>&1; then
+    TDBG_LINKER_FLAGS=-fuse-ld=gold
+fi
+
 tdbg_say() { printf '\n==> %s\n' "$*"; }
 
 # Seconds as "1m05s".

@@ -42,8 +42,8 @@ if $sanitize; then
     declare -A variant_args=(
         [sanitize]="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_STANDARD=17 -DTDBG_BUILD_BENCHMARKS=OFF -DTDBG_CONSUMER_TESTS=OFF -DTDBG_HEADER_CHECK=OFF -DTDBG_INCLUDE_CHECK=OFF -DTDBG_WERROR=OFF"
     )
-    sanitizer_args=("-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"
-                    "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined")
+    sanitizer_args=("-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined $TDBG_LINKER_FLAGS"
+                    "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined $TDBG_LINKER_FLAGS")
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_init_order=1:check_initialization_order=1:detect_stack_use_after_return=1}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 else
@@ -52,7 +52,7 @@ else
         [cxx17]="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_STANDARD=17 -DTDBG_BUILD_BENCHMARKS=ON"
         [cxx20]="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_STANDARD=20 -DTDBG_BUILD_BENCHMARKS=OFF -DTDBG_HEADER_CHECK=OFF -DTDBG_CONSUMER_TESTS=OFF"
     )
-    sanitizer_args=()
+    sanitizer_args=("-DCMAKE_EXE_LINKER_FLAGS=$TDBG_LINKER_FLAGS" "-DCMAKE_SHARED_LINKER_FLAGS=$TDBG_LINKER_FLAGS")
 fi
 
 declare -A result timing

@@ -29,7 +29,8 @@ tdbg_say "tsan: configure ($dir)"
 TDBG_TEST_AREAS=reliability tdbg_configure "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_STANDARD=17 \
     -DTDBG_BUILD_TESTS=ON -DTDBG_BUILD_EXAMPLES=OFF -DTDBG_BUILD_BENCHMARKS=OFF -DTDBG_BUILD_TOOLS=OFF \
     -DTDBG_HEADER_CHECK=OFF -DTDBG_INCLUDE_CHECK=OFF -DTDBG_CONSUMER_TESTS=OFF -DTDBG_RELIABILITY_CONCURRENCY=ON \
-    "-DCMAKE_CXX_FLAGS=-fsanitize=thread -fno-omit-frame-pointer" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread"
+    "-DCMAKE_CXX_FLAGS=-fsanitize=thread -fno-omit-frame-pointer" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread $TDBG_LINKER_FLAGS" \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 tdbg_say "tsan: build (-j$TDBG_JOBS)"
 tdbg_build "$dir" --target test_concurrency test_reliability tdbg_reliability_trainer
 
