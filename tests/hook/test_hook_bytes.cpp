@@ -3,8 +3,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <complex>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -89,7 +95,9 @@ TEST_CASE("bytes: records equal smdebug's for raw tensors of every dtype, a scal
                       tensor_value::scalar(golden_value(golden, "raw/i64_scalar", 0, "worker_0").get<std::int64_t>()));
         h.save_tensor("raw/f32_scalar",
                       tensor_value::scalar(golden_value(golden, "raw/f32_scalar", 0, "worker_0").get<float>()));
-        h.save_tensor("mixed/f32_1d", tensor_value(golden_value(golden, "mixed/f32_1d", 0, "worker_0").get<std::vector<float>>()));
+        // A typed pointer: its stored reductions come from compute_reductions_of<float>.
+        const auto f32 = golden_value(golden, "mixed/f32_1d", 0, "worker_0").get<std::vector<float>>();
+        h.save_tensor("mixed/f32_1d", f32.data(), {f32.size()});
         h.save_scalar("lr", golden_value(golden, "scalar/lr", 0, "worker_0")[0].get<double>());
         h.close();
     }
@@ -100,6 +108,54 @@ TEST_CASE("bytes: records equal smdebug's for raw tensors of every dtype, a scal
           "mixed/f32_1d", "smdebug/reductions/min/mixed/f32_1d", "smdebug/reductions/max/mixed/f32_1d", "scalar/lr"}) {
         INFO(name);
         check_same_record_but_wall_time(read_record(dir.path() / "run", ours, name), read_record(fixture, theirs, name));
+    }
+}
+
+TEST_CASE("bytes: a typed save_tensor writes what the tensor_value one does, every reduction of every dtype") {
+    const auto write = [](const std::filesystem::path& out, bool typed) {
+        hook_options o;
+        o.out_dir = out.string();
+        o.save_config = save_config(save_config_mode{1, {}, 0, std::nullopt});
+        collection all("all");
+        all.include(".*");
+        all.set_reduction_config(reduction_config::parse(
+            "min,max,mean,std,variance,sum,prod,l1,l2,abs_min,abs_max,abs_mean,abs_std,abs_variance,abs_sum,"
+            "abs_prod,abs_l1,abs_l2",
+            true));
+        o.collections.push_back(all);
+        hook h(o);
+        h.begin_step();
+        const auto save = [&](const std::string& name, const auto& values) {
+            if (typed) {
+                h.save_tensor(name, values.data(), {values.size()});
+            } else {
+                h.save_tensor(name, tensor_value(values));
+            }
+        };
+        save("f32", std::vector<float>{1.5F, -2.25F, 3.0F, 0.125F});
+        save("f64", std::vector<double>{-1e8, 1e8 + 3, 7.5});
+        save("i32", std::vector<std::int32_t>{-3, 9, 27, -81});
+        save("u8", std::vector<std::uint8_t>{0, 200, 255, 3});
+        save("i64", std::vector<std::int64_t>{std::int64_t{1} << 40, -5});
+        save("f16", std::vector<float16>{float16(0.5F), float16(-3.0F), float16(1024.0F)});
+        save("c64", std::vector<std::complex<float>>{{1.0F, -2.0F}, {0.5F, 4.0F}});
+        h.close();
+    };
+    temp_dir dir("hook_bytes_typed");
+    write(dir.path() / "typed", true);
+    write(dir.path() / "erased", false);
+    const auto typed = read_indexes(dir.path() / "typed").at({0, "worker_0"});
+    const auto erased = read_indexes(dir.path() / "erased").at({0, "worker_0"});
+    const auto names = tdbg::test::names_of(typed);
+    CHECK(names == tdbg::test::names_of(erased));
+    CHECK(names.size() > 7 * 10); // the raw tensors and their reductions (complex and unsigned types have fewer)
+    for (const std::string& name : names) {
+        if (name.rfind("shape:", 0) == 0) {
+            continue;
+        }
+        INFO(name);
+        check_same_record_but_wall_time(read_record(dir.path() / "typed", typed, name),
+                                        read_record(dir.path() / "erased", erased, name));
     }
 }
 

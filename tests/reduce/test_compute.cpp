@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "reference.hpp"
+#include "support.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/reduce/compute.hpp"
 
@@ -31,6 +32,9 @@ void check_all(const std::vector<T>& v) {
     const auto which = all_18();
     const std::vector<tensor_value> together = compute_reductions(value, which);
     REQUIRE(together.size() == which.size());
+    // What the hook's save_tensor<T> computes: T's kernels alone, the same results.
+    const std::vector<tensor_value> typed = compute_reductions_of<T>(value, which);
+    REQUIRE(typed.size() == which.size());
     for (std::size_t i = 0; i < which.size(); ++i) {
         INFO(dtype_name(dtype_v<T>) << " n=" << v.size() << " " << reduction_name(which[i]));
         const auto want = reference(v, which[i]);
@@ -38,6 +42,8 @@ void check_all(const std::vector<T>& v) {
         check_result(together[i], want);
         const tensor_value alone = compute_reduction(value, which[i]);
         CHECK(alone.bytes() == together[i].bytes());
+        CHECK(typed[i].type() == together[i].type());
+        CHECK(typed[i].bytes() == together[i].bytes());
     }
 }
 
@@ -345,7 +351,17 @@ TEST_CASE("offset data keeps an accurate variance") {
 TEST_CASE("string tensors have no reductions") {
     const tensor_value s(std::vector<std::string>{"a", "b"});
     CHECK_THROWS_AS(compute_reduction(s, reduction{reduction_kind::mean, false}), tdbg::dtype_mismatch);
+    CHECK_THROWS_AS(compute_reductions_of<std::string>(s, {reduction{reduction_kind::mean, false}}),
+                    tdbg::dtype_mismatch);
     CHECK(compute_reductions(s, {}).empty());
+    CHECK(compute_reductions_of<std::string>(s, {}).empty());
+}
+
+TEST_CASE("compute_reductions_of<T> refuses a tensor of another dtype, naming both") {
+    const tensor_value d(std::vector<double>{1.0, 2.0});
+    const std::string message =
+        tdbg::test::error_of([&] { (void)compute_reductions_of<float>(d, {reduction{reduction_kind::mean, false}}); });
+    CHECK(message == "compute_reductions_of<float32> given a float64 tensor");
 }
 
 TEST_CASE("parse_reduction_list reads smdebug's spellings") {

@@ -13,6 +13,7 @@
 #include "reference.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/reduce/compute.hpp"
+#include "tdbg/reduce/detail/parallel.hpp"
 #include "tdbg/reduce/partial.hpp"
 #include "tdbg/reduce/reduction_set.hpp"
 
@@ -104,8 +105,8 @@ TEST_CASE("a partial result knows what it accumulated") {
 }
 
 TEST_CASE("results do not depend on the number of threads") {
-    // Large enough for the parallel split (several chunks).
-    const auto data = random_values<float>(3'000'000, 9);
+    // Just past the parallel split (eight whole chunks and a partial one).
+    const auto data = random_values<float>(tdbg::detail::parallel_threshold + tdbg::detail::chunk_size / 3, 9);
     const tensor_value value = tensor_value::borrow(data.data(), {data.size()});
     reduce::options one;
     one.max_threads = 1;

@@ -30,10 +30,14 @@
 /// are numpy's: numpy.absolute(int8(-128)) stays -128. l1/l2 are element-wise
 /// over all elements, never matrix norms. Strings throw dtype_mismatch.
 
+#include <complex>
+#include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/core/half.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/reduce/options.hpp"
@@ -49,7 +53,35 @@ namespace tdbg {
 /// One reduction of `value`: a 0-d tensor of numpy's result dtype.
 [[nodiscard]] TDBG_DECL tensor_value compute_reduction(const tensor_value& value, reduction r);
 
+/// compute_reductions of a tensor whose element type is known where it is called
+/// (`value.type()` is `dtype_of<T>::value`, else tdbg::error): the same kernels and results, but a file
+/// that uses it compiles T's kernels only, not those of all sixteen dtypes. The hook's
+/// `save_tensor` of an xtensor expression or a typed pointer reduces through it.
+template <class T>
+[[nodiscard]] std::vector<tensor_value> compute_reductions_of(const tensor_value& value,
+                                                              const std::vector<reduction>& which,
+                                                              const reduce::options& opts = {});
+
+/// compute_reductions or one compute_reductions_of<T>, as the hook keeps it.
+using reductions_function = std::vector<tensor_value> (*)(const tensor_value& value, const std::vector<reduction>& which,
+                                                          const reduce::options& opts);
+
 } // namespace tdbg
+
+// X(T) for every element type a tensor_value holds (visit_dtype's list).
+#define TDBG_DETAIL_FOR_EACH_ELEMENT_TYPE(X)                                                                           \
+    X(float) X(double) X(std::int8_t) X(std::int16_t) X(std::int32_t) X(std::int64_t) X(std::uint8_t)                  \
+    X(std::uint16_t) X(std::uint32_t) X(std::uint64_t) X(bool) X(std::complex<float>) X(std::complex<double>)          \
+    X(tdbg::float16) X(tdbg::bfloat16) X(std::string)
+
+#if !TDBG_HEADER_ONLY
+// Compiled once, by tdbg/src/reduce.hpp.
+#define TDBG_DETAIL_EXTERN_REDUCTIONS_OF(T)                                                                            \
+    extern template std::vector<tdbg::tensor_value> tdbg::compute_reductions_of<T>(                                   \
+        const tdbg::tensor_value&, const std::vector<tdbg::reduction>&, const tdbg::reduce::options&);
+TDBG_DETAIL_FOR_EACH_ELEMENT_TYPE(TDBG_DETAIL_EXTERN_REDUCTIONS_OF)
+#undef TDBG_DETAIL_EXTERN_REDUCTIONS_OF
+#endif
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/reduce/impl/compute.ipp"

@@ -352,15 +352,16 @@ public:
     }
 
     /// Saves `value` as `name` in the collections prepare_save found (smdebug's
-    /// _write_for_tensor: shape, reductions, histogram, raw tensor, scalar summary).
-    void save_prepared(std::string_view name, const tensor_value& value) {
+    /// _write_for_tensor: shape, reductions, histogram, raw tensor, scalar summary); `reduce`
+    /// computes the reductions no collection's compiled kernel does.
+    void save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce) {
         if (value.shape().size() > max_tensor_rank) { // neither smdebug (numpy) nor tdbg could read it back
             throw usage_error(fmt::format("tdbg::hook: cannot save '{}': it has {} dimensions, more than the {} a "
                                           "tensor may have",
                                           name, value.shape().size(), max_tensor_rank));
         }
         last_saved_step_ = clock_.global();
-        queue_loss_metrics(name, value);
+        queue_loss_metrics(name, value, reduce);
         if (!writer_ || writer_->stopped()) {
             return; // nothing is saved after a write error
         }
@@ -382,7 +383,7 @@ public:
             step_wrote_ = true;
         }
         if (value.size() != 0) {
-            write_reductions(tensor_name, value, active, wall_time);
+            write_reductions(tensor_name, value, active, wall_time, reduce);
         }
         std::optional<tensor_value> owned;
         auto owned_value = [&]() -> const tensor_value& {
@@ -548,7 +549,7 @@ private:
     // collection's compiled kernel computes its whole list in one pass, the
     // rest goes through one runtime pass.
     void write_reductions(const std::string& name, const tensor_value& value, const std::vector<std::size_t>& active,
-                          double wall_time) {
+                          double wall_time, reductions_function reduce) {
         std::vector<reduction> order;
         std::vector<std::optional<tensor_value>> results;
         for (const std::size_t i : active) {
@@ -595,7 +596,7 @@ private:
         if (!missing.empty()) {
             std::vector<tensor_value> computed;
             try {
-                computed = compute_reductions(value, missing);
+                computed = reduce(value, missing, {});
             } catch (const dtype_mismatch&) {
                 computed.clear();
             }
@@ -683,7 +684,7 @@ private:
 
     // smdebug's _save_for_tensor: a tensor saved in "losses", "metrics" or "sm_metrics"
     // is also a SageMaker metric, its mean, once per such collection.
-    void queue_loss_metrics(std::string_view name, const tensor_value& value) {
+    void queue_loss_metrics(std::string_view name, const tensor_value& value, reductions_function reduce) {
         if (!metrics_ || value.size() == 0) {
             return;
         }
@@ -694,7 +695,7 @@ private:
             }
             double mean = 0;
             try {
-                mean = scalar_as_double(compute_reduction(value, reduction{reduction_kind::mean, false}));
+                mean = scalar_as_double(reduce(value, {reduction{reduction_kind::mean, false}}, {}).front());
             } catch (const dtype_mismatch&) {
                 return; // no mean of strings
             }

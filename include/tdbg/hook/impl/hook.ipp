@@ -72,14 +72,16 @@ TDBG_DECL bool hook::should_save_tensor(std::string_view name) { return engine_-
 TDBG_DECL void hook::save_tensor(std::string_view name, const tensor_value& value,
                                  std::initializer_list<std::string_view> collections) {
     if (engine_->prepare_save(name, collections)) {
-        engine_->save_prepared(name, value);
+        engine_->save_prepared(name, value, &compute_reductions); // any dtype, known at run time
     }
 }
 
 TDBG_DECL bool hook::prepare_save(std::string_view name, std::initializer_list<std::string_view> collections) {
     return engine_->prepare_save(name, collections);
 }
-TDBG_DECL void hook::save_prepared(std::string_view name, const tensor_value& value) { engine_->save_prepared(name, value); }
+TDBG_DECL void hook::save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce) {
+    engine_->save_prepared(name, value, reduce);
+}
 TDBG_DECL void hook::save_scalar(std::string_view name, double value, bool sm_metric, std::optional<double> timestamp) {
     engine_->save_scalar(name, value, sm_metric, timestamp);
 }
