@@ -58,8 +58,8 @@
 #include "tdbg/core/xexpression.hpp"
 #include "tdbg/format/stop_marker.hpp"
 #include "tdbg/hook/collection.hpp"
-#include "tdbg/reduce/compute.hpp"
 #include "tdbg/hook/options.hpp"
+#include "tdbg/reduce/compute.hpp"
 #include "tdbg/storage/storage.hpp"
 
 namespace tdbg {
