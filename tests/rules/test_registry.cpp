@@ -106,6 +106,36 @@ TEST_CASE("users' own rule classes are registered and built by name") {
     CHECK_FALSE(tdbg::rules::registry::contains("LossDiffers"));
 }
 
+// Run alone (ctest runs each test case in a process of its own), this test registers before
+// anything has looked a rule up, when the built-in rules are not in the table yet.
+TEST_CASE("a rule registered under a built-in rule's name replaces it however early, and a removed one stays removed") {
+    tdbg::test::temp_dir dir("registry_replace");
+    tdbg::test::rule_run run(dir.path());
+    write_run(run, 1.0F); // loss = 0, 1, 2, 3, 4
+
+    tdbg::rules::registry::add<loss_limit>("VanishingGradient");
+    const auto trial = tdbg::create_trial(dir.path().string());
+    auto replaced = tdbg::rules::registry::create("vanishing_gradient", trial, {{"limit", "3.5"}}, {},
+                                                  tdbg::rules::rule_logger::silent());
+    CHECK(replaced.name() == "VanishingGradient");
+    CHECK(replaced.get<loss_limit>() != nullptr);
+    CHECK(replaced.get<tdbg::rules::vanishing_gradient>() == nullptr);
+    CHECK(replaced.evaluate().triggered_steps == std::vector<std::int64_t>{4});
+    const auto names = tdbg::rules::registry::names();
+    CHECK(std::count(names.begin(), names.end(), "VanishingGradient") == 1);
+
+    CHECK(tdbg::rules::registry::remove("ExplodingTensor"));
+    CHECK_FALSE(tdbg::rules::registry::contains("ExplodingTensor"));
+    CHECK_FALSE(tdbg::rules::registry::remove("ExplodingTensor"));
+    CHECK_THROWS_WITH(tdbg::rules::registry::create("ExplodingTensor", trial),
+                      Catch::Contains("unknown rule 'ExplodingTensor'"));
+
+    // Put back as they were, for the test cases that share this process when run together.
+    tdbg::rules::registry::add<tdbg::rules::vanishing_gradient>("VanishingGradient");
+    tdbg::rules::registry::add<tdbg::rules::exploding_tensor>("ExplodingTensor");
+    CHECK(tdbg::rules::registry::create("VanishingGradient", trial).get<tdbg::rules::vanishing_gradient>() != nullptr);
+}
+
 TEST_CASE("the registry rejects unknown rules and parameters with messages that say what is known") {
     tdbg::test::temp_dir dir("registry_errors");
     tdbg::test::rule_run run(dir.path());

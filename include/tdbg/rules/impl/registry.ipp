@@ -32,13 +32,24 @@ struct registry_state {
     std::map<std::string, registry_entry> factories;
 };
 
+// The table as add() sees it: the built-in rules may not be in it yet.
 inline registry_state& registry_table() {
     static registry_state state;
-    static const bool builtins_added = [] {
-        for_each_builtin_rule([](std::string_view name, auto tag) {
+    return state;
+}
+
+// The table with the built-in rules in it. They are added at the first use that needs them,
+// never over a rule a program registered under the same name before (add() replaces a
+// built-in rule, whenever it runs), and not by add(): a file that only registers a rule of
+// its own then does not compile the twenty built-in rules into itself (header-only).
+inline registry_state& registry_with_builtins() {
+    registry_state& state = registry_table();
+    static const bool builtins_added = [&state] {
+        const std::lock_guard<std::mutex> lock(state.mutex);
+        for_each_builtin_rule([&state](std::string_view name, auto tag) {
             using rule_class = typename decltype(tag)::type;
-            state.factories[std::string(name)] =
-                registry_entry{registry::make_factory<rule_class>(), registry::takes_other_trials<rule_class>()};
+            state.factories.try_emplace(std::string(name), registry_entry{registry::make_factory<rule_class>(),
+                                                                          registry::takes_other_trials<rule_class>()});
         });
         return true;
     }();
@@ -72,19 +83,19 @@ TDBG_DECL bool registry::compares_runs(std::string_view name) {
     if (!found) {
         return false;
     }
-    auto& s = detail::registry_table();
+    auto& s = detail::registry_with_builtins();
     const std::lock_guard<std::mutex> lock(s.mutex);
     return s.factories.at(*found).compares_runs;
 }
 
 TDBG_DECL bool registry::remove(const std::string& name) {
-    auto& s = detail::registry_table();
+    auto& s = detail::registry_with_builtins();
     const std::lock_guard<std::mutex> lock(s.mutex);
     return s.factories.erase(name) != 0;
 }
 
 TDBG_DECL std::optional<std::string> registry::lookup(std::string_view name) {
-    auto& s = detail::registry_table();
+    auto& s = detail::registry_with_builtins();
     const std::lock_guard<std::mutex> lock(s.mutex);
     if (s.factories.count(std::string(name)) != 0) {
         return std::string(name);
@@ -99,7 +110,7 @@ TDBG_DECL std::optional<std::string> registry::lookup(std::string_view name) {
 }
 
 TDBG_DECL std::vector<std::string> registry::names() {
-    auto& s = detail::registry_table();
+    auto& s = detail::registry_with_builtins();
     const std::lock_guard<std::mutex> lock(s.mutex);
     std::vector<std::string> out;
     for (const auto& item : s.factories) {
@@ -120,7 +131,7 @@ TDBG_DECL any_rule registry::create(std::string_view name, const trial& base, co
     }
     factory make;
     {
-        auto& s = detail::registry_table();
+        auto& s = detail::registry_with_builtins();
         const std::lock_guard<std::mutex> lock(s.mutex);
         make = s.factories.at(*found).make;
     }
