@@ -95,13 +95,11 @@ for tu in hook_minimal trial_rule custom_rule; do
         measure "$tu.cpp" "$mode" "$work/$tu.$mode.o" "$limit" "${defines[@]}" "$here/compile_time/$tu.cpp"
     done
 done
-parts=0
 for part in "$repo"/include/tdbg/src/*.hpp; do
     name=$(basename "$part" .hpp)
     echo "#include <tdbg/src/$name.hpp>" >"$work/part_$name.cpp"
     measure "tdbg/src/$name.hpp" "engine part" "$work/part_$name.o" 16 -DTDBG_SEPARATE_COMPILATION \
         "$work/part_$name.cpp"
-    parts=$((parts + 1))
 done
 echo "#include <tdbg/src.hpp>" >"$work/engine.cpp"
 measure "tdbg/src.hpp (one file)" "engine, once" "$work/engine.o" - -DTDBG_SEPARATE_COMPILATION "$work/engine.cpp"
@@ -118,12 +116,12 @@ printf '\n%-34s %-16s %9s %8s %12s\n' "translation unit" "mode" "seconds" "ratio
 row "xtensor/xarray.hpp only" "-" "$base" "$work/xtensor_only.o"
 total=0
 for i in "${!labels[@]}"; do
+    if [[ ${modes[i]} == "engine, once" ]]; then
+        printf '%-34s %-16s %9.2f\n' "  the parts together" "engine, CPU" "$total"
+    fi
     row "${labels[i]}" "${modes[i]}" "${seconds[i]}" "${objects[i]}"
     if [[ ${modes[i]} == "engine part" ]]; then
         total=$(echo "$total + ${seconds[i]}" | bc -l)
-        if ((--parts == 0)); then
-            printf '%-34s %-16s %9.2f\n' "  the parts together" "engine, CPU" "$total"
-        fi
     fi
     if [[ ${limits[i]} != - ]]; then
         what="${labels[i]}, ${modes[i]} (x xtensor-only)"
