@@ -35,7 +35,7 @@ tdbg_ensure_packages "${TDBG_BUILD_PACKAGES[@]}"
 build=$TDBG_BUILD_ROOT/release
 tdbg_say "build the examples and the tdbg command line (Release, $build)"
 tdbg_configure "$build" -DCMAKE_BUILD_TYPE=Release -DTDBG_BUILD_TESTS=OFF -DTDBG_BUILD_BENCHMARKS=OFF \
-    -DTDBG_BUILD_EXAMPLES=ON -DTDBG_BUILD_TOOLS=ON -DTDBG_LIBTORCH=OFF
+    -DTDBG_BUILD_EXAMPLES=ON -DTDBG_BUILD_TOOLS=ON -DTDBG_LIBTORCH=OFF -DTDBG_CUDA=OFF
 # The programs of the demo, where this configuration builds them. Removed first, so that
 # what is there after the build is what the sources define now (a relink at most).
 train_mlp=$build/examples/train_mlp

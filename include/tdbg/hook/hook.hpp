@@ -58,8 +58,10 @@
 #include "tdbg/core/xexpression.hpp"
 #include "tdbg/format/stop_marker.hpp"
 #include "tdbg/hook/collection.hpp"
+#include "tdbg/hook/deferred.hpp"
 #include "tdbg/hook/options.hpp"
 #include "tdbg/reduce/compute.hpp"
+#include "tdbg/reduce/convention.hpp"
 #include "tdbg/storage/storage.hpp"
 
 namespace tdbg {
@@ -143,6 +145,11 @@ public:
     TDBG_DECL void save_tensor(std::string_view name, const tensor_value& value,
                                std::initializer_list<std::string_view> collections = {});
 
+    /// save_tensor with the reductions stored by `convention`'s rules (reduce/convention.hpp):
+    /// the plain overload stores numpy's (smdebug's core hook), tdbg::torch_hook PyTorch's.
+    TDBG_DECL void save_tensor(std::string_view name, const tensor_value& value,
+                               std::initializer_list<std::string_view> collections, reduction_convention convention);
+
     /// Saves an xtensor expression; it is evaluated (or, for a row-major
     /// container, borrowed) only when the tensor is saved at this step.
     template <class E>
@@ -169,6 +176,21 @@ public:
             save_prepared(name, tensor_value::borrow<T>(data, std::move(shape)), &compute_reductions_of<T>);
         }
     }
+
+    /// What saving `name`, a tensor of `type` and `shape`, writes at this step: its reductions,
+    /// the raw value, a TensorBoard histogram; nullopt when its collections do not save it now.
+    /// Checks `name` and adds it to `collections` as save_tensor does. The first half of a
+    /// deferred save (hook/deferred.hpp).
+    [[nodiscard]] TDBG_DECL std::optional<save_plan>
+    plan_save(std::string_view name, dtype type, const std::vector<std::size_t>& shape,
+              std::initializer_list<std::string_view> collections = {});
+
+    /// Saves `name`, a tensor of `type` and `shape` whose values are computed elsewhere and
+    /// arrive later (hook/deferred.hpp): `plan` is plan_save's at this step; `source` runs once
+    /// on a writer thread, waits for the values and returns them, or throws (a write error).
+    /// Never waits for the values here, except for a SageMaker metric of a loss (its mean).
+    TDBG_DECL void save_deferred(std::string_view name, dtype type, const std::vector<std::size_t>& shape,
+                                 const save_plan& plan, deferred_source source);
 
     /// Saves `scalar/<name>` (float64, shape (1,)) at this step, whatever the
     /// save configs say, as smdebug's save_scalar (and to TensorBoard when exported).

@@ -67,6 +67,7 @@
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/tfrecord.hpp"
+#include "tdbg/hook/detail/deferred_cell.hpp"
 #include "tdbg/hook/detail/event_pieces.hpp"
 #include "tdbg/hook/detail/histogram.hpp"
 #include "tdbg/hook/options.hpp"
@@ -76,9 +77,22 @@ namespace tdbg {
 
 /// What the training thread hands to the writer.
 namespace write_items {
-/// One tensor record of a step's event file.
+/// Where a record's value comes from when it arrives later (hook/deferred.hpp): one of the
+/// values of a deferred save, which the data thread waits for before it encodes the record.
+struct deferred_ref {
+    /// `slot` of a raw value.
+    static constexpr std::size_t raw = static_cast<std::size_t>(-1);
+
+    std::shared_ptr<detail::deferred_cell> cell;
+    /// The reduction's index in the save's plan, or `raw`.
+    std::size_t slot = raw;
+    /// The bytes the value will hold (they count against the queue's bound).
+    std::size_t bytes = 0;
+};
+/// One tensor record of a step's event file; with `deferred`, its value arrives later.
 struct tensor {
     format::tensor_event event;
+    std::optional<deferred_ref> deferred;
 };
 /// A shape saved in the step's index file (ReductionConfig save_shape).
 struct shape {
@@ -98,6 +112,8 @@ struct tb_scalar {
     double wall_time = 0;
     std::string tag;
     float value = 0;
+    /// When set, the value is the raw value of this deferred save, once it arrives.
+    std::shared_ptr<detail::deferred_cell> deferred;
 };
 /// A TensorBoard histogram of `values` (bucketed on a data thread).
 struct tb_histogram {
@@ -106,6 +122,8 @@ struct tb_histogram {
     double wall_time = 0;
     std::string tag;
     tensor_value values;
+    /// When set, the histogram is this deferred save's, once it arrives (`values` is empty).
+    std::shared_ptr<detail::deferred_cell> deferred;
 };
 /// A whole object written atomically (collections file, end marker).
 struct object {
@@ -195,7 +213,8 @@ public:
         lane& l = route(it);
         // Small items wait for the step's end or for a batch worth writing: waking the
         // thread for each one would cost the training thread a context switch each.
-        const bool wake = !is_data(it) || queued_bytes_ + cost >= options_.wake_bytes;
+        // A deferred raw value holds host memory its producer may be waiting for: it wakes the writer too.
+        const bool wake = !is_data(it) || holds_lent_memory(it) || queued_bytes_ + cost >= options_.wake_bytes;
         enqueue(l, std::move(it), cost);
         lock.unlock();
         if (wake) {
@@ -352,10 +371,15 @@ private:
                std::holds_alternative<write_items::tb_scalar>(it) || std::holds_alternative<write_items::tb_histogram>(it);
     }
 
+    static bool holds_lent_memory(const item& it) {
+        const auto* t = std::get_if<write_items::tensor>(&it);
+        return t != nullptr && t->deferred && t->deferred->slot == write_items::deferred_ref::raw;
+    }
+
     static std::size_t cost_of(const item& it) {
         constexpr std::size_t overhead = 256;
         if (const auto* t = std::get_if<write_items::tensor>(&it)) {
-            return overhead + t->event.value.nbytes() + t->event.tag.size();
+            return overhead + (t->deferred ? t->deferred->bytes : t->event.value.nbytes()) + t->event.tag.size();
         }
         if (const auto* h = std::get_if<write_items::tb_histogram>(&it)) {
             return overhead + h->values.nbytes();
@@ -599,6 +623,9 @@ private:
             s.failed = true; // its file, if open, is discarded
             return;
         }
+        if (t.deferred && !take_deferred(t)) {
+            return; // no such reduction for this dtype: no record
+        }
         if (!s.file) {
             s.file.emplace(open_event_file(s.step));
         }
@@ -613,6 +640,21 @@ private:
         }
         s.index.tensor_payload.push_back(
             format::tensor_location{t.event.tag, start, payload.size() + format::record_overhead});
+    }
+
+    // Waits for a deferred record's value and puts it in the event; false when the save
+    // delivers none for it. Throws the save's error (a device error), which stops the writer.
+    static bool take_deferred(write_items::tensor& t) {
+        const write_items::deferred_ref ref = std::move(*t.deferred);
+        t.deferred.reset();
+        const deferred_values& values = ref.cell->get();
+        const std::optional<tensor_value>& value =
+            ref.slot == write_items::deferred_ref::raw ? values.raw : values.reductions.at(ref.slot);
+        if (!value) {
+            return false;
+        }
+        t.event.value = *value;
+        return true;
     }
 
     // Appends one record: header, payload, smdebug's constant footer (the bytes
@@ -716,6 +758,13 @@ private:
         if (!options_.tensorboard_put) {
             return;
         }
+        if (t.deferred) {
+            const std::optional<tensor_value>& raw = t.deferred->get().raw;
+            if (!raw || raw->size() != 1) {
+                return;
+            }
+            t.value = static_cast<float>(detail::scalar_as_double(*raw));
+        }
         tb_file& f = tensorboard_for(l, t.mode, t.step, t.wall_time);
         format::append_record(f.bytes, format::encode_scalar_event(t.wall_time, t.step, t.tag, t.value),
                               format::footer_kind::payload_crc);
@@ -725,11 +774,15 @@ private:
         if (!options_.tensorboard_put) {
             return;
         }
-        const auto values = detail::histogram_values(h.values);
-        if (!values) {
-            return;
+        std::optional<format::histogram> histo;
+        if (h.deferred) {
+            const std::optional<histogram_counts>& counts = h.deferred->get().histogram;
+            if (counts) {
+                histo = detail::histogram_from_counts(*counts);
+            }
+        } else if (const auto values = detail::histogram_values(h.values)) {
+            histo = detail::make_histogram(*values);
         }
-        const auto histo = detail::make_histogram(*values);
         if (!histo) {
             return;
         }

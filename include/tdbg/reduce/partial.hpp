@@ -52,13 +52,14 @@ public:
     /// True when `result(r)` can be computed from what was accumulated.
     [[nodiscard]] bool has(reduction r) const noexcept { return covers(key_, key_for<T>(&r, &r + 1)); }
 
-    /// Reduction r of all the elements: a 0-d tensor of numpy's result dtype.
-    [[nodiscard]] tensor_value result(reduction r) const {
+    /// Reduction r of all the elements: a 0-d tensor of numpy's result dtype. std and variance
+    /// divide by count - `ddof` (0: numpy's default; 1: torch's unbiased default).
+    [[nodiscard]] tensor_value result(reduction r, unsigned ddof = 0) const {
         if (!has(r)) {
             throw error(fmt::format("reduction {} was not among the reductions this partial result accumulated",
                                     reduction_name(r)));
         }
-        return finish<T>(stats_, r);
+        return finish<T>(stats_, r, ddof);
     }
 
     /// The accumulators (for tests and other kernels of this library).

@@ -10,29 +10,29 @@
 #include <type_traits>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/dtype.hpp"
+#include "tdbg/core/error.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/format/event.hpp"
+#include "tdbg/hook/deferred.hpp"
 
 namespace tdbg::detail {
 
-/// TensorFlow's default bucket edges, computed as smdebug's _get_default_bins does.
-inline const std::vector<double>& default_histogram_edges() {
-    static const std::vector<double> edges = [] {
-        std::vector<double> positive;
-        for (double v = 1e-12; v < 1e20; v *= 1.1) {
-            positive.push_back(v);
+/// TensorFlow's default bucket edges (tdbg::histogram_edges).
+inline const std::vector<double>& default_histogram_edges() { return histogram_edges(); }
+
+/// The first element of `value` as a double (a TensorBoard scalar); 0 for strings and complex values.
+inline double scalar_as_double(const tensor_value& value) {
+    return visit_dtype(value.type(), [&](auto tag) -> double {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_same_v<T, std::string> || is_complex_element_v<T>) {
+            return 0.0;
+        } else {
+            return as_double(value.data_as<T>()[0]);
         }
-        std::vector<double> out;
-        out.reserve(positive.size() * 2 + 1);
-        for (auto it = positive.rbegin(); it != positive.rend(); ++it) {
-            out.push_back(-*it);
-        }
-        out.push_back(0.0);
-        out.insert(out.end(), positive.begin(), positive.end());
-        return out;
-    }();
-    return edges;
+    });
 }
 
 /// The values of a real tensor as doubles; nullopt for bool, string and complex tensors.
@@ -55,24 +55,15 @@ inline std::optional<std::vector<double>> histogram_values(const tensor_value& v
     });
 }
 
-/// smdebug's _make_histogram with the default edges (numpy.histogram counts
-/// [edge_i, edge_i+1), the last bucket closed; values outside or NaN are not
-/// counted). nullopt when smdebug writes nothing: no values, or none in range.
-inline std::optional<format::histogram> make_histogram(const std::vector<double>& values) {
-    if (values.empty()) {
-        return std::nullopt;
-    }
+/// smdebug's _make_histogram from counts over the default edges and the values' moments:
+/// the buckets trimmed to the support, one empty bucket kept left of it (TensorBoard shows
+/// right edges only). nullopt when smdebug writes nothing: no value in range.
+inline std::optional<format::histogram> histogram_from_counts(const histogram_counts& in) {
     const std::vector<double>& edges = default_histogram_edges();
-    std::vector<double> counts(edges.size() - 1, 0.0);
-    for (double x : values) {
-        if (!(x >= edges.front() && x <= edges.back())) {
-            continue;
-        }
-        auto it = std::upper_bound(edges.begin(), edges.end(), x);
-        std::size_t bin = static_cast<std::size_t>(it - edges.begin());
-        bin = bin == 0 ? 0 : bin - 1;
-        bin = std::min(bin, counts.size() - 1); // x == last edge falls in the last bucket
-        counts[bin] += 1.0;
+    const std::vector<double>& counts = in.counts;
+    if (counts.size() + 1 != edges.size()) {
+        throw error(fmt::format("a histogram has {} bucket counts where the edges make {} buckets", counts.size(),
+                                edges.size() - 1));
     }
     std::size_t first = counts.size();
     std::size_t last = 0;
@@ -86,7 +77,6 @@ inline std::optional<format::histogram> make_histogram(const std::vector<double>
         return std::nullopt;
     }
     format::histogram h;
-    // TensorBoard only shows right edges: keep one empty bucket left of the support.
     if (first > 0) {
         h.bucket.assign(counts.begin() + static_cast<std::ptrdiff_t>(first - 1),
                         counts.begin() + static_cast<std::ptrdiff_t>(last + 1));
@@ -96,21 +86,57 @@ inline std::optional<format::histogram> make_histogram(const std::vector<double>
     }
     h.bucket_limit.assign(edges.begin() + static_cast<std::ptrdiff_t>(first),
                           edges.begin() + static_cast<std::ptrdiff_t>(last + 2));
-    h.min = values.front();
-    h.max = values.front();
+    h.min = in.min;
+    h.max = in.max;
+    h.sum = in.sum;
+    h.sum_squares = in.sum_squares;
+    h.num = in.num;
+    return h;
+}
+
+/// The counts and moments of `values` over the default edges (numpy.histogram counts
+/// [edge_i, edge_i+1), the last bucket closed; values outside or NaN are not counted;
+/// numpy's min and max propagate NaN).
+inline histogram_counts count_histogram(const std::vector<double>& values) {
+    const std::vector<double>& edges = default_histogram_edges();
+    histogram_counts out;
+    out.counts.assign(edges.size() - 1, 0.0);
+    for (double x : values) {
+        if (!(x >= edges.front() && x <= edges.back())) {
+            continue;
+        }
+        auto it = std::upper_bound(edges.begin(), edges.end(), x);
+        std::size_t bin = static_cast<std::size_t>(it - edges.begin());
+        bin = bin == 0 ? 0 : bin - 1;
+        bin = std::min(bin, out.counts.size() - 1); // x == last edge falls in the last bucket
+        out.counts[bin] += 1.0;
+    }
+    if (!values.empty()) {
+        out.min = values.front();
+        out.max = values.front();
+    }
     bool nan = false;
     for (double x : values) {
         nan = nan || x != x;
-        h.min = std::min(h.min, x);
-        h.max = std::max(h.max, x);
-        h.sum += x;
-        h.sum_squares += x * x;
+        out.min = std::min(out.min, x);
+        out.max = std::max(out.max, x);
+        out.sum += x;
+        out.sum_squares += x * x;
     }
-    if (nan) { // numpy's min and max propagate NaN
-        h.min = h.max = std::numeric_limits<double>::quiet_NaN();
+    if (nan) {
+        out.min = out.max = std::numeric_limits<double>::quiet_NaN();
     }
-    h.num = static_cast<double>(values.size());
-    return h;
+    out.num = static_cast<double>(values.size());
+    return out;
+}
+
+/// smdebug's _make_histogram with the default edges. nullopt when smdebug writes nothing: no
+/// values, or none in range.
+inline std::optional<format::histogram> make_histogram(const std::vector<double>& values) {
+    if (values.empty()) {
+        return std::nullopt;
+    }
+    return histogram_from_counts(count_histogram(values));
 }
 
 } // namespace tdbg::detail

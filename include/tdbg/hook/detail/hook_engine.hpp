@@ -39,7 +39,10 @@
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/stop_marker.hpp"
 #include "tdbg/hook/collection.hpp"
+#include "tdbg/hook/deferred.hpp"
 #include "tdbg/hook/detail/buffer_pool.hpp"
+#include "tdbg/hook/detail/deferred_cell.hpp"
+#include "tdbg/hook/detail/histogram.hpp"
 #include "tdbg/hook/detail/metrics_writer.hpp"
 #include "tdbg/hook/detail/selection.hpp"
 #include "tdbg/hook/detail/state_store.hpp"
@@ -48,6 +51,7 @@
 #include "tdbg/hook/worker.hpp"
 #include "tdbg/hook/writer.hpp"
 #include "tdbg/reduce/compute.hpp"
+#include "tdbg/reduce/convention.hpp"
 #include "tdbg/storage/local_storage.hpp"
 #include "tdbg/storage/storage.hpp"
 
@@ -354,36 +358,24 @@ public:
     /// Saves `value` as `name` in the collections prepare_save found (smdebug's
     /// _write_for_tensor: shape, reductions, histogram, raw tensor, scalar summary); `reduce`
     /// computes the reductions no collection's compiled kernel does.
-    void save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce) {
-        if (value.shape().size() > max_tensor_rank) { // neither smdebug (numpy) nor tdbg could read it back
-            throw usage_error(fmt::format("tdbg::hook: cannot save '{}': it has {} dimensions, more than the {} a "
-                                          "tensor may have",
-                                          name, value.shape().size(), max_tensor_rank));
-        }
+    void save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce,
+                       reduction_convention convention = reduction_convention::numpy) {
+        check_rank(name, value.shape().size());
         last_saved_step_ = clock_.global();
-        queue_loss_metrics(name, value, reduce);
+        const std::vector<std::size_t> active = std::move(active_);
+        queue_loss_metrics(name, value, reduce, active);
         if (!writer_ || writer_->stopped()) {
             return; // nothing is saved after a write error
         }
-        const std::vector<std::size_t> active = std::move(active_);
         const double wall_time = now_seconds();
         const std::string tensor_name(name);
         bool save_raw = false;
-        bool save_shape = false;
         for (const std::size_t i : active) {
             save_raw = save_raw || selection_.at(i).reductions.save_raw_tensor;
-            save_shape = save_shape || selection_.at(i).reductions.save_shape;
         }
-        if (save_shape) {
-            format::shape_entry s;
-            s.tensorname = tensor_name;
-            s.originalname = tensor_name;
-            s.shape.assign(value.shape().begin(), value.shape().end());
-            writer_->push(write_items::shape{clock_.global(), clock_.current(), clock_.mode_step(), std::move(s)});
-            step_wrote_ = true;
-        }
+        push_shape(tensor_name, active, value.shape());
         if (value.size() != 0) {
-            write_reductions(tensor_name, value, active, wall_time, reduce);
+            write_reductions(tensor_name, value, active, wall_time, reduce, convention);
         }
         std::optional<tensor_value> owned;
         auto owned_value = [&]() -> const tensor_value& {
@@ -392,31 +384,80 @@ public:
             }
             return *owned;
         };
-        const bool tensorboard = exports_tensorboard();
-        if (tensorboard && value.nbytes() != 0 && value.type() != dtype::boolean) {
-            for (const std::size_t i : active) {
-                const auto& e = selection_.at(i);
-                if (e.histogram && !is_raw_only_collection(e.coll.name())) {
-                    writer_->push(write_items::tb_histogram{clock_.current(), clock_.global(), wall_time,
-                                                            clean_tensorboard_tag(e.coll.name() + "/" + tensor_name),
-                                                            owned_value()});
-                    break;
-                }
+        if (exports_tensorboard() && value.nbytes() != 0 && value.type() != dtype::boolean) {
+            if (const auto collection = histogram_collection(active)) {
+                writer_->push(write_items::tb_histogram{clock_.current(), clock_.global(), wall_time,
+                                                        clean_tensorboard_tag(*collection + "/" + tensor_name),
+                                                        owned_value(), nullptr});
             }
         }
         // smdebug writes no record for an empty tensor.
         if (save_raw && value.nbytes() != 0) {
             push_record(make_event(tensor_name, owned_value(), wall_time));
         }
-        if (tensorboard && value.size() == 1) {
-            for (const std::size_t i : active) {
-                if (is_scalar_collection(selection_.at(i).coll.name())) {
-                    writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), wall_time,
-                                                         clean_tensorboard_tag(tensor_name),
-                                                         static_cast<float>(scalar_as_double(value))});
-                    break;
-                }
-            }
+        if (exports_tensorboard() && value.size() == 1 && in_scalar_collection(active)) {
+            writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), wall_time,
+                                                 clean_tensorboard_tag(tensor_name),
+                                                 static_cast<float>(scalar_as_double(value)), nullptr});
+        }
+    }
+
+    /// What saving `name`, a tensor of `type` and `shape`, writes at this step; nullopt when
+    /// nothing (not even its shape). Checks and adds `name` to `collections` as prepare_save.
+    std::optional<save_plan> plan_save(std::string_view name, dtype type, const tensor_value::shape_type& shape,
+                                       std::initializer_list<std::string_view> collections) {
+        check_saving(name);
+        selection_.add_explicit(name, collections);
+        const auto active = selection_.active(name, clock_.current(), clock_.mode_step());
+        if (active.empty()) {
+            return std::nullopt;
+        }
+        return plan_of(active, type, shape);
+    }
+
+    /// Saves `name` from a deferred save (hook/deferred.hpp): its records are queued now, their
+    /// values taken from `source` by the writer. `plan` is plan_save's for this step.
+    void save_deferred(std::string_view name, dtype type, const tensor_value::shape_type& shape,
+                       const save_plan& plan, deferred_source source) {
+        check_saving(name);
+        check_rank(name, shape.size());
+        const auto active = selection_.active(name, clock_.current(), clock_.mode_step());
+        if (active.empty() || plan_of(active, type, shape) != plan) {
+            throw usage_error(fmt::format("tdbg::hook: save_deferred('{}') with a plan other than plan_save gives now "
+                                          "(plan_save at this step, with the tensor's dtype and shape)",
+                                          name));
+        }
+        last_saved_step_ = clock_.global();
+        auto cell = std::make_shared<deferred_cell>(std::string(name), type, shape, plan, std::move(source));
+        queue_deferred_metrics(name, active, plan, cell);
+        if (!writer_ || writer_->stopped()) {
+            return; // nothing is saved after a write error
+        }
+        const double wall_time = now_seconds();
+        const std::string tensor_name(name);
+        push_shape(tensor_name, active, shape);
+        for (std::size_t k = 0; k < plan.reductions.size(); ++k) {
+            format::tensor_event ev = make_event(format::reduction_tensor_name(plan.reductions[k], tensor_name),
+                                                 tensor_value(), wall_time);
+            push_record(std::move(ev), write_items::deferred_ref{cell, k, 16});
+        }
+        if (plan.histogram) {
+            write_items::tb_histogram h{clock_.current(), clock_.global(), wall_time,
+                                        clean_tensorboard_tag(*histogram_collection(active) + "/" + tensor_name),
+                                        tensor_value(), cell};
+            writer_->push(std::move(h));
+        }
+        std::size_t count = 1;
+        for (const std::size_t extent : shape) {
+            count *= extent;
+        }
+        if (plan.raw) {
+            push_record(make_event(tensor_name, tensor_value(), wall_time),
+                        write_items::deferred_ref{cell, write_items::deferred_ref::raw, count * dtype_size(type)});
+        }
+        if (plan.raw && exports_tensorboard() && count == 1 && in_scalar_collection(active)) {
+            writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), wall_time,
+                                                 clean_tensorboard_tag(tensor_name), 0.0F, cell});
         }
     }
 
@@ -534,6 +575,76 @@ private:
         }
     }
 
+    static void check_rank(std::string_view name, std::size_t rank) {
+        if (rank > max_tensor_rank) { // neither smdebug (numpy) nor tdbg could read it back
+            throw usage_error(fmt::format("tdbg::hook: cannot save '{}': it has {} dimensions, more than the {} a "
+                                          "tensor may have",
+                                          name, rank, max_tensor_rank));
+        }
+    }
+
+    // What the active collections save of a tensor of `type` and `shape` (smdebug's
+    // _write_for_tensor): the reductions in write_reductions' order, the raw value, a histogram.
+    [[nodiscard]] save_plan plan_of(const std::vector<std::size_t>& active, dtype type,
+                                    const tensor_value::shape_type& shape) const {
+        std::size_t count = 1;
+        for (const std::size_t extent : shape) {
+            count *= extent;
+        }
+        save_plan plan;
+        if (count == 0) {
+            return plan; // smdebug writes no record for an empty tensor
+        }
+        for (const std::size_t i : active) {
+            const auto& e = selection_.at(i);
+            plan.raw = plan.raw || e.reductions.save_raw_tensor;
+            if (is_scalar_collection(e.coll.name())) {
+                continue; // smdebug's SCALAR_COLLECTIONS get no reductions
+            }
+            for (const reduction r : e.reductions.all()) {
+                if (std::find(plan.reductions.begin(), plan.reductions.end(), r) == plan.reductions.end()) {
+                    plan.reductions.push_back(r);
+                }
+            }
+        }
+        plan.histogram = exports_tensorboard() && type != dtype::boolean && type != dtype::string &&
+                         !is_complex(type) && histogram_collection(active).has_value();
+        return plan;
+    }
+
+    // The collection whose name tags the tensor's TensorBoard histogram: the first active one
+    // that asks for histograms and saves more than raw values; none when no collection does.
+    [[nodiscard]] std::optional<std::string> histogram_collection(const std::vector<std::size_t>& active) const {
+        for (const std::size_t i : active) {
+            const auto& e = selection_.at(i);
+            if (e.histogram && !is_raw_only_collection(e.coll.name())) {
+                return e.coll.name();
+            }
+        }
+        return std::nullopt;
+    }
+
+    [[nodiscard]] bool in_scalar_collection(const std::vector<std::size_t>& active) const {
+        return std::any_of(active.begin(), active.end(),
+                           [&](std::size_t i) { return is_scalar_collection(selection_.at(i).coll.name()); });
+    }
+
+    // The tensor's shape in the step's index, when a collection saves shapes (ReductionConfig save_shape).
+    void push_shape(const std::string& tensor_name, const std::vector<std::size_t>& active,
+                    const tensor_value::shape_type& shape) {
+        const bool save_shape = std::any_of(active.begin(), active.end(),
+                                            [&](std::size_t i) { return selection_.at(i).reductions.save_shape; });
+        if (!save_shape) {
+            return;
+        }
+        format::shape_entry s;
+        s.tensorname = tensor_name;
+        s.originalname = tensor_name;
+        s.shape.assign(shape.begin(), shape.end());
+        writer_->push(write_items::shape{clock_.global(), clock_.current(), clock_.mode_step(), std::move(s)});
+        step_wrote_ = true;
+    }
+
     format::tensor_event make_event(std::string tag, tensor_value value, double wall_time) const {
         format::tensor_event ev;
         ev.step = clock_.global();
@@ -549,7 +660,7 @@ private:
     // collection's compiled kernel computes its whole list in one pass, the
     // rest goes through one runtime pass.
     void write_reductions(const std::string& name, const tensor_value& value, const std::vector<std::size_t>& active,
-                          double wall_time, reductions_function reduce) {
+                          double wall_time, reductions_function reduce, reduction_convention convention) {
         std::vector<reduction> order;
         std::vector<std::optional<tensor_value>> results;
         for (const std::size_t i : active) {
@@ -566,7 +677,9 @@ private:
                     fresh.push_back(k);
                 }
             }
-            const bool own_kernel = e.coll.kernel() && !fresh.empty() && e.coll.reduction_config() &&
+            // A collection's compiled kernel computes numpy's conventions.
+            const bool own_kernel = convention == reduction_convention::numpy && e.coll.kernel() && !fresh.empty() &&
+                                    e.coll.reduction_config() &&
                                     *e.coll.reduction_config() == e.reductions;
             if (own_kernel) {
                 std::vector<tensor_value> computed;
@@ -595,8 +708,10 @@ private:
         }
         if (!missing.empty()) {
             std::vector<tensor_value> computed;
+            reduce::options opts;
+            opts.ddof = reduction_ddof(convention);
             try {
-                computed = reduce(value, missing, {});
+                computed = reduce(value, missing, opts);
             } catch (const dtype_mismatch&) {
                 computed.clear();
             }
@@ -611,34 +726,23 @@ private:
             if (!results[k]) {
                 continue;
             }
-            // smdebug's core hook stores a reduction as shape (1,).
-            const tensor_value& r = *results[k];
-            tensor_value stored = tensor_value::from_bytes(r.type(), {1}, r.bytes());
-            push_record(make_event(format::reduction_tensor_name(order[k], name), std::move(stored), wall_time));
+            // smdebug's core hook stores a reduction as shape (1,), its PyTorch hook as torch gives it.
+            if (auto stored = stored_reduction(convention, value.type(), order[k], *results[k])) {
+                push_record(make_event(format::reduction_tensor_name(order[k], name), std::move(*stored), wall_time));
+            }
         }
     }
 
     // Queues one record of this step's event file; the first one lets the
     // writer open the file ahead, while it may still write the previous step.
-    void push_record(format::tensor_event ev) {
+    void push_record(format::tensor_event ev, std::optional<write_items::deferred_ref> deferred = std::nullopt) {
         if (prepared_step_ != clock_.global()) {
             writer_->prepare_step(clock_.global());
             prepared_step_ = clock_.global();
         }
-        if (writer_->push(write_items::tensor{std::move(ev)})) {
+        if (writer_->push(write_items::tensor{std::move(ev), std::move(deferred)})) {
             step_wrote_ = true;
         }
-    }
-
-    static double scalar_as_double(const tensor_value& value) {
-        return visit_dtype(value.type(), [&](auto tag) -> double {
-            using T = typename decltype(tag)::type;
-            if constexpr (std::is_same_v<T, std::string> || is_complex_element_v<T>) {
-                return 0.0;
-            } else {
-                return as_double(value.data_as<T>()[0]);
-            }
-        });
     }
 
     // smdebug's _write_scalars: at the end of the step, into the step's files.
@@ -658,7 +762,8 @@ private:
             }
             if (tensorboard) {
                 writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), s.wall_time,
-                                                     clean_tensorboard_tag(s.name), static_cast<float>(s.value)});
+                                                     clean_tensorboard_tag(s.name), static_cast<float>(s.value),
+                                                     nullptr});
             }
             push_record(make_event(s.name, tensor_value(std::vector<double>{s.value}), s.wall_time));
         }
@@ -684,11 +789,12 @@ private:
 
     // smdebug's _save_for_tensor: a tensor saved in "losses", "metrics" or "sm_metrics"
     // is also a SageMaker metric, its mean, once per such collection.
-    void queue_loss_metrics(std::string_view name, const tensor_value& value, reductions_function reduce) {
+    void queue_loss_metrics(std::string_view name, const tensor_value& value, reductions_function reduce,
+                            const std::vector<std::size_t>& active) {
         if (!metrics_ || value.size() == 0) {
             return;
         }
-        for (const std::size_t i : active_) {
+        for (const std::size_t i : active) {
             const std::string& c = selection_.at(i).coll.name();
             if (c != collection_names::losses && c != collection_names::metrics && c != collection_names::sm_metrics) {
                 continue;
@@ -700,6 +806,27 @@ private:
                 return; // no mean of strings
             }
             scalars_.push_back(pending_scalar{std::string(name), mean, now_seconds(), true, false});
+        }
+    }
+
+    // queue_loss_metrics for a deferred save: the metric is the value's mean, so it waits for
+    // the value here (a SageMaker metric of a device tensor costs the training thread that wait).
+    void queue_deferred_metrics(std::string_view name, const std::vector<std::size_t>& active, const save_plan& plan,
+                                const std::shared_ptr<deferred_cell>& cell) {
+        if (!metrics_ || !plan.raw) {
+            return;
+        }
+        const bool metric = std::any_of(active.begin(), active.end(), [&](std::size_t i) {
+            const std::string& c = selection_.at(i).coll.name();
+            return c == collection_names::losses || c == collection_names::metrics || c == collection_names::sm_metrics;
+        });
+        if (!metric) {
+            return;
+        }
+        try {
+            queue_loss_metrics(name, *cell->get().raw, &compute_reductions, active);
+        } catch (const error&) {
+            // The writer meets the same error at this tensor's records and reports it by the policy.
         }
     }
 

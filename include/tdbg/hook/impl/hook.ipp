@@ -76,11 +76,27 @@ TDBG_DECL void hook::save_tensor(std::string_view name, const tensor_value& valu
     }
 }
 
+TDBG_DECL void hook::save_tensor(std::string_view name, const tensor_value& value,
+                                 std::initializer_list<std::string_view> collections,
+                                 reduction_convention convention) {
+    if (engine_->prepare_save(name, collections)) {
+        engine_->save_prepared(name, value, &compute_reductions, convention);
+    }
+}
 TDBG_DECL bool hook::prepare_save(std::string_view name, std::initializer_list<std::string_view> collections) {
     return engine_->prepare_save(name, collections);
 }
 TDBG_DECL void hook::save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce) {
     engine_->save_prepared(name, value, reduce);
+}
+TDBG_DECL std::optional<save_plan> hook::plan_save(std::string_view name, dtype type,
+                                                   const std::vector<std::size_t>& shape,
+                                                   std::initializer_list<std::string_view> collections) {
+    return engine_->plan_save(name, type, shape, collections);
+}
+TDBG_DECL void hook::save_deferred(std::string_view name, dtype type, const std::vector<std::size_t>& shape,
+                                   const save_plan& plan, deferred_source source) {
+    engine_->save_deferred(name, type, shape, plan, std::move(source));
 }
 TDBG_DECL void hook::save_scalar(std::string_view name, double value, bool sm_metric, std::optional<double> timestamp) {
     engine_->save_scalar(name, value, sm_metric, timestamp);

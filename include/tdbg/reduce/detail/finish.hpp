@@ -39,9 +39,15 @@ template <class T>
 
 inline constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
 
+/// Σ(x - mean)² / (count - ddof): numpy's variance with ddof 0, torch's default (unbiased) with 1;
+/// NaN when count <= ddof (no values, or one value with ddof 1), as both libraries give.
+[[nodiscard]] inline double variance_of(double m2, std::uint64_t count, unsigned ddof) noexcept {
+    return count <= ddof ? nan_value : m2 / static_cast<double>(count - ddof);
+}
+
 /// Reduction r of floating-point input (float32, float64, float16, bfloat16): results keep the dtype.
 template <class T>
-[[nodiscard]] tensor_value finish_real(const real_stats& st, reduction r) {
+[[nodiscard]] tensor_value finish_real(const real_stats& st, reduction r, unsigned ddof = 0) {
     const auto n = static_cast<double>(st.count);
     const bool empty = st.count == 0;
     switch (r.kind) {
@@ -58,8 +64,9 @@ template <class T>
                                                : (r.abs ? std::max(std::fabs(st.min), std::fabs(st.max)) : st.max));
     case reduction_kind::mean: return floating_scalar<T>(empty ? nan_value : (r.abs ? st.abs_sum : st.sum) / n);
     case reduction_kind::sum: return floating_scalar<T>(r.abs ? st.abs_sum : st.sum);
-    case reduction_kind::variance: return floating_scalar<T>(empty ? nan_value : (r.abs ? st.abs_m2 : st.m2) / n);
-    case reduction_kind::std: return floating_scalar<T>(empty ? nan_value : std::sqrt((r.abs ? st.abs_m2 : st.m2) / n));
+    case reduction_kind::variance: return floating_scalar<T>(variance_of(r.abs ? st.abs_m2 : st.m2, st.count, ddof));
+    case reduction_kind::std:
+        return floating_scalar<T>(std::sqrt(variance_of(r.abs ? st.abs_m2 : st.m2, st.count, ddof)));
     case reduction_kind::prod: {
         const double v = product_value(st.prod, st.prod_exp);
         return floating_scalar<T>(r.abs ? std::fabs(v) : v);
@@ -72,7 +79,7 @@ template <class T>
 
 /// Reduction r of integer or bool input, with numpy's result dtypes.
 template <class T>
-[[nodiscard]] tensor_value finish_integer(const integer_stats<T>& st, reduction r) {
+[[nodiscard]] tensor_value finish_integer(const integer_stats<T>& st, reduction r, unsigned ddof = 0) {
     // numpy.absolute is the identity on unsigned and bool values.
     const bool abs = r.abs && std::is_signed_v<T>;
     const auto n = static_cast<double>(st.count);
@@ -100,8 +107,8 @@ template <class T>
     case reduction_kind::sum: return wide(abs ? st.abs_sum : st.sum);
     case reduction_kind::prod: return wide(abs ? st.abs_prod : st.prod);
     case reduction_kind::mean: return tensor_value::scalar(empty ? nan_value : moments.sum / n);
-    case reduction_kind::variance: return tensor_value::scalar(empty ? nan_value : moments.m2 / n);
-    case reduction_kind::std: return tensor_value::scalar(empty ? nan_value : std::sqrt(moments.m2 / n));
+    case reduction_kind::variance: return tensor_value::scalar(variance_of(moments.m2, st.count, ddof));
+    case reduction_kind::std: return tensor_value::scalar(std::sqrt(variance_of(moments.m2, st.count, ddof)));
     // numpy's norms convert to float64 first, so |x| never wraps there.
     case reduction_kind::l1: return tensor_value::scalar(st.real.abs_sum);
     case reduction_kind::l2: return tensor_value::scalar(std::sqrt(st.real.sum_sq));
@@ -112,7 +119,7 @@ template <class T>
 /// Reduction r of complex input: complex results for min, max, sum, mean and
 /// prod; real results (float32 for complex64) for the rest.
 template <class C>
-[[nodiscard]] tensor_value finish_complex(const complex_stats<C>& st, reduction r) {
+[[nodiscard]] tensor_value finish_complex(const complex_stats<C>& st, reduction r, unsigned ddof = 0) {
     using R = typename C::value_type;
     const auto n = static_cast<double>(st.count);
     const bool empty = st.count == 0;
@@ -132,8 +139,8 @@ template <class C>
         case reduction_kind::mean: return floating_scalar<R>(empty ? nan_value : a.abs_sum / n);
         case reduction_kind::sum:
         case reduction_kind::l1: return floating_scalar<R>(a.abs_sum);
-        case reduction_kind::variance: return floating_scalar<R>(empty ? nan_value : a.m2 / n);
-        case reduction_kind::std: return floating_scalar<R>(empty ? nan_value : std::sqrt(a.m2 / n));
+        case reduction_kind::variance: return floating_scalar<R>(variance_of(a.m2, st.count, ddof));
+        case reduction_kind::std: return floating_scalar<R>(std::sqrt(variance_of(a.m2, st.count, ddof)));
         case reduction_kind::prod: return floating_scalar<R>(product_value(a.prod, a.prod_exp));
         case reduction_kind::l2: return floating_scalar<R>(std::sqrt(a.sum_sq));
         }
@@ -152,8 +159,8 @@ template <class C>
     case reduction_kind::sum: return complex_scalar(st.sum);
     case reduction_kind::mean: return complex_scalar(empty ? std::complex<double>(nan_value, nan_value) : st.sum / n);
     case reduction_kind::prod: return complex_scalar(st.prod);
-    case reduction_kind::variance: return floating_scalar<R>(empty ? nan_value : st.m2 / n);
-    case reduction_kind::std: return floating_scalar<R>(empty ? nan_value : std::sqrt(st.m2 / n));
+    case reduction_kind::variance: return floating_scalar<R>(variance_of(st.m2, st.count, ddof));
+    case reduction_kind::std: return floating_scalar<R>(std::sqrt(variance_of(st.m2, st.count, ddof)));
     case reduction_kind::l1:
     case reduction_kind::l2: break; // norms are handled with |z| above
     }
@@ -162,13 +169,13 @@ template <class C>
 
 /// Reduction r from the statistics of element type T.
 template <class T>
-[[nodiscard]] tensor_value finish(const stats_t<T>& st, reduction r) {
+[[nodiscard]] tensor_value finish(const stats_t<T>& st, reduction r, unsigned ddof = 0) {
     if constexpr (is_real_v<T>) {
-        return finish_real<T>(st, r);
+        return finish_real<T>(st, r, ddof);
     } else if constexpr (is_complex_v<T>) {
-        return finish_complex<T>(st, r);
+        return finish_complex<T>(st, r, ddof);
     } else {
-        return finish_integer<T>(st, r);
+        return finish_integer<T>(st, r, ddof);
     }
 }
 

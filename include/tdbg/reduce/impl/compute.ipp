@@ -36,7 +36,7 @@ std::vector<tensor_value> compute_reductions_of(const tensor_value& value, const
         const auto partial = reduce::accumulate(value.data_as<T>(), value.size(), which, opts);
         out.reserve(which.size());
         for (const reduction r : which) {
-            out.push_back(partial.result(r));
+            out.push_back(partial.result(r, opts.ddof));
         }
     }
     return out;

@@ -1,0 +1,426 @@
+#pragma once
+/// \file
+/// The arithmetic of tdbg::cuda's reduction kernel, shared by the device and the host: the
+/// statistics a pass leaves (`tensor_stats`), the per-thread accumulator, the merge, the
+/// 16-bit float conversions and the order in which a block's threads visit a chunk. Compiled
+/// by nvcc as `__host__ __device__` functions and by any C++17 compiler as plain inline
+/// functions, with no CUDA header; the host replays the kernel with them (detail/host_pass.hpp).
+///
+/// A thread's values are accumulated like tdbg's CPU kernel accumulates a block
+/// (reduce/detail/real_kernel.hpp): moments as plain sums of x - k, (x - k)², |x| - |k| and
+/// (|x| - |k|)² shifted by k, the thread's first value. k is a sample of the values it shifts,
+/// so the shifted sums stay small for offset data (1e8 + noise) and M2 = S2 - S1²/n keeps its
+/// digits; threads, blocks and chunks then merge with Chan's formula. Σx, Σ|x| and Σx² are
+/// plain sums. The product multiplies mantissas in [0.5, 1) and adds exponents (at most 257
+/// values per thread, so the mantissa product never leaves double's normal range), and is
+/// renormalised at every merge, as tdbg::detail::normalise_product does. Products that may
+/// be fused are written with fma(); the kernel is compiled with contraction off, so the host
+/// replay gives the device's bits.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+/// Marks a function both the device and the host compile.
+#define TDBG_CUDA_HD __host__ __device__
+#else
+#define TDBG_CUDA_HD
+#endif
+#if defined(__CUDA_ARCH__)
+/// Unrolls the loop that follows in device code (the loops it marks have constant bounds), so
+/// that the values loaded stay in registers.
+#define TDBG_CUDA_UNROLL _Pragma("unroll")
+#else
+#define TDBG_CUDA_UNROLL
+#endif
+
+namespace tdbg::cuda {
+
+/// What one pass leaves per tensor: the fields and meaning of tdbg::detail::real_stats
+/// (reduce/detail/real_stats.hpp), in the same order. A default-constructed value is the
+/// statistics of no values (count 0), which is what an empty tensor gives.
+struct tensor_stats {
+    std::uint64_t count = 0;
+    double min = HUGE_VAL; ///< NaN values are skipped
+    double max = -HUGE_VAL;
+    double abs_min = HUGE_VAL;
+    double sum = 0; ///< Σx
+    double mean = 0; ///< mean of x (Chan), for m2
+    double m2 = 0; ///< Σ(x - mean)²
+    double abs_sum = 0; ///< Σ|x|; NaN exactly when a NaN was seen
+    double abs_mean = 0; ///< mean of |x| (Chan), for abs_m2
+    double abs_m2 = 0; ///< Σ(|x| - abs_mean)²
+    double sum_sq = 0; ///< Σx²
+    double prod = 1; ///< product = prod * 2^prod_exp
+    double prod_exp = 0;
+};
+
+namespace detail {
+
+/// Threads per block of the kernel.
+inline constexpr unsigned block_threads = 256;
+/// Warps per block.
+inline constexpr unsigned block_warps = block_threads / 32;
+/// Elements per chunk: one block reduces one chunk of one tensor.
+inline constexpr unsigned chunk_elements = 65536;
+/// Bytes a thread loads at once where the tensor is 16-byte aligned (a group of elements).
+inline constexpr unsigned group_bytes = 16;
+/// Groups a thread loads before it accumulates them (loads in flight per thread).
+inline constexpr unsigned groups_in_flight = 4;
+
+/// The high 32 bits of a double.
+TDBG_CUDA_HD inline std::uint32_t high_word(double v) noexcept {
+#if defined(__CUDA_ARCH__)
+    return static_cast<std::uint32_t>(__double2hiint(v));
+#else
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    return static_cast<std::uint32_t>(bits >> 32U);
+#endif
+}
+
+/// v with its high 32 bits replaced.
+TDBG_CUDA_HD inline double with_high_word(double v, std::uint32_t high) noexcept {
+#if defined(__CUDA_ARCH__)
+    return __hiloint2double(static_cast<int>(high), __double2loint(v));
+#else
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits = (bits & 0xFFFFFFFFULL) | (static_cast<std::uint64_t>(high) << 32U);
+    double out = 0;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+#endif
+}
+
+/// The double of the given bits.
+TDBG_CUDA_HD inline double double_from_bits(std::uint64_t bits) noexcept {
+#if defined(__CUDA_ARCH__)
+    return __longlong_as_double(static_cast<long long>(bits));
+#else
+    double out = 0;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+#endif
+}
+
+/// The biased exponent field of a double (0: zero or subnormal, 0x7FF: inf or NaN).
+TDBG_CUDA_HD inline unsigned exponent_field(double v) noexcept { return (high_word(v) >> 20U) & 0x7FFU; }
+
+TDBG_CUDA_HD inline bool is_finite(double v) noexcept { return exponent_field(v) != 0x7FFU; }
+
+TDBG_CUDA_HD inline double abs_value(double v) noexcept {
+#if defined(__CUDA_ARCH__)
+    return fabs(v);
+#else
+    return std::fabs(v);
+#endif
+}
+
+TDBG_CUDA_HD inline float abs_value(float v) noexcept {
+#if defined(__CUDA_ARCH__)
+    return fabsf(v);
+#else
+    return std::fabs(v);
+#endif
+}
+
+/// a * b + c rounded once, on both sides.
+TDBG_CUDA_HD inline double fused(double a, double b, double c) noexcept {
+#if defined(__CUDA_ARCH__)
+    return fma(a, b, c);
+#else
+    return std::fma(a, b, c);
+#endif
+}
+
+/// std::frexp of a finite non-zero v: returns m in [0.5, 1) (with v's sign) and sets
+/// `exponent` so that v = m * 2^exponent. Subnormal v included.
+TDBG_CUDA_HD inline double split_exponent(double v, int& exponent) noexcept {
+    int adjust = 0;
+    unsigned field = exponent_field(v);
+    if (field == 0) { // subnormal: scale into the normal range first (exact)
+        v *= 0x1p54;
+        adjust = -54;
+        field = exponent_field(v);
+    }
+    exponent = static_cast<int>(field) - 1022 + adjust;
+    return with_high_word(v, (high_word(v) & 0x800FFFFFU) | (1022U << 20U));
+}
+
+/// tdbg::detail::normalise_product: moves the binary exponent of a finite non-zero p into e.
+TDBG_CUDA_HD inline void normalise_product(double& p, double& e) noexcept {
+    if (p != 0 && is_finite(p)) {
+        int exponent = 0;
+        p = split_exponent(p, exponent);
+        e += exponent;
+    }
+}
+
+/// IEEE binary16 bits to double, exactly (NaN payloads kept, not quieted).
+TDBG_CUDA_HD inline double float16_to_double(std::uint16_t h) noexcept {
+    const std::uint64_t sign = static_cast<std::uint64_t>(h & 0x8000U) << 48U;
+    const unsigned exponent = (h >> 10U) & 0x1FU;
+    const std::uint64_t mantissa = h & 0x3FFU;
+    if (exponent == 0x1FU) {
+        return double_from_bits(sign | (0x7FFULL << 52U) | (mantissa << 42U));
+    }
+    if (exponent == 0) { // zero or subnormal: mantissa * 2^-24
+        const double magnitude = static_cast<double>(mantissa) * 0x1p-24;
+        return sign != 0 ? -magnitude : magnitude;
+    }
+    return double_from_bits(sign | (static_cast<std::uint64_t>(exponent + (1023U - 15U)) << 52U) | (mantissa << 42U));
+}
+
+/// bfloat16 bits (the upper half of a binary32) to double, exactly (NaN payloads kept).
+TDBG_CUDA_HD inline double bfloat16_to_double(std::uint16_t b) noexcept {
+    const std::uint64_t sign = static_cast<std::uint64_t>(b & 0x8000U) << 48U;
+    const unsigned exponent = (b >> 7U) & 0xFFU;
+    const std::uint64_t mantissa = b & 0x7FU;
+    if (exponent == 0xFFU) {
+        return double_from_bits(sign | (0x7FFULL << 52U) | (mantissa << 45U));
+    }
+    if (exponent == 0) { // zero or subnormal: mantissa * 2^-133
+        const double magnitude = static_cast<double>(mantissa) * 0x1p-133;
+        return sign != 0 ? -magnitude : magnitude;
+    }
+    return double_from_bits(sign | (static_cast<std::uint64_t>(exponent + (1023U - 127U)) << 52U) | (mantissa << 45U));
+}
+
+/// How the kernel reads one element type: `storage` is what memory holds, `compared` the type
+/// min and max are kept in (float for float32: exact, and cheaper than double on a GPU).
+struct float32_element {
+    using storage = float;
+    using compared = float;
+    TDBG_CUDA_HD static double value(float x) noexcept { return static_cast<double>(x); }
+    TDBG_CUDA_HD static float compare_value(float x, double /*value*/) noexcept { return x; }
+};
+
+struct float64_element {
+    using storage = double;
+    using compared = double;
+    TDBG_CUDA_HD static double value(double x) noexcept { return x; }
+    TDBG_CUDA_HD static double compare_value(double /*x*/, double value) noexcept { return value; }
+};
+
+struct float16_element {
+    using storage = std::uint16_t;
+    using compared = double;
+    TDBG_CUDA_HD static double value(std::uint16_t x) noexcept { return float16_to_double(x); }
+    TDBG_CUDA_HD static double compare_value(std::uint16_t /*x*/, double value) noexcept { return value; }
+};
+
+struct bfloat16_element {
+    using storage = std::uint16_t;
+    using compared = double;
+    TDBG_CUDA_HD static double value(std::uint16_t x) noexcept { return bfloat16_to_double(x); }
+    TDBG_CUDA_HD static double compare_value(std::uint16_t /*x*/, double value) noexcept { return value; }
+};
+
+/// Elements in a group of group_bytes.
+template <class E>
+inline constexpr unsigned group_width = group_bytes / sizeof(typename E::storage);
+
+/// One thread's running statistics of element type E, shifted by its first value.
+template <class E>
+struct thread_accumulator {
+    using compared = typename E::compared;
+
+    double k = 0; ///< the shift: the first value, or 0 when that is not finite
+    double abs_k = 0;
+    double sum = 0; ///< Σx
+    double abs_sum = 0; ///< Σ|x|
+    double shifted_sum = 0; ///< Σ(x - k)
+    double shifted_sq = 0; ///< Σ(x - k)²
+    double abs_shifted_sum = 0; ///< Σ(|x| - |k|)
+    double abs_shifted_sq = 0; ///< Σ(|x| - |k|)²
+    double sum_sq = 0; ///< Σx²
+    double prod = 1; ///< product of the mantissas
+    compared min = static_cast<compared>(HUGE_VAL);
+    compared max = static_cast<compared>(-HUGE_VAL);
+    compared abs_min = static_cast<compared>(HUGE_VAL);
+    int prod_exp = 0;
+    unsigned count = 0;
+
+    TDBG_CUDA_HD explicit thread_accumulator(typename E::storage first) noexcept {
+        const double x = E::value(first);
+        k = is_finite(x) ? x : 0.0;
+        abs_k = abs_value(k);
+    }
+
+    TDBG_CUDA_HD void add(typename E::storage raw) noexcept {
+        const double x = E::value(raw);
+        const compared c = E::compare_value(raw, x);
+        const double a = abs_value(x);
+        const double d = x - k;
+        shifted_sum += d;
+        shifted_sq = fused(d, d, shifted_sq);
+        const double ad = a - abs_k;
+        abs_shifted_sum += ad;
+        abs_shifted_sq = fused(ad, ad, abs_shifted_sq);
+        sum += x;
+        abs_sum += a;
+        sum_sq = fused(x, x, sum_sq);
+        // NaN compares false: min and max skip it (abs_sum records it).
+        min = c < min ? c : min;
+        max = c > max ? c : max;
+        const compared ac = abs_value(c);
+        abs_min = ac < abs_min ? ac : abs_min;
+        const unsigned field = exponent_field(x);
+        if (field != 0 && field != 0x7FFU) {
+            // The common case, without a call: the mantissa in [0.5, 1) and the exponent.
+            prod *= with_high_word(x, (high_word(x) & 0x800FFFFFU) | (1022U << 20U));
+            prod_exp += static_cast<int>(field) - 1022;
+        } else if (x == 0 || field == 0x7FFU) {
+            prod *= x; // zeros, infinities and NaNs decide the product's value
+        } else {
+            int exponent = 0;
+            prod *= split_exponent(x, exponent);
+            prod_exp += exponent;
+        }
+        ++count;
+    }
+
+    /// The statistics of the values added (count >= 1).
+    [[nodiscard]] TDBG_CUDA_HD tensor_stats result() const noexcept {
+        tensor_stats st;
+        const auto n = static_cast<double>(count);
+        st.count = count;
+        st.min = static_cast<double>(min);
+        st.max = static_cast<double>(max);
+        st.abs_min = static_cast<double>(abs_min);
+        st.sum = sum;
+        st.mean = k + shifted_sum / n;
+        const double m2 = shifted_sq - shifted_sum * shifted_sum / n;
+        st.m2 = m2 < 0 ? 0.0 : m2; // rounding can dip below 0; NaN stays NaN
+        st.abs_sum = abs_sum;
+        st.abs_mean = abs_k + abs_shifted_sum / n;
+        const double abs_m2 = abs_shifted_sq - abs_shifted_sum * abs_shifted_sum / n;
+        st.abs_m2 = abs_m2 < 0 ? 0.0 : abs_m2;
+        st.sum_sq = sum_sq;
+        st.prod = prod;
+        st.prod_exp = static_cast<double>(prod_exp);
+        normalise_product(st.prod, st.prod_exp);
+        return st;
+    }
+};
+
+/// tdbg::detail::chan_merge: merges (mean_b, m2_b) of n_b values into (mean, m2) of n_a.
+TDBG_CUDA_HD inline void chan_merge(double& mean, double& m2, double n_a, double mean_b, double m2_b,
+                                    double n_b) noexcept {
+    const double n = n_a + n_b;
+    const double delta = mean_b - mean;
+    mean += delta * (n_b / n);
+    m2 += m2_b + delta * delta * (n_a * (n_b / n));
+}
+
+/// The statistics of a's values followed by b's: tdbg::detail::real_stats::merge.
+[[nodiscard]] TDBG_CUDA_HD inline tensor_stats merged(const tensor_stats& a, const tensor_stats& b) noexcept {
+    if (b.count == 0) {
+        return a;
+    }
+    if (a.count == 0) {
+        return b;
+    }
+    tensor_stats s = a;
+    const auto n_a = static_cast<double>(a.count);
+    const auto n_b = static_cast<double>(b.count);
+    s.min = b.min < s.min ? b.min : s.min;
+    s.max = b.max > s.max ? b.max : s.max;
+    s.abs_min = b.abs_min < s.abs_min ? b.abs_min : s.abs_min;
+    s.sum += b.sum;
+    s.abs_sum += b.abs_sum;
+    s.sum_sq += b.sum_sq;
+    chan_merge(s.mean, s.m2, n_a, b.mean, b.m2, n_b);
+    chan_merge(s.abs_mean, s.abs_m2, n_a, b.abs_mean, b.abs_m2, n_b);
+    s.prod *= b.prod;
+    s.prod_exp += b.prod_exp;
+    normalise_product(s.prod, s.prod_exp);
+    s.count += b.count;
+    return s;
+}
+
+/// Loads a group of group_width<E> elements: one 16-byte load on the device where `aligned`.
+template <class E>
+TDBG_CUDA_HD inline void load_group(const typename E::storage* p, bool aligned,
+                                    typename E::storage (&out)[group_width<E>]) noexcept {
+#if defined(__CUDA_ARCH__)
+    if (aligned) {
+        const uint4 v = __ldcs(reinterpret_cast<const uint4*>(p)); // read once: evict first
+        memcpy(out, &v, sizeof v);
+        return;
+    }
+    TDBG_CUDA_UNROLL
+    for (unsigned i = 0; i < group_width<E>; ++i) {
+        out[i] = __ldcs(p + i);
+    }
+#else
+    (void)aligned;
+    std::memcpy(out, p, sizeof out);
+#endif
+}
+
+/// The statistics thread `thread` of a block leaves for a chunk of `length` elements
+/// (length <= chunk_elements). The chunk is cut into groups of group_width<E> elements;
+/// thread t takes groups t, t + block_threads, ... and, of the last length % width elements,
+/// the t-th. `aligned`: the chunk starts on a 16-byte boundary (only how the device loads).
+template <class E>
+[[nodiscard]] TDBG_CUDA_HD tensor_stats thread_pass(const typename E::storage* chunk, unsigned length, unsigned thread,
+                                                    bool aligned) noexcept {
+    constexpr unsigned width = group_width<E>;
+    constexpr unsigned stride = block_threads * groups_in_flight;
+    const unsigned groups = length / width;
+    const unsigned tail = length - groups * width;
+    unsigned first = 0;
+    if (thread < groups) {
+        first = thread * width;
+    } else if (thread < tail) {
+        first = groups * width + thread;
+    } else {
+        return tensor_stats{};
+    }
+    thread_accumulator<E> acc(chunk[first]);
+    for (unsigned g = thread; g < groups; g += stride) {
+        // All loads first, so that groups_in_flight of them are in flight together.
+        typename E::storage values[groups_in_flight][width];
+        TDBG_CUDA_UNROLL
+        for (unsigned u = 0; u < groups_in_flight; ++u) {
+            const unsigned group = g + u * block_threads;
+            if (group < groups) {
+                load_group<E>(chunk + static_cast<std::size_t>(group) * width, aligned, values[u]);
+            }
+        }
+        TDBG_CUDA_UNROLL
+        for (unsigned u = 0; u < groups_in_flight; ++u) {
+            if (g + u * block_threads < groups) {
+                TDBG_CUDA_UNROLL
+                for (unsigned i = 0; i < width; ++i) {
+                    acc.add(values[u][i]);
+                }
+            }
+        }
+    }
+    if (thread < tail) {
+        acc.add(chunk[groups * width + thread]);
+    }
+    return acc.result();
+}
+
+/// The partials that thread `thread` of a tensor's last block merges, in order: chunks
+/// [begin, end) of `chunks`, contiguous runs of ceil(chunks / block_threads).
+struct partial_range {
+    unsigned begin = 0;
+    unsigned end = 0;
+};
+
+[[nodiscard]] TDBG_CUDA_HD inline partial_range partials_of(unsigned chunks, unsigned thread) noexcept {
+    const unsigned per_thread = (chunks + block_threads - 1) / block_threads;
+    const unsigned begin = thread * per_thread;
+    const unsigned end = begin + per_thread;
+    return {begin < chunks ? begin : chunks, end < chunks ? end : chunks};
+}
+
+} // namespace detail
+} // namespace tdbg::cuda
