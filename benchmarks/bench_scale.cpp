@@ -52,6 +52,7 @@
 #include <utility>
 #include <vector>
 
+#include "shared_dir.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/json.hpp"
@@ -509,17 +510,7 @@ struct python_figures {
     [[nodiscard]] bool measured() const noexcept { return !version.empty(); }
 };
 
-/// The shared tools directory: $TDBG_SHARED_DIR, else `shared` beside the source tree.
-fs::path shared_dir() {
-    if (const char* dir = std::getenv("TDBG_SHARED_DIR"); dir != nullptr && *dir != '\0') {
-        return dir;
-    }
-#ifdef TDBG_BENCH_SOURCE_DIR
-    return fs::path(TDBG_BENCH_SOURCE_DIR).parent_path() / "shared";
-#else
-    return fs::current_path().parent_path() / "shared";
-#endif
-}
+using tdbg::bench::shared_dir;
 
 constexpr const char* python = "/usr/bin/python3";
 

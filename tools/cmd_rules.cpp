@@ -291,14 +291,17 @@ private:
 
 // The --progress file: a JSON line per step evaluated, flushed as it is written, so
 // that a program following the evaluation (benchmarks/bench_follow.cpp) sees each step
-// when it is done. Writing it is best effort: a failed write never fails the evaluation.
+// when it is done. A write that fails does not stop the evaluation, but it is an error:
+// close() throws it (exit status 2, naming the file), as for the -o and --junit files.
 class progress_file {
 public:
     explicit progress_file(const std::optional<std::string>& path) {
         if (path) {
+            path_ = *path;
             file_ = std::fopen(path->c_str(), "w");
             if (file_ == nullptr) {
-                throw tdbg::error(fmt::format("cannot write the --progress file {}: {}", *path, std::strerror(errno)));
+                const int saved = errno;
+                throw tdbg::error(fmt::format("cannot write the --progress file {}: {}", *path, std::strerror(saved)));
             }
         }
     }
@@ -307,6 +310,21 @@ public:
     ~progress_file() {
         if (file_ != nullptr) {
             std::fclose(file_);
+        }
+    }
+
+    /// Closes the file; throws tdbg::error naming it when a line could not be written.
+    void close() {
+        if (file_ == nullptr) {
+            return;
+        }
+        errno = 0;
+        if (std::fclose(std::exchange(file_, nullptr)) != 0 && failure_ == 0) {
+            failure_ = errno != 0 ? errno : EIO;
+        }
+        if (failure_ != 0) {
+            throw tdbg::error(fmt::format("cannot write the --progress file {}: {} (the file is incomplete)", path_,
+                                          std::strerror(failure_)));
         }
     }
 
@@ -324,12 +342,19 @@ public:
                                                                           : "skipped",
                        now);
         std::lock_guard<std::mutex> lock(mutex_); // rules evaluated side by side share the file
-        std::fputs(line.c_str(), file_);
-        std::fflush(file_);
+        if (failure_ != 0) {
+            return; // the first error is the one reported; the lines after it are lost anyway
+        }
+        errno = 0;
+        if (std::fputs(line.c_str(), file_) == EOF || std::fflush(file_) == EOF) {
+            failure_ = errno != 0 ? errno : EIO;
+        }
     }
 
 private:
+    std::string path_;
     std::FILE* file_ = nullptr;
+    int failure_ = 0; // errno of the first write that failed
     std::mutex mutex_;
 };
 
@@ -580,6 +605,7 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
     if (o.junit) {
         tdbg::cli::write_output(*o.junit, junit_document(outcomes, trial_name, seconds, signal), out);
     }
+    progress_lines.close(); // the results are out; a --progress file that failed makes it exit 2
     if (signals.requested()) {
         return signals.exit_status(); // never 0: the evaluation may have stopped short
     }

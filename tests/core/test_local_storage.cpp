@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -42,6 +44,41 @@ TEST_CASE("an uncommitted writer leaves nothing behind") {
         files += entry.is_regular_file() ? 1 : 0;
     }
     CHECK(files == 0);
+}
+
+TEST_CASE("local_storage: a run directory renamed under a writer: the publish error says why, and no temporary file "
+          "is left") {
+    namespace fs = std::filesystem;
+    test::temp_dir dir("storage_renamed");
+    const fs::path run = dir.path() / "run";
+    const fs::path moved = dir.path() / "moved";
+    const std::string key = "index/000000000/000000000005_worker_0.json";
+    for (const bool durable : {false, true}) {
+        INFO("durable: " << durable);
+        local_storage::options options;
+        options.durable = durable;
+        const local_storage s(run, options);
+        {
+            auto w = s.open_write(key);
+            w.append("{}");
+            fs::rename(run, moved); // as `mv run moved` while a hook writes
+            const std::string what = test::error_of([&] { w.commit(); });
+            CHECK(what == "cannot publish " + (run / key).string() + ": " + std::strerror(ENOENT));
+        }
+        CHECK(test::temporary_files(moved) == 0);
+        CHECK_FALSE(fs::exists(moved / key));
+        CHECK_FALSE(fs::exists(run));
+        fs::remove_all(moved);
+
+        // Written, never committed: the temporary file goes with the writer, wherever it now is.
+        {
+            auto w = s.open_write(key);
+            w.append("partial");
+            fs::rename(run, moved);
+        }
+        CHECK(test::temporary_files(moved) == 0);
+        fs::remove_all(moved);
+    }
 }
 
 TEST_CASE("list filters by string prefix, sorted, after a key") {

@@ -1,13 +1,16 @@
-// The one UTF-8 check (strict: no overlong forms, surrogates or truncations) and
-// terminal_safe, which escapes what a name from a run must not do to a terminal.
+// The one UTF-8 check (strict: no overlong forms, surrogates or truncations),
+// terminal_safe, which escapes what a name from a run must not do to a terminal, and
+// markup_escape, which keeps it from making an XML document ill-formed.
 
 #include <catch2/catch.hpp>
 
 #include <string>
 
+#include "tdbg/core/detail/markup.hpp"
 #include "tdbg/core/detail/utf8.hpp"
 
 using tdbg::detail::decode_utf8;
+using tdbg::detail::markup_escape;
 using tdbg::detail::terminal_safe;
 
 TEST_CASE("utf8: valid characters decode, overlong forms, surrogates and truncations do not") {
@@ -32,4 +35,16 @@ TEST_CASE("utf8: terminal_safe escapes controls and bytes that are not UTF-8, an
     CHECK(terminal_safe("bad\xff\xc3") == "bad\\xff\\xc3");         // not UTF-8
     CHECK(terminal_safe(std::string("nul\0!", 5)) == "nul\\x00!");
     CHECK(terminal_safe("").empty());
+}
+
+TEST_CASE("markup_escape: what XML 1.0 cannot hold becomes U+FFFD, the rest is kept") {
+    CHECK(markup_escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&#39;");
+    // Noncharacters U+FFFE and U+FFFF, C0 controls, and bytes that are not UTF-8 (a lone
+    // continuation byte, a surrogate's encoding, a truncated character): one U+FFFD each.
+    CHECK(markup_escape("w\xef\xbf\xbe\xef\xbf\xbf\x01\x1b") == "w&#xFFFD;&#xFFFD;&#xFFFD;&#xFFFD;");
+    CHECK(markup_escape("\x80|\xed\xa0\x80|\xe2\x82") == "&#xFFFD;|&#xFFFD;&#xFFFD;&#xFFFD;|&#xFFFD;&#xFFFD;");
+    // What XML 1.0 allows is kept as it is: tab, newline, carriage return, DEL, C1 controls,
+    // U+FFFD, the other noncharacters and the planes above the BMP.
+    const std::string kept = "\t\n\r\x7f\xc2\x85\xef\xbf\xbd\xef\xb7\x90\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf";
+    CHECK(markup_escape(kept) == kept);
 }

@@ -64,9 +64,15 @@ TEST_CASE("layout: index and event file keys parse back to step and worker") {
     CHECK_FALSE(parse_index_file_key("notindex/000000000/000000000007_worker_0.json"));
     CHECK_FALSE(parse_index_file_key("events/000000000007/000000000007_worker_0.tfevents"));
     CHECK_FALSE(parse_index_file_key("000000000007_worker_0.json"));
-    // Every key we build parses back.
+    // The folder an index file is filed in, which a reader compares with its step's.
+    CHECK(index_file_folder("runs/a/index/000000002/000000002500_host-3_gpu_1.json") == 2);
+    CHECK(index_file_folder("index/000000001/000000000005_worker_0.json") == 1); // misfiled: step 5 belongs in 0
+    CHECK_FALSE(index_file_folder("index/0000000000000000000001/000000000005_worker_0.json")); // past int64
+    CHECK_FALSE(index_file_folder("index/000000000/000000000007.json"));
+    // Every key we build parses back, and is filed in its step's folder.
     for (std::int64_t step : {0, 1, 999, 1000, 123456}) {
         CHECK(*parse_index_file_key(index_file_key(step, "worker_3")) == index_key_info{step, "worker_3"});
+        CHECK(index_file_folder(index_file_key(step, "worker_3")) == step / index_files_per_dir);
         CHECK(*parse_event_file_key(event_file_key(step, "worker_3")) == index_key_info{step, "worker_3"});
     }
     CHECK(parse_collections_file_key("collections/000000000/worker_1_collections.json") == std::string("worker_1"));

@@ -9,10 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -291,6 +293,99 @@ TEST_CASE("tdbg rules --junit writes one testcase per rule, failures listing the
     CHECK(xml.find("<testcase classname=\"tdbg.rules.ExplodingTensor\" name=\"ExplodingTensor\">") != std::string::npos);
     CHECK(xml.find("message=\"ExplodingTensor triggered at steps 4\"") != std::string::npos);
     CHECK(xml.find("message=\"VanishingGradient triggered at steps 10, 12\"") != std::string::npos);
+}
+
+TEST_CASE("tdbg rules --junit: names with characters XML cannot hold give a well-formed file") {
+    // U+FFFE and U+FFFF (noncharacters XML 1.0 excludes), and two C0 controls: in the tensor's
+    // name (the error message names it), the rule's configuration name and the run's name.
+    const std::string hostile = "\xEF\xBF\xBE\xEF\xBF\xBF\x01\x1B";
+    tdbg::test::temp_dir dir("rules_cli_junit_names");
+    const std::filesystem::path run_dir = dir.path() / ("run" + hostile);
+    tdbg::test::rule_run run(run_dir);
+    run.collections({{"gradients", "^gradient/"}});
+    const std::string tensor = "gradient/w" + hostile;
+    run.step(0, {{tensor, tdbg::test::f32({1.0F, -1.0F}), {}}});
+    run.step(1, {{tensor, tdbg::test::f32({1.0F, -1.0F}), {}}});
+    run.end();
+    std::filesystem::remove(run_dir / tdbg::format::event_file_key(1, "worker_0")); // an Error naming the tensor
+    const auto config = dir.path() / "rules.json";
+    std::ofstream(config) << R"([{"RuleConfigurationName": "VG\ufffe\uffff\u0001\u001b", "RuleParameters": )"
+                             R"({"rule_to_invoke": "VanishingGradient"}}])";
+    const auto junit = dir.path() / "rules.xml";
+    const auto r = tdbg_rules({run.path(), "--config", config.string(), "--junit", junit.string()});
+    INFO(r.out << r.err);
+    CHECK(r.status == 2);
+    const std::string xml = tdbg::test::read_file(junit);
+    INFO(xml);
+    // None of them is written as it is; each is U+FFFD.
+    for (const std::string bad : {"\xEF\xBF\xBE", "\xEF\xBF\xBF", "\x01", "\x1B"}) {
+        CHECK(xml.find(bad) == std::string::npos);
+    }
+    CHECK(xml.find("tensor &#39;gradient/w&#xFFFD;&#xFFFD;&#xFFFD;&#xFFFD;&#39;") != std::string::npos);
+    CHECK(xml.find("name=\"VG&#xFFFD;&#xFFFD;&#xFFFD;&#xFFFD;\"") != std::string::npos);
+
+    // A strict parser (Python's expat, which refuses every character XML 1.0 excludes) reads it.
+    if (!std::filesystem::exists(TDBG_PYTHON3)) {
+        TDBG_SKIP(TDBG_PYTHON3 " not found: the file is not read by a strict XML parser");
+    }
+    const char* script = R"py(
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+for suite in root.iter("testsuite"):
+    print("suite", ascii(suite.get("name")))
+for case in root.iter("testcase"):
+    print("case", ascii(case.get("name")))
+    for error in case.iter("error"):
+        print("error", ascii(error.get("message")))
+)py";
+    const auto parsed = tdbg::test::run_shell(tdbg::test::shell_quote(TDBG_PYTHON3) + " -c " +
+                                              tdbg::test::shell_quote(script) + " " +
+                                              tdbg::test::shell_quote(junit.string()));
+    INFO(parsed.out << parsed.err);
+    CHECK(parsed.status == 0);
+    CHECK(parsed.out.find("suite 'tdbg rules: run\\ufffd\\ufffd\\ufffd\\ufffd'") != std::string::npos);
+    CHECK(parsed.out.find("case 'VG\\ufffd\\ufffd\\ufffd\\ufffd'") != std::string::npos);
+    CHECK(parsed.out.find("tensor 'gradient/w\\ufffd\\ufffd\\ufffd\\ufffd'") != std::string::npos);
+}
+
+TEST_CASE("tdbg rules --progress writes a line per step, and a file that cannot be written is exit 2 naming it") {
+    tdbg::test::temp_dir dir("rules_cli_progress");
+    tdbg::test::rule_run run(dir.path() / "run");
+    write_abandoned_run(run);
+    run.end();
+    const auto progress = dir.path() / "progress.jsonl";
+    auto r = tdbg_rules({run.path(), "--rule", "VanishingGradient", "--progress", progress.string()});
+    INFO(r.out << r.err);
+    CHECK(r.status == 1); // step 2 vanishes
+    std::istringstream lines(tdbg::test::read_file(progress));
+    std::vector<std::int64_t> steps;
+    for (std::string line; std::getline(lines, line);) {
+        const auto j = nlohmann::json::parse(line);
+        CHECK(j.at("rule") == "VanishingGradient");
+        CHECK(j.at("outcome") == (j.at("step") == 2 ? "triggered" : "not_triggered"));
+        steps.push_back(j.at("step").get<std::int64_t>());
+    }
+    CHECK(steps == std::vector<std::int64_t>{0, 1, 2});
+
+    // /dev/full takes the file open, and refuses every write: an error, never the rules' own status.
+    for (const std::vector<std::string>& extra :
+         {std::vector<std::string>{}, std::vector<std::string>{"--json", "--junit", (dir.path() / "rules.xml").string()}}) {
+        std::vector<std::string> args{run.path(), "--rule", "VanishingGradient", "--progress", "/dev/full"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        r = tdbg_rules(args);
+        INFO(r.out << r.err);
+        CHECK(r.status == 2);
+        CHECK(r.err.find("tdbg rules: error: cannot write the --progress file /dev/full: " +
+                         std::string(std::strerror(ENOSPC))) != std::string::npos);
+        // The results are still reported whole.
+        if (extra.empty()) {
+            CHECK(r.out.find("VanishingGradient: IssuesFound") != std::string::npos);
+        } else {
+            CHECK(nlohmann::json::parse(r.out).at("results")[0].at("status") == "IssuesFound");
+            CHECK(tdbg::test::read_file(dir.path() / "rules.xml").find("failures=\"1\"") != std::string::npos);
+        }
+    }
 }
 
 TEST_CASE("tdbg rules --follow evaluates a run while it is written, and --stop-training writes the marker") {

@@ -8,10 +8,12 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "golden.hpp"
 #include "run_writer.hpp"
 #include "support.hpp"
+#include "tdbg/format/layout.hpp"
 #include "tdbg/trial/trial.hpp"
 
 using tdbg::mode;
@@ -222,6 +224,50 @@ TEST_CASE("exceptions: a corrupt index file is an index_reader_error, the files 
     // A file name that is not an index file name.
     w.storage().put("index/000000000/garbage.json", "{}");
     CHECK_THROWS_AS(t.steps(), tdbg::index_reader_error);
+}
+
+TEST_CASE("exceptions: an index file filed under another step is an index_reader_error naming it and both steps, "
+          "never read as that step") {
+    namespace fs = std::filesystem;
+    tdbg::test::temp_dir dir("misfiled_index");
+    const tdbg::test::run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    for (std::int64_t step = 0; step < 8; ++step) {
+        w.step(step, "worker_0", mode::train, step,
+               {saved_tensor{"w", tdbg::test::iota_value(static_cast<float>(10 * step), 3), {}, {}}});
+    }
+    w.end();
+    const fs::path index5 = dir.path() / tdbg::format::index_file_key(5, "worker_0");
+    const fs::path index6 = dir.path() / tdbg::format::index_file_key(6, "worker_0");
+    REQUIRE(tdbg::create_trial(dir.path().string()).tensor("w").value(5).data_as<float>()[0] == 50.0F);
+
+    // A duplicate of step 6's index named for step 5, in the folder of steps 1000-1999: listed
+    // after the real one, it would replace it, and step 6's values would read as step 5's.
+    const fs::path elsewhere = dir.path() / "index" / "000000001" / index5.filename();
+    fs::create_directories(elsewhere.parent_path());
+    fs::copy_file(index6, elsewhere);
+    CHECK_THROWS_AS(tdbg::create_trial(dir.path().string()), tdbg::index_reader_error);
+    std::string what = tdbg::test::error_of([&] { (void)tdbg::create_trial(dir.path().string()); });
+    CHECK(what.find(elsewhere.string()) != std::string::npos);
+    CHECK(what.find("its name says step 5, whose index belongs in index/000000000/") != std::string::npos);
+    CHECK(what.find("filed in 000000001/, the folder of steps 1000 to 1999") != std::string::npos);
+    fs::remove(elsewhere);
+
+    // A step's index file in the right folder, for the step of its name, whose entries are in
+    // another step's event file (its contents' own step): refused as well.
+    fs::copy_file(index6, index5, fs::copy_options::overwrite_existing);
+    CHECK_THROWS_AS(tdbg::create_trial(dir.path().string()), tdbg::index_reader_error);
+    what = tdbg::test::error_of([&] { (void)tdbg::create_trial(dir.path().string()); });
+    CHECK(what.find(index5.string()) != std::string::npos);
+    CHECK(what.find("its name says step 5, but its entries are in step 6's event file "
+                    "events/000000000006/000000000006_worker_0.tfevents") != std::string::npos);
+
+    // Filed where it belongs again, the run reads whole and exact.
+    w.step(5, "worker_0", mode::train, 5, {saved_tensor{"w", tdbg::test::iota_value(50.0F, 3), {}, {}}});
+    const auto t = tdbg::create_trial(dir.path().string());
+    CHECK(t.steps() == std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+    CHECK(t.tensor("w").value(5).data_as<float>()[0] == 50.0F);
+    CHECK(t.tensor("w").value(6).data_as<float>()[0] == 60.0F);
 }
 
 TEST_CASE("exceptions: corrupt event files are format_errors naming file and offset") {

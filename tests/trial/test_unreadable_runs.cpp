@@ -191,7 +191,11 @@ TEST_CASE("unreadable runs: an index that cannot be listed is an error for the t
 }
 
 TEST_CASE("unreadable runs: an index directory without permissions is an error naming it (local run)") {
-    tdbg::test::temp_dir dir("unreadable_permissions");
+    // Where the user that permissions apply to can reach it, wherever the build tree lies.
+    const tdbg::test::unprivileged_scratch dir("unreadable_permissions");
+    if (const std::string why = dir.why_unreachable(); !why.empty()) {
+        TDBG_SKIP(why);
+    }
     write_run(dir.path(), 3);
     const fs::path locked = dir.path() / "index" / "000000000";
     fs::permissions(locked, fs::perms::none);

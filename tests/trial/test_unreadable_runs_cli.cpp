@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "golden.hpp"
+#include "storage/unprivileged.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -83,7 +84,8 @@ TEST_CASE("tdbg: an index directory that cannot be listed is an error with exit 
     if (!tdbg::test::fixtures_dir()) {
         TDBG_SKIP("fixtures not found");
     }
-    tdbg::test::temp_dir dir("cli_unlistable");
+    // Where the user that permissions apply to can reach it, wherever the build tree lies.
+    const tdbg::test::unprivileged_scratch dir("cli_unlistable");
     const fs::path run = copy_vanishing_run(dir.path());
     // A link to itself cannot be listed even by root.
     const fs::path index_dir = run / "index" / "000000000";
@@ -101,6 +103,14 @@ TEST_CASE("tdbg: an index directory that cannot be listed is an error with exit 
                       "(test_trial's fault-injecting storage covers it)");
         }
         as = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+        if (tdbg::test::run_shell(as + "test -x " + tdbg::test::shell_quote(TDBG_CLI_PATH)).status != 0) {
+            TDBG_SKIP("user 65534 cannot run " << TDBG_CLI_PATH
+                                               << " (a directory above the build tree is closed to other users): "
+                                                  "the permission case is left out");
+        }
+    }
+    if (const std::string why = dir.why_unreachable(); !why.empty()) {
+        TDBG_SKIP(why << ": the permission case is left out");
     }
     fs::permissions(index_dir, fs::perms::none);
     check_refused(run, "cannot list the directory " + index_dir.string() + ": Permission denied", as);
@@ -108,6 +118,24 @@ TEST_CASE("tdbg: an index directory that cannot be listed is an error with exit 
                                    fs::perms::others_read | fs::perms::others_exec);
     const command_result readable = tdbg_run({"ls", run.string()}, as);
     CHECK(readable.status == 0);
+}
+
+TEST_CASE("tdbg: an index file filed under another step is an error with exit status 2 naming it and both steps") {
+    if (!tdbg::test::fixtures_dir()) {
+        TDBG_SKIP("fixtures not found");
+    }
+    tdbg::test::temp_dir dir("cli_misfiled");
+    const fs::path run = copy_vanishing_run(dir.path());
+    const fs::path index6 = run / "index" / "000000000" / "000000000006_worker_0.json";
+    // Step 6's index as a duplicate of step 5's, in the folder of steps 1000-1999.
+    const fs::path elsewhere = run / "index" / "000000001" / "000000000005_worker_0.json";
+    fs::create_directories(elsewhere.parent_path());
+    fs::copy_file(index6, elsewhere);
+    check_refused(run, "misfiled index file " + elsewhere.string() +
+                           ": its name says step 5, whose index belongs in index/000000000/, but it is filed in "
+                           "000000001/, the folder of steps 1000 to 1999");
+    fs::remove_all(elsewhere.parent_path());
+    CHECK(tdbg_run({"ls", run.string()}).status == 0);
 }
 
 TEST_CASE("tdbg: an index, event or collections file that is a FIFO is an error with exit status 2 naming it") {

@@ -214,6 +214,18 @@ inline std::optional<index_key_info> parse_step_worker_key(std::string_view key,
     return detail::parse_step_worker_key(key, "index", ".json");
 }
 
+/// The folder of an index file key, as a number: 2 for "[prefix/]index/000000002/000000002500_worker_0.json";
+/// nullopt when `key` is not an index file key or its folder's number does not fit in int64. smdebug
+/// files step S's index file in folder S / index_files_per_dir (index_file_key), and its reader
+/// takes the step from the file's name alone; a file in another folder is not where it belongs.
+[[nodiscard]] inline std::optional<std::int64_t> index_file_folder(std::string_view key) {
+    if (!parse_index_file_key(key)) {
+        return std::nullopt;
+    }
+    const std::string_view dir = key.substr(0, key.rfind('/'));
+    return detail::parse_step_digits(dir.substr(dir.rfind('/') + 1));
+}
+
 /// The step and worker of an event file key ("[prefix/]events/000000000007/000000000007_worker_0.tfevents").
 [[nodiscard]] inline std::optional<index_key_info> parse_event_file_key(std::string_view key) {
     return detail::parse_step_worker_key(key, "events", ".tfevents");

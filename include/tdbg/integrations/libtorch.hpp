@@ -59,13 +59,27 @@
 /// - Inputs and outputs are saved where the training code says so (save_output, save_input),
 ///   not from every submodule's forward hook; a loss module's inputs likewise (save_inputs).
 ///
-/// Values: a dense, contiguous CPU tensor is viewed without a copy (its memory is borrowed for
-/// the call and copied only when the tensor is saved at this step); a non-contiguous tensor is
-/// made contiguous and a tensor on another device (CUDA) is copied to the CPU first, and
-/// neither happens at a step that does not save the tensor (unless the call names collections
-/// to add it to, as record_loss does). torch's dtypes map to tdbg's (float,
-/// double, half, bfloat16, the integer types, bool, complex); quantized and complex-half tensors
-/// are refused with an error that says to convert them.
+/// Values on the CPU: a dense, contiguous CPU tensor is viewed without a copy (its memory is
+/// borrowed for the call and copied only when the tensor is saved raw at this step); a
+/// non-contiguous one is made contiguous, only at a step that saves it (unless the call names
+/// collections to add it to, as record_loss does). Its reductions are computed on the training
+/// thread in one fused pass.
+///
+/// Values on a device (CUDA): never copied to the host whole for reductions, and the training
+/// thread never waits for the device (libtorch_device.hpp). The device tensors of one call (all
+/// parameters at begin_step, all gradients at after_backward) are reduced on their device as one
+/// batch, by tdbg::cuda's fused kernel where it is built and torch has CUDA (TDBG_TORCH_HAS_CUDA,
+/// set by CMake), else by torch operations; the results, raw values (into a bounded pool of
+/// pinned host memory: torch_hook_options::pinned_pool_bytes) and histogram counts (binned on the
+/// device) are copied with non-blocking copies behind an event that the hook's writer waits for
+/// (hook/deferred.hpp). force_device_path sends CPU tensors this way too.
+///
+/// Records: as smdebug's PyTorch hook writes them (reduce/convention.hpp): a reduction is a 0-d
+/// tensor of torch's result dtype, std and variance are unbiased, and a reduction torch refuses
+/// for a dtype (the mean of integers, abs of bool) is not written.
+///
+/// torch's dtypes map to tdbg's (float, double, half, bfloat16, the integer types, bool,
+/// complex); quantized and complex-half tensors are refused with an error that says to convert them.
 ///
 /// libtorch's logging (glog) defines a `CHECK(condition)` macro, which replaces Catch2's `CHECK`
 /// when libtorch comes second: in a Catch2 test, include libtorch first, `#undef CHECK`, then Catch2.
@@ -497,20 +511,15 @@ private:
 
     static constexpr std::string_view gradient_prefix = "gradient/";
 
+    // False for an undefined tensor, which save_on_cpu refuses by name.
     [[nodiscard]] bool on_device_path(const torch::Tensor& tensor) const {
-        if (!tensor.defined()) {
-            throw error("torch_hook: cannot save an undefined tensor (a gradient before backward?)");
-        }
-        return !tensor.device().is_cpu() || options_.force_device_path;
+        return tensor.defined() && (!tensor.device().is_cpu() || options_.force_device_path);
     }
 
     // Saves tensors, the device ones as one batch per device: what begin_step and after_backward save.
     void save_batch(const std::vector<std::pair<std::string_view, const torch::Tensor*>>& tensors) {
         std::vector<device_item> batch;
         for (const auto& [name, tensor] : tensors) {
-            if (!tensor->defined()) {
-                throw error(fmt::format("torch_hook: cannot save '{}': the tensor is undefined", name));
-            }
             if (on_device_path(*tensor)) {
                 if (auto item = plan_device(name, *tensor, {})) {
                     batch.push_back(std::move(*item));

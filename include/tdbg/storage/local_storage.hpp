@@ -65,7 +65,9 @@ public:
     private:
         friend class local_storage;
         TDBG_DECL writer(std::filesystem::path final_path, bool durable);
-        [[noreturn]] TDBG_DECL void fail_commit(const char* what);
+        // Removes the temporary file (found through `held`, a descriptor of it, where its
+        // directory has moved) and throws the storage_error of `what`'s failure.
+        [[noreturn]] TDBG_DECL void fail_commit(const char* what, int held);
 
         std::filesystem::path final_;
         std::filesystem::path temp_;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -351,6 +352,40 @@ inline bool ends_with(std::string_view s, std::string_view suffix) noexcept {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Removes a writer's temporary file `temp`, of which `fd` is an open descriptor (or -1): by its
+// path, or, where the path names nothing because a directory above the file was renamed or
+// moved since it was created, where the descriptor says the file now is (Linux's
+// /proc/self/fd), once that is checked to be the same file under the same name. A file found
+// nowhere is left; readers skip "*.tmp" files.
+inline void remove_temp_file(const std::filesystem::path& temp, int fd) noexcept {
+    if (::unlink(temp.c_str()) == 0 || errno != ENOENT || fd < 0) {
+        return;
+    }
+    const std::string_view name = [&] {
+        const std::string_view p(temp.native());
+        return p.substr(p.rfind('/') + 1); // npos + 1: the whole path
+    }();
+    char link[32];
+    char where[4096];
+    if (std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd) <= 0) {
+        return;
+    }
+    const ssize_t n = ::readlink(link, where, sizeof where - 1);
+    if (n <= 0 || static_cast<std::size_t>(n) >= sizeof where - 1) {
+        return;
+    }
+    where[n] = '\0';
+    const std::string_view found(where, static_cast<std::size_t>(n));
+    struct stat by_fd {};
+    struct stat by_path {};
+    if (found.front() != '/' || !ends_with(found, name) || found[found.size() - name.size() - 1] != '/' ||
+        ::fstat(fd, &by_fd) != 0 || ::lstat(where, &by_path) != 0 || by_fd.st_dev != by_path.st_dev ||
+        by_fd.st_ino != by_path.st_ino) {
+        return; // removed meanwhile (the link then reads "... (deleted)"), or not ours
+    }
+    (void)::unlink(where);
+}
+
 // One entry of a directory: its name and what it is, links followed (mode 0: a link that
 // cannot be followed, `problem` says why).
 struct directory_entry {
@@ -504,7 +539,8 @@ TDBG_DECL local_storage::writer::writer(std::filesystem::path final_path, bool d
     }
     fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) {
-        throw storage_error(fmt::format("cannot create {}: {}", temp_.string(), detail::errno_text(errno)));
+        const int saved = errno;
+        throw storage_error(fmt::format("cannot create {}: {}", temp_.string(), detail::errno_text(saved)));
     }
 }
 
@@ -514,9 +550,8 @@ TDBG_DECL local_storage::writer::writer(writer&& other) noexcept
 
 TDBG_DECL local_storage::writer::~writer() {
     if (fd_ >= 0) {
+        detail::remove_temp_file(temp_, fd_);
         ::close(fd_);
-        std::error_code ignored;
-        std::filesystem::remove(temp_, ignored);
     }
 }
 
@@ -529,11 +564,12 @@ TDBG_DECL void local_storage::writer::append(std::string_view bytes) {
     while (left > 0) {
         const ssize_t n = ::write(fd_, p, left);
         if (n < 0) {
-            if (errno == EINTR) {
+            const int saved = errno;
+            if (saved == EINTR) {
                 continue;
             }
             throw storage_error(
-                fmt::format("cannot write {} at byte {}: {}", temp_.string(), written_, detail::errno_text(errno)));
+                fmt::format("cannot write {} at byte {}: {}", temp_.string(), written_, detail::errno_text(saved)));
         }
         p += n;
         left -= static_cast<std::size_t>(n);
@@ -546,30 +582,34 @@ TDBG_DECL void local_storage::writer::commit() {
         throw storage_error(fmt::format("commit of {} twice", final_.string()));
     }
     if (durable_ && ::fsync(fd_) != 0) {
-        fail_commit("fsync");
+        fail_commit("fsync", -1);
     }
+    // A second descriptor of the file, held until it is published: if the rename fails (the
+    // run directory was renamed or removed under the writer), the file is found through it and
+    // removed. -1 when no descriptor is left: the file is then removed by its path only.
+    const detail::fd_guard held(::dup(fd_));
     const int fd = std::exchange(fd_, -1);
     if (::close(fd) != 0) {
-        fail_commit("close");
+        fail_commit("close", held.fd);
     }
-    std::error_code ec;
-    std::filesystem::rename(temp_, final_, ec);
-    if (ec) {
-        std::filesystem::remove(temp_, ec);
-        throw storage_error(fmt::format("cannot publish {}: {}", final_.string(), ec.message()));
+    if (::rename(temp_.c_str(), final_.c_str()) != 0) {
+        const int saved = errno; // before anything else can change it
+        detail::remove_temp_file(temp_, held.fd);
+        throw storage_error(fmt::format("cannot publish {}: {}", final_.string(), detail::errno_text(saved)));
     }
     if (durable_) {
         detail::sync_directory(final_.parent_path());
     }
 }
 
-TDBG_DECL void local_storage::writer::fail_commit(const char* what) {
+TDBG_DECL void local_storage::writer::fail_commit(const char* what, int held) {
     const int saved = errno;
     if (fd_ >= 0) {
+        detail::remove_temp_file(temp_, fd_);
         ::close(std::exchange(fd_, -1));
+    } else {
+        detail::remove_temp_file(temp_, held);
     }
-    std::error_code ignored;
-    std::filesystem::remove(temp_, ignored);
     throw storage_error(fmt::format("{} failed for {}: {}", what, temp_.string(), detail::errno_text(saved)));
 }
 
@@ -757,8 +797,11 @@ TDBG_DECL std::vector<std::string> local_storage::list(const std::string& prefix
 
 TDBG_DECL void local_storage::remove(const std::string& key) const {
     const std::string path = file_of(key);
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-        throw storage_error(fmt::format("cannot remove {}: {}", path, detail::errno_text(errno)));
+    if (::unlink(path.c_str()) != 0) {
+        const int saved = errno;
+        if (saved != ENOENT) {
+            throw storage_error(fmt::format("cannot remove {}: {}", path, detail::errno_text(saved)));
+        }
     }
 }
 

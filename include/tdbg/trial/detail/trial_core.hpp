@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -524,7 +525,7 @@ private:
             const std::size_t pieces = pieces_of(k);
             for (std::size_t i = n * piece / pieces; i < n * (piece + 1) / pieces; ++i) {
                 try {
-                    read_index_file(pending[k * batch + i].key, to.files[i]);
+                    read_index_file(pending[k * batch + i], to.files[i]);
                 } catch (...) {
                     to.errors[i] = std::current_exception();
                     return; // the rest of this piece is after the error: not needed
@@ -712,12 +713,34 @@ private:
                     fmt::format("invalid index file name {}{} (expected index/<9 digits>/<12-digit step>_<worker>.json)",
                                 root_, key));
             }
+            check_filed_where_it_belongs(key, info->step);
             if (range_.contains(info->step)) {
                 out.push_back(pending_index{key, info->step, std::move(info->worker)});
             }
             listed.push_back(std::move(key));
         }
         return out;
+    }
+
+    // An index entry is believed only where it is filed: an index file in another step's
+    // folder (a copy, a file moved by hand) would otherwise replace the index of the step its
+    // name says, silently. smdebug's reader takes the step from the name alone.
+    void check_filed_where_it_belongs(const std::string& key, std::int64_t step) const {
+        const auto folder = format::index_file_folder(key);
+        if (folder && *folder == step / format::index_files_per_dir) {
+            return;
+        }
+        const std::string_view dir = std::string_view(key).substr(0, key.rfind('/'));
+        const std::string folder_steps =
+            folder && *folder <= std::numeric_limits<std::int64_t>::max() / format::index_files_per_dir
+                ? fmt::format("the folder of steps {} to {}", *folder * format::index_files_per_dir,
+                              *folder * format::index_files_per_dir + format::index_files_per_dir - 1)
+                : std::string("a folder of no step");
+        throw index_reader_error(
+            fmt::format("misfiled index file {}{}: its name says step {}, whose index belongs in index/{}/, but it "
+                        "is filed in {}/, {}: refused (an index file is read only where it is filed)",
+                        root_, key, step, format::index_dir_string(step), dir.substr(dir.rfind('/') + 1),
+                        folder_steps));
     }
 
     // An index file's text, and the view the merge reads. A slot is reused from batch
@@ -731,7 +754,8 @@ private:
         format::detail::index_view view;
     };
 
-    void read_index_file(const std::string& key, loaded_index& out) const {
+    void read_index_file(const pending_index& where, loaded_index& out) const {
+        const std::string& key = where.key;
         out.decoded.clear();
         out.view.tensors.clear();
         out.view.shapes.clear();
@@ -759,6 +783,15 @@ private:
             format::detail::parse_index_view(out.text, root_ + key, out.view, out.decoded);
         } catch (const format_error& e) {
             throw index_reader_error(fmt::format("empty or corrupt index file: {}", e.what()));
+        }
+        // Its contents' own step: smdebug names the event file of step S, which the index of
+        // step S locates records in, events/<S>/<S>_<worker>.tfevents.
+        if (const auto events = format::parse_event_file_key(out.view.event_file_name);
+            events && events->step != where.step) {
+            throw index_reader_error(fmt::format(
+                "misfiled index file {}{}: its name says step {}, but its entries are in step {}'s event file {}: "
+                "refused (an index file is read only where it is filed)",
+                root_, key, where.step, events->step, out.view.event_file_name));
         }
         for (const format::detail::location_view& loc : out.view.tensors) {
             if (loc.length == 0 || loc.name.empty()) {
