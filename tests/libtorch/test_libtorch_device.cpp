@@ -12,7 +12,9 @@
 #include <torch/types.h>
 
 #include "tdbg/integrations/libtorch.hpp"
+#ifndef CATCH_VERSION_MAJOR // in a unity build Catch2 may be in already, and CHECK its own
 #undef CHECK
+#endif
 
 #include <catch2/catch.hpp>
 
