@@ -73,7 +73,7 @@ private:
 
     // The values must be what the plan and the announcement said: a record's dtype and shape
     // are in the index already when the writer meets them.
-    deferred_values checked(deferred_values v) const {
+    [[nodiscard]] deferred_values checked(deferred_values v) const {
         if (v.reductions.size() != plan_.reductions.size()) {
             throw error(fmt::format("{} reductions delivered for a plan of {}", v.reductions.size(),
                                     plan_.reductions.size()));
