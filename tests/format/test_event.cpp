@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "support.hpp"
+#include "tdbg/format/detail/event_pieces.hpp"
 #include "tdbg/format/detail/proto.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/tfrecord.hpp"
@@ -166,11 +167,18 @@ TEST_CASE("event: every dtype and shape round-trips (0-d, 1-D, N-D, empty)") {
             CHECK(back.mode_step == 42);
             CHECK(same_value(back.value, ev.value));
             CHECK(encode_tensor_event(back) == payload);
-            // Framing straight into the output gives the same record as framing the payload.
+            // The hook's path (the payload as pieces over the tensor's memory, framed as it
+            // goes) gives the same record as framing the payload.
             std::string framed = "xy";
             append_record(framed, payload, footer_kind::smdebug_constant);
+            const auto pieces = tdbg::format::detail::encode_tensor_event_pieces(ev);
+            CHECK(pieces.size() == payload.size());
             std::string direct = "xy";
-            CHECK(append_tensor_record(direct, ev) == payload.size() + record_overhead);
+            const tdbg::format::detail::string_sink sink{&direct};
+            frame_record(
+                sink, pieces.size(),
+                [&](const auto& to) { pieces.for_each([&](std::string_view p) { to.append(p.data(), p.size()); }); },
+                smdebug_footer_crc);
             CHECK(direct == framed);
             ++checked;
         }

@@ -18,6 +18,7 @@
 
 #include "support.hpp"
 #include "tdbg/core/detail/sha256.hpp"
+#include "tdbg/format/detail/event_pieces.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/tfrecord.hpp"
@@ -116,8 +117,14 @@ TEST_CASE("every fixture event record decodes to smdebug's values and re-encodes
                 std::string framed;
                 append_record(framed, payload, footer_kind::smdebug_constant);
                 CHECK(framed == original);
+                // The hook's path: the payload as pieces over the tensor's memory, same framer.
+                const tdbg::format::detail::event_pieces pieces = tdbg::format::detail::encode_tensor_event_pieces(ev);
                 std::string direct;
-                CHECK(append_tensor_record(direct, ev) == rec->size());
+                const tdbg::format::detail::string_sink sink{&direct};
+                frame_record(
+                    sink, pieces.size(),
+                    [&](const auto& to) { pieces.for_each([&](std::string_view p) { to.append(p.data(), p.size()); }); },
+                    smdebug_footer_crc);
                 CHECK(direct == original);
 
                 CHECK(ev.step == where->step);

@@ -4,12 +4,12 @@
 
 #include "tdbg/format/event.hpp"
 #include "tdbg/hook/detail/buffer_pool.hpp"
-#include "tdbg/hook/detail/event_pieces.hpp"
+#include "tdbg/format/detail/event_pieces.hpp"
 
 using namespace tdbg;
 
 namespace {
-std::string joined(const detail::event_pieces& pieces) {
+std::string joined(const format::detail::event_pieces& pieces) {
     std::string out;
     pieces.for_each([&](std::string_view p) { out.append(p.data(), p.size()); });
     return out;
@@ -44,13 +44,13 @@ TEST_CASE("event pieces hold the bytes of format::encode_tensor_event") {
     events.push_back(bare);
     for (const auto& ev : events) {
         INFO(ev.tag.substr(0, 20));
-        const auto pieces = detail::encode_tensor_event_pieces(ev);
+        const auto pieces = format::detail::encode_tensor_event_pieces(ev);
         const std::string want = format::encode_tensor_event(ev);
         CHECK(pieces.size() == want.size());
         CHECK(joined(pieces) == want);
     }
     // The large tensor's content is referenced in place, not copied.
-    const auto pieces = detail::encode_tensor_event_pieces(events[1]);
+    const auto pieces = format::detail::encode_tensor_event_pieces(events[1]);
     bool referenced = false;
     pieces.for_each([&](std::string_view p) { referenced = referenced || p.data() == events[1].value.bytes().data(); });
     CHECK(referenced);

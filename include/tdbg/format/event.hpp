@@ -482,30 +482,6 @@ inline summary_value read_summary_value(proto_reader v, const std::shared_ptr<co
     return detail::encode_message([&](auto& w) { detail::write_tensor_event(w, ev); });
 }
 
-/// Appends one whole events/ record holding `ev` to `out` (smdebug's constant
-/// footer): the same bytes as append_record(out, encode_tensor_event(ev), ...),
-/// but the tensor's bytes are copied once, straight into `out`. Returns the
-/// record's size (the `length` of its index entry).
-inline std::size_t append_tensor_record(std::string& out, const tensor_event& ev) {
-    detail::size_sink counter;
-    detail::proto_writer<detail::size_sink> measure(counter);
-    detail::write_tensor_event(measure, ev);
-    const std::size_t start = out.size();
-    out.reserve(start + counter.size + record_overhead);
-    char length[8];
-    for (int i = 0; i < 8; ++i) {
-        length[i] =
-            static_cast<char>((static_cast<std::uint64_t>(counter.size) >> (8U * static_cast<unsigned>(i))) & 0xFFU);
-    }
-    out.append(length, 8);
-    detail::put_le32(out, masked_crc32c(std::string_view(length, 8)));
-    detail::string_sink sink{&out};
-    detail::proto_writer<detail::string_sink> writer(sink);
-    detail::write_tensor_event(writer, ev);
-    detail::put_le32(out, smdebug_footer_crc);
-    return out.size() - start;
-}
-
 /// Decodes an events/ record's payload holding one tensor. `offset` is where
 /// the payload starts in `file`. The value views the payload when aligned and
 /// `keep_alive` owns the buffer (it is copied when keep_alive is null).

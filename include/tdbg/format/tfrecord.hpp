@@ -32,9 +32,11 @@ inline constexpr std::size_t record_overhead = 16;
 
 namespace detail {
 
-inline void put_le32(std::string& out, std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) {
-        out.push_back(static_cast<char>((v >> (8U * static_cast<unsigned>(i))) & 0xFFU));
+/// Stores the `N` low bytes of `v` at `out`, little endian.
+template <std::size_t N>
+void store_le(char* out, std::uint64_t v) noexcept {
+    for (std::size_t i = 0; i < N; ++i) {
+        out[i] = static_cast<char>((v >> (8U * i)) & 0xFFU);
     }
 }
 
@@ -83,18 +85,33 @@ inline void check_footer(std::string_view payload, std::uint32_t footer, std::st
 
 } // namespace detail
 
+/// Writes one record to `sink` (anything with `append(const char*, std::size_t)`):
+/// the header for a payload of `payload_size` bytes, then whatever
+/// `write_payload(sink)` appends (exactly that many bytes), then the footer
+/// `footer_crc` (smdebug_footer_crc, or the payload's masked CRC-32C). The one
+/// framer of the project: the hook's writer, append_record and the tests use it.
+template <class Sink, class WritePayload>
+void frame_record(Sink& sink, std::uint64_t payload_size, WritePayload&& write_payload, std::uint32_t footer_crc) {
+    char header[record_header_size];
+    detail::store_le<8>(header, payload_size);
+    detail::store_le<4>(header + 8, masked_crc32c(std::string_view(header, 8)));
+    sink.append(header, sizeof header);
+    std::forward<WritePayload>(write_payload)(sink);
+    char footer[4];
+    detail::store_le<4>(footer, footer_crc);
+    sink.append(footer, sizeof footer);
+}
+
 /// Appends one record holding `payload` to `out`.
 inline void append_record(std::string& out, std::string_view payload, footer_kind footer) {
-    char length[8];
-    for (int i = 0; i < 8; ++i) {
-        length[i] =
-            static_cast<char>((static_cast<std::uint64_t>(payload.size()) >> (8U * static_cast<unsigned>(i))) & 0xFFU);
-    }
+    struct string_sink {
+        std::string* out;
+        void append(const char* p, std::size_t n) const { out->append(p, n); }
+    } sink{&out};
     out.reserve(out.size() + payload.size() + record_overhead);
-    out.append(length, 8);
-    detail::put_le32(out, masked_crc32c(std::string_view(length, 8)));
-    out.append(payload.data(), payload.size());
-    detail::put_le32(out, footer == footer_kind::smdebug_constant ? smdebug_footer_crc : masked_crc32c(payload));
+    frame_record(
+        sink, payload.size(), [&](const string_sink& to) { to.append(payload.data(), payload.size()); },
+        footer == footer_kind::smdebug_constant ? smdebug_footer_crc : masked_crc32c(payload));
 }
 
 /// The payload of `record`, one whole record as an index entry locates it

@@ -68,7 +68,7 @@
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/tfrecord.hpp"
 #include "tdbg/hook/detail/deferred_cell.hpp"
-#include "tdbg/hook/detail/event_pieces.hpp"
+#include "tdbg/format/detail/event_pieces.hpp"
 #include "tdbg/hook/detail/histogram.hpp"
 #include "tdbg/hook/options.hpp"
 #include "tdbg/storage/storage.hpp"
@@ -629,7 +629,7 @@ private:
         if (!s.file) {
             s.file.emplace(open_event_file(s.step));
         }
-        const detail::event_pieces payload = detail::encode_tensor_event_pieces(t.event);
+        const format::detail::event_pieces payload = format::detail::encode_tensor_event_pieces(t.event);
         const std::uint64_t start = s.written + s.buffer.size();
         write_record(s, payload);
         if (!s.has_meta || s.index.event_file_name.empty()) {
@@ -657,35 +657,29 @@ private:
         return true;
     }
 
-    // Appends one record: header, payload, smdebug's constant footer (the bytes
-    // of format::append_record). Small pieces gather in the chunk buffer; large
-    // ones (tensor contents) go to storage straight from the tensor's memory.
-    void write_record(open_step& s, const detail::event_pieces& payload) const {
-        char length[8];
-        const auto n = static_cast<std::uint64_t>(payload.size());
-        for (unsigned i = 0; i < 8; ++i) {
-            length[i] = static_cast<char>((n >> (8U * i)) & 0xFFU);
-        }
-        s.buffer.append(length, 8);
-        append_le32(s.buffer, format::masked_crc32c(std::string_view(length, 8)));
-        payload.for_each([&](std::string_view piece) {
-            if (piece.size() >= options_.chunk_bytes / 4) {
-                drain(s);
-                s.file->append(piece);
-                s.written += piece.size();
-            } else {
-                s.buffer.append(piece.data(), piece.size());
+    // Appends one record with smdebug's constant footer, framed by format::frame_record.
+    // Small pieces gather in the chunk buffer; large ones (tensor contents) go to
+    // storage straight from the tensor's memory.
+    void write_record(open_step& s, const format::detail::event_pieces& payload) const {
+        struct chunk_sink {
+            open_step* step;
+            std::size_t direct_from; // pieces this large bypass the buffer
+            void append(const char* p, std::size_t n) const {
+                if (n >= direct_from) {
+                    drain(*step);
+                    step->file->append(std::string_view(p, n));
+                    step->written += n;
+                } else {
+                    step->buffer.append(p, n);
+                }
             }
-        });
-        append_le32(s.buffer, format::smdebug_footer_crc);
+        } sink{&s, options_.chunk_bytes / 4};
+        format::frame_record(
+            sink, payload.size(),
+            [&](const chunk_sink& to) { payload.for_each([&](std::string_view piece) { to.append(piece.data(), piece.size()); }); },
+            format::smdebug_footer_crc);
         if (s.buffer.size() >= options_.chunk_bytes) {
             drain(s);
-        }
-    }
-
-    static void append_le32(std::string& out, std::uint32_t v) {
-        for (unsigned i = 0; i < 4; ++i) {
-            out.push_back(static_cast<char>((v >> (8U * i)) & 0xFFU));
         }
     }
 

@@ -3,8 +3,8 @@
 /// A tensor Event encoded as pieces: the small protobuf parts are copied, the
 /// tensor's bytes are referenced in place. The writer thread then appends the
 /// pieces to the event file without building a payload string as large as the
-/// tensor (a copy, and page faults on fresh memory, per tensor). The bytes are
-/// those of format::encode_tensor_event, which tests check piece by piece.
+/// tensor (a copy, and page faults on fresh memory, per tensor). A sink of the
+/// one tensor-event encoder, so the bytes are those of encode_tensor_event.
 
 #include <cstddef>
 #include <functional>
@@ -15,7 +15,7 @@
 #include "tdbg/format/detail/proto.hpp"
 #include "tdbg/format/event.hpp"
 
-namespace tdbg::detail {
+namespace tdbg::format::detail {
 
 /// The payload of one events/ record, in order: copied parts and views of the tensor.
 class event_pieces {
@@ -71,35 +71,13 @@ private:
     std::size_t size_ = 0;
 };
 
-/// The Event payload of `ev`, as pieces (the same bytes as format::encode_tensor_event).
-/// `ev` must outlive the pieces.
-inline event_pieces encode_tensor_event_pieces(const format::tensor_event& ev) {
+/// The Event payload of `ev`, as pieces: the bytes of encode_tensor_event, written by
+/// the same encoder (write_tensor_event). `ev` must outlive the pieces.
+inline event_pieces encode_tensor_event_pieces(const tensor_event& ev) {
     event_pieces pieces(ev.value.bytes());
-    format::detail::proto_writer<event_pieces> w(pieces);
-    format::detail::write_event_header(w, ev.wall_time, ev.step);
-    w.message_field(5, [&](auto& summary) {
-        summary.message_field(1, [&](auto& value) {
-            value.bytes_field_if(1, ev.tag);
-            value.message_field(8, [&](auto& tensor) { format::detail::write_tensor_proto(tensor, ev.tag, ev.value); });
-            if (ev.mode || ev.mode_step) {
-                value.message_field(9, [&](auto& metadata) {
-                    if (ev.mode_step) {
-                        metadata.message_field(1, [&](auto& plugin) {
-                            plugin.bytes_field(1, format::mode_step_plugin_name);
-                            plugin.bytes_field(2, format::detail::decimal(*ev.mode_step));
-                        });
-                    }
-                    if (ev.mode) {
-                        metadata.message_field(1, [&](auto& plugin) {
-                            plugin.bytes_field(1, format::mode_plugin_name);
-                            plugin.bytes_field(2, format::detail::decimal(static_cast<int>(*ev.mode)));
-                        });
-                    }
-                });
-            }
-        });
-    });
+    proto_writer<event_pieces> w(pieces);
+    write_tensor_event(w, ev);
     return pieces;
 }
 
-} // namespace tdbg::detail
+} // namespace tdbg::format::detail
