@@ -1,49 +1,37 @@
 #pragma once
 /// \file
-/// The state a trial and its tensors share: what the index files said so far,
-/// the incremental refresh that reads only new index files, the lookups with
-/// smdebug's exceptions, and the fetching of values by byte range.
+/// The state a trial and its tensors share, and the queries on it: the run's
+/// collections and index (run_index, kept current by index_loader), the lookups
+/// with smdebug's exceptions, and the fetching of values by byte range.
 
 #include <algorithm>
-#include <array>
 #include <atomic>
-#include <chrono>
-#include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <exception>
-#include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
-#include <thread>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <fmt/core.h>
-#include <fmt/format.h>
 
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
-#include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/format/collections_file.hpp"
+#include "tdbg/format/detail/fast_event.hpp"
 #include "tdbg/format/event.hpp"
-#include "tdbg/format/index_file.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/tfrecord.hpp"
 #include "tdbg/storage/storage.hpp"
-#include "tdbg/format/detail/index_parser.hpp"
-#include "tdbg/core/detail/thread_pool.hpp"
+#include "tdbg/trial/detail/index_loader.hpp"
 #include "tdbg/trial/detail/record_cache.hpp"
+#include "tdbg/trial/detail/run_index.hpp"
 #include "tdbg/trial/detail/step_table.hpp"
-#include "tdbg/format/detail/fast_event.hpp"
 #include "tdbg/trial/detail/tensor_table.hpp"
 #include "tdbg/trial/options.hpp"
 #include "tdbg/trial/step_state.hpp"
@@ -51,79 +39,17 @@
 
 namespace tdbg::detail {
 
-/// "step 3 of mode TRAIN", for messages.
-inline std::string describe_step(std::int64_t step, mode m) {
-    return fmt::format("step {} of mode {}", step, mode_name(m));
-}
-
-/// A tensor entry found for a query, copied out of the shared state with
-/// everything needed to read it without the lock (the pointers stay valid:
-/// workers and event files are never removed or moved).
-struct resolved_entry {
-    std::int64_t step = 0;
-    mode entry_mode = mode::global;
-    std::int64_t mode_step = 0;
-    const std::string* worker = nullptr;
-    std::optional<record_request> value;
-    std::vector<std::pair<reduction, record_request>> reductions;
-    std::optional<std::vector<std::int64_t>> shape;
-};
-
-/// An index file larger than this is refused before it is read (smdebug's hold a few
-/// hundred bytes per tensor of one step).
-inline constexpr std::uint64_t max_index_file_bytes = std::uint64_t{1} << 30U;
-
-/// Threads that merge a batch of index files at most (each its share of the tensors).
-inline constexpr std::size_t merge_lanes = 2;
-
-/// Index entries a batch needs per merging thread (fewer: one thread merges it).
-inline constexpr std::size_t min_entries_per_lane = 2048;
-
-/// The prefix under which index files live.
-inline constexpr std::string_view index_prefix = "index/";
-
-/// trial_options::collection_wait, counted from construction: whether it is over,
-/// and one pause between two looks (with trial_options::pause when given).
-class opening_wait {
-public:
-    explicit opening_wait(const trial_options& options) : options_(options) {}
-
-    [[nodiscard]] bool forever() const noexcept { return options_.collection_wait == trial_options::wait_forever; }
-    [[nodiscard]] std::chrono::milliseconds waited() const {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
-    }
-    /// The time left to wait (0 when it is over; meaningless when forever()).
-    [[nodiscard]] std::chrono::milliseconds left() const {
-        return std::max(std::chrono::milliseconds(0), options_.collection_wait - waited());
-    }
-    [[nodiscard]] bool over() const { return !forever() && left().count() == 0; }
-    void pause() const {
-        auto t = std::min(options_.poll_interval, std::chrono::milliseconds(500));
-        if (!forever()) {
-            t = std::max(std::chrono::milliseconds(1), std::min(t, left()));
-        }
-        if (options_.pause) {
-            options_.pause(t);
-        } else {
-            std::this_thread::sleep_for(t);
-        }
-    }
-
-private:
-    const trial_options& options_;
-    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-};
-
-/// The state shared by a trial and its tensor handles. Lookups take a shared
-/// lock; a refresh reads and parses new index files without it and merges
-/// them under an exclusive lock, so readers wait only for the merge.
+/// The state shared by a trial and its tensor handles. Lookups take the index's
+/// lock shared; a refresh (index_loader) reads and parses new index files without
+/// it and merges them under it exclusively, so readers wait only for the merge.
 class trial_core {
 public:
     trial_core(any_storage storage, std::string name, step_range range, trial_options options)
         : storage_(std::move(storage)), root_(storage_.describe() + '/'), name_(std::move(name)), range_(range),
           options_(std::move(options)), cache_(make_cache_options(options_)) {
         range_.validate();
-        load_collections();
+        collections_ = read_collections(storage_, root_, options_);
+        index_.steps.set_num_workers(collections_.num_workers);
         refresh_now();
     }
 
@@ -137,9 +63,9 @@ public:
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
     [[nodiscard]] const step_range& range() const noexcept { return range_; }
     [[nodiscard]] const trial_options& options() const noexcept { return options_; }
-    [[nodiscard]] const format::collections_file& collections_file() const noexcept { return collections_; }
+    [[nodiscard]] const format::collections_file& collections_file() const noexcept { return collections_.file; }
     [[nodiscard]] const std::map<std::string, format::collection_spec>& collections() const noexcept {
-        return collection_map_;
+        return collections_.by_name;
     }
 
     /// The switch smdebug calls dynamic_refresh; shared with refresh guards.
@@ -163,79 +89,46 @@ public:
 
     /// Reads every index file published since the last refresh (unless the
     /// run's end has already been seen and read).
-    void refresh_now() {
-        std::lock_guard<std::mutex> serial(refresh_mutex_);
-        if (ended_.load(std::memory_order_acquire)) {
-            return;
-        }
-        // The end marker is published after every other file: seen before
-        // listing, it guarantees the listing below is the last one needed.
-        const bool ended_before = storage_.exists(std::string(format::end_marker_key));
-        if (ended_before && options_.training_end_delay_refresh.count() > 0 && !end_delay_done_) {
-            // smdebug's TRAINING_END_DELAY_REFRESH: one more look, after a pause, for listings that lag.
-            end_delay_done_ = true;
-            std::this_thread::sleep_for(options_.training_end_delay_refresh);
-        }
-        std::vector<std::string> listed;
-        std::vector<pending_index> pending = list_new_index_files(listed);
-        read_and_merge(pending);
-        std::unique_lock<std::shared_mutex> lock(state_mutex_);
-        read_keys_.insert(std::make_move_iterator(listed.begin()), std::make_move_iterator(listed.end()));
-        steps_.apply_wait_window(options_.incomplete_step_wait_window);
-        if (ended_before) {
-            steps_.mark_ended();
-            ended_.store(true, std::memory_order_release);
-        }
-        // A directory listing that runs while files are renamed into place can
-        // return a later index file and miss an earlier one (readdir does not see
-        // entries inserted behind its position). Each worker publishes its index
-        // files in step order, so a step complete in the previous listing had all
-        // its predecessors published before this listing began: only such steps
-        // are settled, both for listing past them and for declaring a missing
-        // step passed (step_table::confirm).
-        steps_.confirm(settled_step_);
-        advance_token(settled_step_);
-        settled_step_ = steps_.last_complete_step();
-    }
+    void refresh_now() { loader_.refresh(); }
 
     /// True once the end marker has been seen and everything before it read.
-    [[nodiscard]] bool ended() const noexcept { return ended_.load(std::memory_order_acquire); }
+    [[nodiscard]] bool ended() const noexcept { return loader_.ended(); }
 
     // ---- trial-level queries (the caller refreshes first when it should) --
 
     template <class F>
     decltype(auto) with_steps(F&& f) const {
-        std::shared_lock<std::shared_mutex> lock(state_mutex_);
-        return f(steps_);
+        std::shared_lock<std::shared_mutex> lock(index_.mutex);
+        return f(index_.steps);
     }
 
     [[nodiscard]] std::vector<std::string> workers() const {
-        std::shared_lock<std::shared_mutex> lock(state_mutex_);
-        std::set<std::string> all(collection_workers_.begin(), collection_workers_.end());
-        all.insert(worker_names_.begin(), worker_names_.end());
+        std::shared_lock<std::shared_mutex> lock(index_.mutex);
+        std::set<std::string> all(collections_.workers.begin(), collections_.workers.end());
+        all.insert(index_.worker_names.begin(), index_.worker_names.end());
         return {all.begin(), all.end()};
     }
 
-    [[nodiscard]] std::size_t num_workers() const noexcept { return num_workers_; }
+    [[nodiscard]] std::size_t num_workers() const noexcept { return collections_.num_workers; }
 
     [[nodiscard]] bool has_tensor_now(std::string_view name) const {
-        std::shared_lock<std::shared_mutex> lock(state_mutex_);
-        return tensors_.find(name) != tensors_.end();
+        std::shared_lock<std::shared_mutex> lock(index_.mutex);
+        return index_.tensors.find(name) != index_.tensors.end();
     }
 
     /// The tensor's record; records are never removed, so the pointer lives as long as the core.
     [[nodiscard]] const tensor_record* find_tensor(std::string_view name) const {
-        std::shared_lock<std::shared_mutex> lock(state_mutex_);
-        auto it = tensors_.find(name);
-        return it == tensors_.end() ? nullptr : it->second.get();
+        std::shared_lock<std::shared_mutex> lock(index_.mutex);
+        auto it = index_.tensors.find(name);
+        return it == index_.tensors.end() ? nullptr : it->second.get();
     }
 
     /// Every tensor name, sorted.
     [[nodiscard]] std::vector<std::string> all_tensor_names() const {
-        std::shared_lock<std::shared_mutex> lock(state_mutex_);
+        std::shared_lock<std::shared_mutex> lock(index_.mutex);
         std::vector<std::string> out;
-        out.reserve(tensors_.size());
-        for (const auto& item : tensors_) {
+        out.reserve(index_.tensors.size());
+        for (const auto& item : index_.tensors) {
             out.push_back(item.first);
         }
         return out;
@@ -244,16 +137,16 @@ public:
     /// The names of tensors with an entry in `m` (any mode for global), or at
     /// `step` of `m` when given; sorted.
     [[nodiscard]] std::vector<std::string> tensor_names_for(std::optional<std::int64_t> step, mode m) const {
-        std::shared_lock<std::shared_mutex> lock(state_mutex_);
+        std::shared_lock<std::shared_mutex> lock(index_.mutex);
         std::vector<std::string> out;
         std::optional<std::int64_t> global;
         if (step) {
-            global = steps_.global_step(m, *step);
+            global = index_.steps.global_step(m, *step);
             if (!global) {
                 return out;
             }
         }
-        for (const auto& [name, record] : tensors_) {
+        for (const auto& [name, record] : index_.tensors) {
             if (global) {
                 auto [first, last] = record->at_step(*global);
                 bool match = false;
@@ -274,13 +167,13 @@ public:
 
     /// The global step a (step, mode) query names, if known.
     [[nodiscard]] std::optional<std::int64_t> to_global(std::int64_t step, mode m) const {
-        std::shared_lock<std::shared_mutex> lock(state_mutex_);
-        return steps_.global_step(m, step);
+        std::shared_lock<std::shared_mutex> lock(index_.mutex);
+        return index_.steps.global_step(m, step);
     }
 
     /// The steps of `record` in `m` (mode steps; global steps for global).
     [[nodiscard]] std::vector<std::int64_t> tensor_steps(const tensor_record& record, mode m, bool show_incomplete) const {
-        std::shared_lock<std::shared_mutex> lock(state_mutex_);
+        std::shared_lock<std::shared_mutex> lock(index_.mutex);
         std::vector<std::int64_t> out;
         std::int64_t last_global = -1;
         for (const tensor_entry& e : record.entries()) {
@@ -290,7 +183,7 @@ public:
             if (m != mode::global && e.entry_mode() != m) {
                 continue;
             }
-            if (!show_incomplete && !steps_.is_complete(e.step)) {
+            if (!show_incomplete && !index_.steps.is_complete(e.step)) {
                 continue;
             }
             last_global = e.step;
@@ -305,16 +198,16 @@ public:
 
     /// The entries of (`step`, `m`) for `record`, resolved, in worker order; empty when none.
     [[nodiscard]] std::vector<resolved_entry> entries_at(const tensor_record& record, std::int64_t step, mode m) const {
-        std::shared_lock<std::shared_mutex> lock(state_mutex_);
+        std::shared_lock<std::shared_mutex> lock(index_.mutex);
         std::vector<resolved_entry> out;
-        const auto global = steps_.global_step(m, step);
+        const auto global = index_.steps.global_step(m, step);
         if (!global) {
             return out;
         }
         auto [first, last] = record.at_step(*global);
         for (auto* e = first; e != last; ++e) {
             if (m == mode::global || e->entry_mode() == m) {
-                out.push_back(resolve(record, *e));
+                out.push_back(index_.resolve(record, *e));
             }
         }
         std::sort(out.begin(), out.end(),
@@ -330,7 +223,7 @@ public:
     };
 
     [[nodiscard]] record_summary summarize(const tensor_record& record) const {
-        std::shared_lock<std::shared_mutex> lock(state_mutex_);
+        std::shared_lock<std::shared_mutex> lock(index_.mutex);
         record_summary out;
         out.totals = record.totals();
         for (mode m : {mode::train, mode::eval, mode::predict, mode::global}) {
@@ -341,7 +234,7 @@ public:
         const auto& entries = record.entries();
         for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
             if (it->has_value() || it->has_shape) {
-                out.last = resolve(record, *it);
+                out.last = index_.resolve(record, *it);
                 break;
             }
         }
@@ -357,8 +250,8 @@ public:
                                    const std::optional<std::string>& worker, F&& f) {
         using result = decltype(f(record, std::declval<const tensor_entry&>()));
         const auto found = [&]() -> std::optional<result> {
-            std::shared_lock<std::shared_mutex> lock(state_mutex_);
-            if (const tensor_entry* e = choose_entry(record, step, m, worker)) {
+            std::shared_lock<std::shared_mutex> lock(index_.mutex);
+            if (const tensor_entry* e = index_.choose_entry(record, step, m, worker, name_)) {
                 return f(record, *e);
             }
             return std::nullopt;
@@ -384,13 +277,11 @@ public:
     [[nodiscard]] resolved_entry locate(const tensor_record& record, std::int64_t step, mode m,
                                         const std::optional<std::string>& worker) {
         return locate_with(record, step, m, worker,
-                           [this](const tensor_record& r, const tensor_entry& e) { return resolve(r, e); });
+                           [this](const tensor_record& r, const tensor_entry& e) { return index_.resolve(r, e); });
     }
 
     /// The request for `where` (a location the index gave).
-    [[nodiscard]] record_request request_for(const value_location& where) const {
-        return record_request{&files_[where.file], where.file, where.offset, where.length};
-    }
+    [[nodiscard]] record_request request_for(const value_location& where) const { return index_.request_for(where); }
 
     /// Throws the exception smdebug raises for a step in `state` that is not available.
     [[noreturn]] void throw_missing_step(std::int64_t step, mode m, step_state state) const {
@@ -482,502 +373,11 @@ public:
     }
 
 private:
-    struct pending_index {
-        std::string key;
-        std::int64_t step = 0;
-        std::string worker;
-    };
-
-    // Index files read a batch at a time, so that the index's text is held a batch at a
-    // time, and as a pipeline: while one thread merges a batch under the lock, the others
-    // read and parse the next one. Where a request costs CPU (local files), a thread reads
-    // 16 files of a batch, more when there are many files (about 256 batches at most: each
-    // batch costs a few hand-offs between threads, which small index files would not repay);
-    // where it costs a round trip (S3), 2, so that as many requests are in flight as the
-    // storage takes. A corrupt file stops the refresh there: the files before it are merged,
-    // it and the files after it are read again by the next refresh.
-    void read_and_merge(const std::vector<pending_index>& pending) {
-        if (pending.empty()) {
-            return;
-        }
-        const std::size_t requests = storage_.request_concurrency();
-        const std::size_t threads =
-            default_thread_count(options_.threads != 0 ? options_.threads : requests > 1 ? requests : 0);
-        const std::size_t grain = requests > 1 ? 2 : std::clamp<std::size_t>(pending.size() / 256, 16, 256);
-        const std::size_t batch = grain * std::max<std::size_t>(threads, 2);
-        const std::size_t batches = (pending.size() + batch - 1) / batch;
-        struct slot {
-            std::vector<loaded_index> files;
-            std::vector<std::exception_ptr> errors; // per file: where its reading failed
-        };
-        std::array<slot, 2> slots; // batch k in slots[k % 2]
-        const auto files_of = [&](std::size_t k) { return std::min(batch, pending.size() - k * batch); };
-        const auto pieces_of = [&](std::size_t k) { return std::min(threads, (files_of(k) + grain - 1) / grain); };
-        const auto prepare = [&](std::size_t k) {
-            slot& to = slots[k % 2];
-            to.files.resize(std::max(to.files.size(), files_of(k)));
-            to.errors.assign(files_of(k), nullptr);
-        };
-        // Reads piece `piece` of batch k (its files split evenly); stops at a failing file.
-        const auto read_piece = [&](std::size_t k, std::size_t piece) {
-            slot& to = slots[k % 2];
-            const std::size_t n = files_of(k);
-            const std::size_t pieces = pieces_of(k);
-            for (std::size_t i = n * piece / pieces; i < n * (piece + 1) / pieces; ++i) {
-                try {
-                    read_index_file(pending[k * batch + i], to.files[i]);
-                } catch (...) {
-                    to.errors[i] = std::current_exception();
-                    return; // the rest of this piece is after the error: not needed
-                }
-            }
-        };
-        std::vector<name_hint> hints; // the previous file's names, by position
-        ++refresh_serial_;
-        std::vector<merge_plan> plans;
-        // Merges batch k: the files before the first that failed, then that one's error.
-        const auto merge_batch = [&](std::size_t k) {
-            const slot& from = slots[k % 2];
-            const std::size_t n = files_of(k);
-            const std::size_t good = static_cast<std::size_t>(
-                std::find_if(from.errors.begin(), from.errors.begin() + static_cast<std::ptrdiff_t>(n),
-                             [](const std::exception_ptr& e) { return e != nullptr; }) -
-                from.errors.begin());
-            plans.resize(std::max(plans.size(), good));
-            std::unique_lock<std::shared_mutex> lock(state_mutex_);
-            for (std::size_t i = 0; i < good; ++i) {
-                plan_merge(pending[k * batch + i], from.files[i].view, hints, pending.size() - k * batch - i, plans[i]);
-            }
-            // Lanes pay only for batches of many entries (each lane walks every file's plan).
-            std::size_t entries = 0;
-            for (std::size_t i = 0; i < good; ++i) {
-                entries += plans[i].tensors.size();
-            }
-            const std::size_t lanes = entries >= min_entries_per_lane * merge_lanes ? std::min(threads, merge_lanes) : 1;
-            if (lanes == 1) {
-                for (std::size_t i = 0; i < good; ++i) {
-                    apply_merge(plans[i], 0, 1);
-                }
-            } else {
-                parallel_for_each_index(lanes, lanes, [&](std::size_t lane) {
-                    for (std::size_t i = 0; i < good; ++i) {
-                        apply_merge(plans[i], lane, lanes);
-                    }
-                });
-            }
-            for (std::size_t i = 0; i < good; ++i) {
-                read_keys_.insert(pending[k * batch + i].key);
-            }
-            if (good < n) {
-                std::rethrow_exception(from.errors[good]);
-            }
-        };
-        prepare(0);
-        parallel_for_each_index(pieces_of(0), threads, [&](std::size_t piece) { read_piece(0, piece); });
-        for (std::size_t k = 0; k < batches; ++k) {
-            const std::size_t next_pieces = k + 1 < batches ? pieces_of(k + 1) : 0;
-            if (next_pieces != 0) {
-                prepare(k + 1);
-            }
-            // Item 0 merges batch k; the others read batch k + 1. Every item runs, and the
-            // exception of the lowest failing one is rethrown: the merge's, if it failed.
-            parallel_for_each_index(1 + next_pieces, threads, [&](std::size_t item) {
-                if (item == 0) {
-                    merge_batch(k);
-                } else {
-                    read_piece(k + 1, item - 1);
-                }
-            });
-        }
-    }
-
     static record_cache::options make_cache_options(const trial_options& o) {
         record_cache::options c;
         c.whole_file_limit = o.whole_file_limit;
         c.capacity = o.file_cache_bytes;
         return c;
-    }
-
-    [[nodiscard]] resolved_entry resolve(const tensor_record& record, const tensor_entry& e) const {
-        resolved_entry r;
-        r.step = e.step;
-        r.entry_mode = e.entry_mode();
-        r.mode_step = e.mode_step;
-        r.worker = &worker_names_[e.worker];
-        if (e.has_value()) {
-            r.value = request_for(e.value());
-        }
-        const auto [first, last] = record.reductions(e);
-        r.reductions.reserve(static_cast<std::size_t>(last - first));
-        for (const reduction_location* loc = first; loc != last; ++loc) {
-            r.reductions.emplace_back(loc->which(), request_for(loc->where()));
-        }
-        if (const auto* shape = record.shape(e)) {
-            r.shape = *shape;
-        }
-        return r;
-    }
-
-    // The entry of (`step`, `m`) written by `worker` (default: the first worker in
-    // sorted order, as smdebug); nullptr when there is none; invalid_worker when
-    // others wrote it but not `worker`. The caller holds the shared lock.
-    [[nodiscard]] const tensor_entry* choose_entry(const tensor_record& record, std::int64_t step, mode m,
-                                                   const std::optional<std::string>& worker) const {
-        const auto global = steps_.global_step(m, step);
-        if (!global) {
-            return nullptr;
-        }
-        auto [first, last] = record.at_step(*global);
-        const tensor_entry* chosen = nullptr;
-        for (auto* e = first; e != last; ++e) {
-            if (m != mode::global && e->entry_mode() != m) {
-                continue;
-            }
-            if (worker ? worker_names_[e->worker] == *worker
-                       : (chosen == nullptr || worker_names_[e->worker] < worker_names_[chosen->worker])) {
-                chosen = e;
-            }
-        }
-        if (chosen != nullptr || !worker || first == last) {
-            return chosen;
-        }
-        std::vector<std::string> have;
-        for (auto* e = first; e != last; ++e) {
-            if (m == mode::global || e->entry_mode() == m) {
-                have.push_back(worker_names_[e->worker]);
-            }
-        }
-        if (!have.empty()) {
-            std::sort(have.begin(), have.end());
-            throw invalid_worker(fmt::format("invalid worker '{}': tensor '{}' at {} was written by {} (trial {})",
-                                             *worker, record.name(), describe_step(step, m), fmt::join(have, ", "),
-                                             name_),
-                                 *worker);
-        }
-        return nullptr;
-    }
-
-    // smdebug's _load_collections: waits (up to collection_wait) for the first collection
-    // file, reads the first worker's (by name), then waits for those of all num_workers
-    // workers, whose names it takes from the files' names.
-    void load_collections() {
-        const std::string prefix = "collections/";
-        const opening_wait wait(options_);
-        std::vector<std::pair<std::string, std::string>> files; // key, worker
-        std::string first;
-        for (;;) {
-            files.clear();
-            for (const std::string& key : storage_.list(prefix, {})) {
-                if (auto worker = format::parse_collections_file_key(key)) {
-                    files.emplace_back(key, std::move(*worker));
-                }
-            }
-            if (!files.empty() && files.front().first != first) {
-                first = files.front().first;
-                collections_ = format::parse_collections_file(storage_.read(first), root_ + first);
-                num_workers_ = collections_.num_workers <= 0 ? 1 : static_cast<std::size_t>(collections_.num_workers);
-            }
-            if ((!files.empty() && files.size() >= num_workers_) ||
-                storage_.exists(std::string(format::end_marker_key)) || wait.over()) {
-                break;
-            }
-            wait.pause();
-        }
-        if (files.empty()) {
-            throw missing_collection_files(fmt::format(
-                "no collection files under {}collections: not a run written by smdebug or tdbg, or not started yet",
-                root_));
-        }
-        steps_.set_num_workers(num_workers_);
-        for (const auto& c : collections_.collections) {
-            collection_map_[c.name] = c;
-        }
-        for (auto& item : files) {
-            collection_workers_.push_back(std::move(item.second));
-        }
-    }
-
-    // The index files not read yet (in range), and in `listed` every new key seen.
-    [[nodiscard]] std::vector<pending_index> list_new_index_files(std::vector<std::string>& listed) const {
-        std::vector<pending_index> out;
-        for (std::string& key : storage_.list(std::string(index_prefix), token_)) {
-            if (key.size() < 5 || key.compare(key.size() - 5, 5, ".json") != 0) {
-                continue; // smdebug also skips what is not an index file (".csv" is a legacy format)
-            }
-            if (read_keys_.count(key) != 0) {
-                continue;
-            }
-            auto info = format::parse_index_file_key(key);
-            if (!info) {
-                throw index_reader_error(
-                    fmt::format("invalid index file name {}{} (expected index/<9 digits>/<12-digit step>_<worker>.json)",
-                                root_, key));
-            }
-            check_filed_where_it_belongs(key, info->step);
-            if (range_.contains(info->step)) {
-                out.push_back(pending_index{key, info->step, std::move(info->worker)});
-            }
-            listed.push_back(std::move(key));
-        }
-        return out;
-    }
-
-    // An index entry is believed only where it is filed: an index file in another step's
-    // folder (a copy, a file moved by hand) would otherwise replace the index of the step its
-    // name says, silently. smdebug's reader takes the step from the name alone.
-    void check_filed_where_it_belongs(const std::string& key, std::int64_t step) const {
-        const auto folder = format::index_file_folder(key);
-        if (folder && *folder == step / format::index_files_per_dir) {
-            return;
-        }
-        const std::string_view dir = std::string_view(key).substr(0, key.rfind('/'));
-        const std::string folder_steps =
-            folder && *folder <= std::numeric_limits<std::int64_t>::max() / format::index_files_per_dir
-                ? fmt::format("the folder of steps {} to {}", *folder * format::index_files_per_dir,
-                              *folder * format::index_files_per_dir + format::index_files_per_dir - 1)
-                : std::string("a folder of no step");
-        throw index_reader_error(
-            fmt::format("misfiled index file {}{}: its name says step {}, whose index belongs in index/{}/, but it "
-                        "is filed in {}/, {}: refused (an index file is read only where it is filed)",
-                        root_, key, step, format::index_dir_string(step), dir.substr(dir.rfind('/') + 1),
-                        folder_steps));
-    }
-
-    // An index file's text, and the view the merge reads. A slot is reused from batch
-    // to batch: its buffer and vectors keep their capacity.
-    struct loaded_index {
-        std::unique_ptr<char[]> buffer; // not zero-filled: read_at fills it
-        std::size_t capacity = 0;
-        std::string fallback; // the text, where the storage cannot open objects
-        std::string_view text;
-        format::detail::decoded_strings decoded; // its strings that had escapes
-        format::detail::index_view view;
-    };
-
-    void read_index_file(const pending_index& where, loaded_index& out) const {
-        const std::string& key = where.key;
-        out.decoded.clear();
-        out.view.tensors.clear();
-        out.view.shapes.clear();
-        out.view.index_mode = mode::global;
-        out.view.mode_step = 0;
-        out.view.event_file_name = {};
-        // Read into the slot's buffer where the storage can (a local file: no copy, no fresh memory).
-        if (const auto object = storage_.open_read(key)) {
-            const std::uint64_t size = object->size();
-            if (size > max_index_file_bytes) {
-                throw index_reader_error(fmt::format("index file {}{} has {} bytes: not an index file (refused above {})",
-                                                     root_, key, size, max_index_file_bytes));
-            }
-            if (size > out.capacity) {
-                out.capacity = static_cast<std::size_t>(std::max<std::uint64_t>(size, 2 * out.capacity));
-                out.buffer.reset(new char[out.capacity]);
-            }
-            object->read_at(0, out.buffer.get(), static_cast<std::size_t>(size));
-            out.text = std::string_view(out.buffer.get(), static_cast<std::size_t>(size));
-        } else {
-            out.fallback = storage_.read(key);
-            out.text = out.fallback;
-        }
-        try {
-            format::detail::parse_index_view(out.text, root_ + key, out.view, out.decoded);
-        } catch (const format_error& e) {
-            throw index_reader_error(fmt::format("empty or corrupt index file: {}", e.what()));
-        }
-        // Its contents' own step: smdebug names the event file of step S, which the index of
-        // step S locates records in, events/<S>/<S>_<worker>.tfevents.
-        if (const auto events = format::parse_event_file_key(out.view.event_file_name);
-            events && events->step != where.step) {
-            throw index_reader_error(fmt::format(
-                "misfiled index file {}{}: its name says step {}, but its entries are in step {}'s event file {}: "
-                "refused (an index file is read only where it is filed)",
-                root_, key, where.step, events->step, out.view.event_file_name));
-        }
-        for (const format::detail::location_view& loc : out.view.tensors) {
-            if (loc.length == 0 || loc.name.empty()) {
-                throw index_reader_error(
-                    fmt::format("index file {}{}: an entry of tensor '{}' with an empty name or a record of length 0",
-                                root_, key, loc.name));
-            }
-            if (loc.length > max_reduction_record && format::parse_reduction_tensor_name(loc.name)) {
-                throw index_reader_error(fmt::format(
-                    "index file {}{}: the record of reduction '{}' has {} bytes, more than a reduction's one number needs",
-                    root_, key, loc.name, loc.length));
-            }
-        }
-    }
-
-    worker_id intern_worker(const std::string& worker) {
-        auto it = worker_ids_.find(worker);
-        if (it != worker_ids_.end()) {
-            return it->second;
-        }
-        const auto id = static_cast<worker_id>(worker_names_.size());
-        worker_names_.push_back(worker);
-        worker_ids_.emplace(worker, id);
-        return id;
-    }
-
-    std::uint32_t intern_file(std::string_view key) {
-        // Keyed by views of the deque's strings, which never move.
-        if (auto it = file_ids_.find(key); it != file_ids_.end()) {
-            return it->second;
-        }
-        const auto id = static_cast<std::uint32_t>(files_.size());
-        const event_file& f = files_.emplace_back(std::string(key));
-        file_ids_.emplace(std::string_view(f.key), id);
-        return id;
-    }
-
-    tensor_record& record_for(std::string_view name) {
-        auto it = tensors_.find(name);
-        if (it == tensors_.end()) {
-            auto made = std::make_unique<tensor_record>(std::string(name), tensors_.size());
-            it = tensors_.emplace(std::string(name), std::move(made)).first;
-        }
-        return *it->second;
-    }
-
-    // What the `position`-th entry of the previous index file named: index files of one
-    // run list their tensors in the same order, so the previous file's record at that
-    // position is nearly always the one (one comparison, no lookup, no name parsing).
-    struct name_hint {
-        std::string name;                  // the index's tensor name
-        tensor_record* record = nullptr;   // the tensor it is a value or a reduction of
-        std::optional<reduction> reduced;  // which reduction, if one
-        bool repeated = false;             // the previous file had the same name here
-    };
-
-    name_hint& hint_at(std::string_view name, std::size_t position, std::vector<name_hint>& hints) {
-        if (position >= hints.size()) {
-            hints.resize(position + 1);
-        }
-        name_hint& h = hints[position];
-        h.repeated = h.record != nullptr && h.name == name;
-        if (h.repeated) {
-            return h;
-        }
-        h.name.assign(name);
-        h.reduced.reset();
-        if (name.substr(0, format::reduction_prefix.size()) == format::reduction_prefix) {
-            if (auto reduced = format::parse_reduction_tensor_name(name)) {
-                h.reduced = reduced->first;
-                h.record = &record_for(reduced->second);
-                return h;
-            }
-        }
-        h.record = &record_for(name);
-        return h;
-    }
-
-    // One index file, planned for merging: its entries' records found (under the lock,
-    // one thread), then applied by record, several threads each applying the entries of
-    // their own records (no two threads touch one record).
-    struct merge_plan {
-        struct target {
-            tensor_record* record = nullptr;
-            std::optional<reduction> reduced; // the entry is this stored reduction, else the value
-            bool repeated = false;            // the previous file named it at the same position
-        };
-        const pending_index* where = nullptr;
-        const format::detail::index_view* index = nullptr;
-        worker_id worker = 0;
-        std::uint32_t file = 0;
-        std::size_t files_left = 0;          // this file and those after it in the refresh
-        std::vector<target> tensors;         // index->tensors' records, by position
-        std::vector<tensor_record*> shapes;  // index->shapes' records, by position
-    };
-
-    // smdebug's _add_tensor for one index file, first part: everything but the entries
-    // (records, worker, event file, the step), into `plan`.
-    void plan_merge(const pending_index& where, const format::detail::index_view& index, std::vector<name_hint>& hints,
-                    std::size_t files_left, merge_plan& plan) {
-        plan.where = &where;
-        plan.index = &index;
-        plan.files_left = files_left;
-        plan.tensors.clear();
-        plan.shapes.clear();
-        if (index.tensors.empty() && index.shapes.empty()) {
-            return; // smdebug records a step only through its tensors
-        }
-        plan.worker = intern_worker(where.worker);
-        plan.file = 0;
-        if (!index.tensors.empty()) {
-            plan.file = intern_file(index.event_file_name);
-            event_file& f = files_[plan.file];
-            std::uint64_t extent = f.extent.load(std::memory_order_relaxed);
-            std::uint64_t large = 0;
-            for (const format::detail::location_view& loc : index.tensors) {
-                extent = std::max(extent, loc.start + loc.length);
-                large += loc.length > event_file::small_record_bytes ? loc.length : 0;
-            }
-            f.extent.store(extent, std::memory_order_relaxed);
-            f.large_bytes.fetch_add(large, std::memory_order_relaxed);
-            f.records.fetch_add(static_cast<std::uint32_t>(index.tensors.size()), std::memory_order_relaxed);
-        }
-        plan.tensors.reserve(index.tensors.size());
-        std::size_t position = 0;
-        for (const format::detail::location_view& loc : index.tensors) {
-            const name_hint& h = hint_at(loc.name, position++, hints);
-            plan.tensors.push_back({h.record, h.reduced, h.repeated});
-        }
-        for (const format::detail::shape_view& sh : index.shapes) {
-            plan.shapes.push_back(&record_for(sh.name));
-        }
-        steps_.add(where.step, index.index_mode, index.mode_step, plan.worker);
-    }
-
-    // Second part: the entries of the records of `lane` (of `lanes`).
-    void apply_merge(const merge_plan& plan, std::size_t lane, std::size_t lanes) const {
-        const pending_index& where = *plan.where;
-        const format::detail::index_view& index = *plan.index;
-        tensor_record* last_record = nullptr; // a file is one (step, worker): one entry per record
-        tensor_entry* last_entry = nullptr;
-        for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
-            const merge_plan::target& t = plan.tensors[i];
-            tensor_record& record = *t.record;
-            if (record.serial() % lanes != lane) {
-                continue;
-            }
-            if (&record != last_record) {
-                // A name met at the same place in two files in a row: a regular run's tensor,
-                // whose arrays are sized once for the files left in this refresh.
-                if (t.repeated) {
-                    record.expect(plan.files_left, refresh_serial_);
-                }
-                last_record = &record;
-                last_entry = &record.at(where.step, plan.worker, index.index_mode, index.mode_step);
-            }
-            const format::detail::location_view& loc = index.tensors[i];
-            const value_location at{plan.file, loc.start, loc.length};
-            if (t.reduced) {
-                record.set_reduction(*last_entry, *t.reduced, at);
-            } else {
-                record.set_value(*last_entry, at);
-            }
-        }
-        // smdebug's reader lets a shape entry replace the value entry of the same
-        // tensor; tdbg keeps both, so a value saved with its shape stays readable.
-        for (std::size_t i = 0; i < plan.shapes.size(); ++i) {
-            tensor_record& record = *plan.shapes[i];
-            if (record.serial() % lanes == lane) {
-                record.set_shape(record.at(where.step, plan.worker, index.index_mode, index.mode_step),
-                                 index.shapes[i].shape);
-            }
-        }
-    }
-
-    // Keys at or before a settled step will not change: list after them next time.
-    void advance_token(std::int64_t settled) {
-        auto it = read_keys_.begin();
-        while (it != read_keys_.end()) {
-            auto info = format::parse_index_file_key(*it);
-            if (!info || info->step > settled) {
-                break;
-            }
-            token_ = *it;
-            it = read_keys_.erase(it);
-        }
     }
 
     any_storage storage_;
@@ -989,26 +389,9 @@ private:
     std::shared_ptr<std::atomic<bool>> refresh_flag_ = std::make_shared<std::atomic<bool>>(true);
     std::shared_ptr<std::atomic<int>> refresh_pauses_ = std::make_shared<std::atomic<int>>(0);
 
-    format::collections_file collections_;
-    std::map<std::string, format::collection_spec> collection_map_;
-    std::vector<std::string> collection_workers_;
-    bool end_delay_done_ = false; // training_end_delay_refresh waited (under refresh_mutex_)
-    std::size_t num_workers_ = 1;
-
-    std::mutex refresh_mutex_; // one refresh at a time; guards token_ and read_keys_
-    std::string token_;        // list index keys after this one
-    std::set<std::string> read_keys_;
-    std::int64_t settled_step_ = -1; // the last complete step as of the previous refresh
-    std::uint64_t refresh_serial_ = 0; // counts refreshes (tensor_record::sized_in)
-    std::atomic<bool> ended_{false};
-
-    mutable std::shared_mutex state_mutex_; // guards everything below
-    step_table steps_;
-    std::map<std::string, std::unique_ptr<tensor_record>, std::less<>> tensors_;
-    std::deque<std::string> worker_names_; // a deque: resolved entries point into it
-    std::unordered_map<std::string, worker_id> worker_ids_;
-    std::deque<event_file> files_;         // likewise
-    std::unordered_map<std::string_view, std::uint32_t> file_ids_;
+    run_index index_;
+    index_loader loader_{storage_, root_, range_, options_, index_};
+    run_collections collections_;
 };
 
 } // namespace tdbg::detail
