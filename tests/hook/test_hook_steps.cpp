@@ -1,10 +1,19 @@
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <xtensor/xarray.hpp>
 
 #include "run_reader.hpp"
 #include "support.hpp"
 #include "tdbg/hook/hook.hpp"
+#include "tdbg/storage/open.hpp"
 #include "tdbg/trial/trial.hpp"
 
 using namespace tdbg;
@@ -170,4 +179,51 @@ TEST_CASE("hook refuses saves outside a step, after close, and a finished run") 
     CHECK_THROWS_WITH(hook(o), Catch::Contains("training_job_end.ts"));
     hook_options empty;
     CHECK_THROWS_AS(hook(empty), config_error);
+}
+
+TEST_CASE("a hook's out_dir and create_trial read a location alike: ~/ is the home directory for both") {
+    temp_dir home("hook_location_home");
+    // HOME for this test only (each test case runs in its own process), restored after.
+    struct scoped_home {
+        std::optional<std::string> saved;
+        explicit scoped_home(const std::string& to) {
+            if (const char* old = std::getenv("HOME")) {
+                saved = old;
+            }
+            ::setenv("HOME", to.c_str(), 1);
+        }
+        ~scoped_home() { saved ? (void)::setenv("HOME", saved->c_str(), 1) : (void)::unsetenv("HOME"); }
+        scoped_home(const scoped_home&) = delete;
+        scoped_home& operator=(const scoped_home&) = delete;
+    } scope(home.path().string());
+
+    CHECK(resolve_location("~/runs/a").text == (home.path() / "runs/a").string());
+    CHECK_FALSE(resolve_location("~/runs/a").url);
+    CHECK(resolve_location("s3://bucket/~/a").text == "s3://bucket/~/a");
+    CHECK(resolve_location("s3://bucket/~/a").url);
+    CHECK(resolve_location("runs/~/a").text == "runs/~/a");
+
+    hook_options o;
+    o.out_dir = "~/runs/a";
+    o.save_config = save_config(save_config_mode{1, {}, 0, std::nullopt});
+    {
+        hook h(o);
+        h.begin_step();
+        h.save_tensor("CrossEntropyLoss_output_0", tensor_value::scalar(2.5F));
+        h.close();
+    }
+    CHECK(std::filesystem::is_directory(home.path() / "runs" / "a" / "index"));
+    const trial t = create_trial("~/runs/a");
+    CHECK(t.name() == "a");
+    CHECK(t.steps() == std::vector<std::int64_t>{0});
+    CHECK(*t.tensor("CrossEntropyLoss_output_0").value(0).data_as<float>() == 2.5F);
+
+    // What is not a run's directory is named as the user gave it, resolved, and said why.
+    trial_options quick;
+    quick.collection_wait = std::chrono::milliseconds(0);
+    const std::string absent = tdbg::test::error_of([&] { (void)create_trial("~/runs/b", std::nullopt, {}, quick); });
+    CHECK(absent.find((home.path() / "runs/b").string() + ": no such directory") != std::string::npos);
+    std::ofstream(home.path() / "file") << "x";
+    const std::string file = tdbg::test::error_of([&] { (void)create_trial("~/file", std::nullopt, {}, quick); });
+    CHECK(file.find((home.path() / "file").string() + ": not a directory") != std::string::npos);
 }

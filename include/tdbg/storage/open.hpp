@@ -17,9 +17,23 @@ namespace tdbg {
 /// Opens the storage of a `scheme://...` URL.
 using storage_opener = any_storage (*)(std::string_view url);
 
-/// The storage at `location`: a local directory (it need not exist yet), or a
-/// `scheme://...` URL of a registered scheme. Throws config_error for a URL
-/// whose scheme no backend registered.
+/// What a run's location names, as open_storage reads it.
+struct resolved_location {
+    /// The URL as given, or the local directory's path (a leading `~/` expanded from $HOME).
+    std::string text;
+    /// True for a `scheme://...` URL.
+    bool url = false;
+};
+
+/// Interprets `location`: a `scheme://...` URL, or a local directory whose leading
+/// `~/` is expanded from $HOME as a shell would. The one place where a location is
+/// read: the hook's out_dir, create_trial and the command line all go through it, so
+/// that they agree on where a run is.
+[[nodiscard]] TDBG_DECL resolved_location resolve_location(std::string_view location);
+
+/// The storage at `location` (resolve_location): a local directory (it need not
+/// exist yet), or a `scheme://...` URL of a registered scheme. Throws config_error
+/// for a URL whose scheme no backend registered.
 [[nodiscard]] TDBG_DECL any_storage open_storage(std::string_view location);
 
 /// Makes open_storage open `scheme://...` URLs with `open` (replacing an earlier opener).

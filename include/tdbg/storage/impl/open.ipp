@@ -48,17 +48,24 @@ TDBG_DECL std::vector<std::string> storage_schemes() {
     return out;
 }
 
-TDBG_DECL any_storage open_storage(std::string_view location) {
-    const auto colon = location.find("://");
-    if (colon == std::string_view::npos) {
-        std::string dir(location);
-        if (dir.size() >= 2 && dir[0] == '~' && dir[1] == '/') {
-            if (const char* home = std::getenv("HOME")) {
-                dir = std::string(home) + dir.substr(1);
-            }
+TDBG_DECL resolved_location resolve_location(std::string_view location) {
+    resolved_location out;
+    out.url = location.find("://") != std::string_view::npos;
+    out.text = std::string(location);
+    if (!out.url && out.text.size() >= 2 && out.text[0] == '~' && out.text[1] == '/') {
+        if (const char* home = std::getenv("HOME")) {
+            out.text = std::string(home) + out.text.substr(1);
         }
-        return local_storage(std::filesystem::path(dir));
     }
+    return out;
+}
+
+TDBG_DECL any_storage open_storage(std::string_view location) {
+    const resolved_location where = resolve_location(location);
+    if (!where.url) {
+        return local_storage(std::filesystem::path(where.text));
+    }
+    const auto colon = location.find("://");
     const std::string_view scheme = location.substr(0, colon);
     storage_opener open = nullptr;
     {

@@ -266,14 +266,19 @@ TDBG_DECL trial create_trial(std::string_view location, const std::optional<std:
     if (trimmed.empty()) {
         throw config_error("create_trial: empty path");
     }
-    const bool url = trimmed.find("://") != std::string::npos;
-    if (!url) {
+    const resolved_location where = resolve_location(trimmed);
+    if (!where.url) {
         // A run that has not started may not have its directory yet: waited for as its files are.
         const detail::opening_wait wait(options);
         std::error_code ec;
-        while (!std::filesystem::is_directory(trimmed, ec)) {
+        while (!std::filesystem::is_directory(where.text, ec)) {
             if (wait.over()) {
-                throw missing_collection_files(fmt::format("create_trial: {} is not a directory", trimmed));
+                const bool exists = std::filesystem::exists(where.text, ec);
+                throw missing_collection_files(fmt::format(
+                    "create_trial: {}: {}", where.text,
+                    exists ? "not a directory (give the run's directory, the one holding index/ and events/)"
+                    : options.collection_wait.count() > 0 ? "no such directory (waited for it to appear)"
+                                                          : "no such directory"));
             }
             wait.pause();
         }
@@ -293,7 +298,7 @@ TDBG_DECL trial create_trial(std::string_view location, const std::optional<std:
         const auto slash = base.rfind('/');
         trial_name = std::string(slash == std::string_view::npos ? base : base.substr(slash + 1));
     }
-    return trial(open_storage(trimmed), std::move(trial_name), range_steps, std::move(options));
+    return trial(open_storage(where.text), std::move(trial_name), range_steps, std::move(options));
 }
 
 } // namespace tdbg
