@@ -68,7 +68,7 @@ constexpr const char* rules_help =
     "  --follow            evaluate a live run as it is written, until it ends\n"
     "                      (waits up to 60 s for a run that has not started;\n"
     "                      without it, the steps written so far are evaluated)\n"
-    "  --poll SECONDS      how often --follow looks for new steps (default 1)\n"
+    "  --poll SECONDS      how often --follow looks for new steps (default 0.5)\n"
     "  --progress FILE     write a JSON line to FILE (emptied first) at each step\n"
     "                      evaluated, for a program that follows the evaluation:\n"
     "                      {\"rule\": NAME, \"step\": N, \"outcome\": \"triggered\",\n"
@@ -100,7 +100,7 @@ struct rules_options {
     std::optional<std::int64_t> start_step;
     std::optional<std::int64_t> end_step;
     bool follow = false;
-    double poll_seconds = 1.0;
+    double poll_seconds = std::chrono::duration<double>(tdbg::default_poll_interval).count();
     std::optional<std::string> progress;
     bool stop_training = false;
     bool json = false;
@@ -364,109 +364,49 @@ struct rule_outcome {
     bool interrupted = false;
 };
 
-// Thrown from on_step to end an evaluation between two steps once a signal came.
-class evaluation_interrupted : public std::exception {
-public:
-    [[nodiscard]] const char* what() const noexcept override { return "interrupted"; }
-};
-
-// Whether global step `step` of the live run `t` (none: its first step) is still to come.
-bool still_to_come(const tdbg::trial& t, std::optional<std::int64_t> step) {
-    if (!step) {
-        t.refresh();
-        return t.steps(tdbg::mode::global, true).empty() && !t.loaded_all_steps();
-    }
-    try {
-        t.wait_for_steps({*step}, tdbg::mode::global, std::chrono::milliseconds(0));
-    } catch (const tdbg::step_not_yet_available&) {
-        return true;
-    } catch (const std::exception&) {
-        // unavailable for good, the run ended, or an error: the evaluation will say
-    }
-    return false;
-}
-
 // Evaluates `r` as any_rule::evaluate does (an error becomes status Error and what
 // was found before it is kept), and ends between two steps once a signal came.
-// With `follow`, a step not written yet is waited for here, not in the rule engine,
-// so that the wait ends as soon as a signal comes; the evaluation then goes on
-// where it stopped, with the rule's state as it was.
+// With `follow`, a step not written yet is waited for here (the evaluation says
+// which), so that the wait ends as soon as a signal comes, and the rule is asked
+// meanwhile whether it fires without the step (StalledTrainingRule).
 rule_outcome evaluate_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options options, bool follow,
                            const tdbg::cli::interruption& signals) {
-    rule_outcome outcome;
-    tdbg::rules::evaluation_result& result = outcome.result;
-    auto report_step = std::move(options.on_step);
-    options.on_step = [&signals, report_step](std::int64_t step, tdbg::rules::step_outcome what) {
-        if (report_step) {
-            report_step(step, what);
-        }
-        // The actions of a step where the condition was met run after this call: they do run.
-        if (what != tdbg::rules::step_outcome::triggered && signals.requested()) {
-            throw evaluation_interrupted();
-        }
-    };
+    options.stop_requested = [&signals] { return signals.requested(); };
     if (follow) {
-        options.step_timeout = std::chrono::milliseconds(0); // a step not there yet: back here, to wait
-        options.skip_late_steps = false;
+        options.step_timeout.reset(); // waited for below, as long as it takes
     }
-    std::optional<std::int64_t> first_step;
-    // The step a resumption began at though it had passed: a wait that gave up just
-    // before the step was published is resumed at once; thrown again there, the
-    // exception was the rule's own, not a wait's.
-    std::optional<std::optional<std::int64_t>> resumed_passed;
-    while (!outcome.interrupted) {
-        if (signals.requested()) {
-            outcome.interrupted = true;
-            break;
+    const std::chrono::milliseconds poll = options.poll_interval;
+    tdbg::rules::rule_evaluation evaluation(r.get(), std::move(options));
+    rule_outcome outcome;
+    try {
+        if (!follow) {
+            evaluation.run(); // a snapshot: steps not there yet are skipped, never waited for
         }
-        try {
-            tdbg::rules::detail::run_rule(r.get(), options, result);
-            break;
-        } catch (const tdbg::step_not_yet_available& e) {
-            const std::optional<std::int64_t> next = result.next_step;
-            const bool waiting = follow && still_to_come(r.base_trial(), next);
-            if (!follow || (!waiting && resumed_passed && *resumed_passed == next)) {
-                result.error = e.what(); // thrown by the rule itself, not by a wait
-                break;
-            }
-            if (!first_step) {
-                first_step = result.first_step;
-            }
-            options.start_step = next; // resumed there, with the rule's state as it was
-            if (!waiting) {
-                resumed_passed.emplace(next);
+        std::optional<std::optional<std::int64_t>> announced; // the step whose wait was logged
+        while (follow && !evaluation.done()) {
+            const tdbg::rules::advance_result a = evaluation.advance();
+            if (a.state != tdbg::rules::evaluation_state::waiting) {
                 continue;
             }
-            r->logger().debug(next ? fmt::format("rule {}: waiting for step {}", r.name(), *next)
-                                   : fmt::format("rule {}: waiting for the run's first step", r.name()));
-            while (still_to_come(r.base_trial(), next)) {
-                if (next && tdbg::rules::detail::check_while_waiting(r.get(), *next, result)) {
-                    r->logger().debug(fmt::format("rule {}: fired while waiting for step {}", r.name(), *next));
-                }
-                if (signals.wait(options.poll_interval)) {
-                    outcome.interrupted = true;
-                    break;
-                }
+            if (announced != a.waiting_for) {
+                announced = a.waiting_for;
+                r->logger().debug(a.waiting_for ? fmt::format("rule {}: waiting for step {}", r.name(), *a.waiting_for)
+                                                : fmt::format("rule {}: waiting for the run's first step", r.name()));
             }
-        } catch (const evaluation_interrupted&) {
-            outcome.interrupted = true;
-        } catch (const std::exception& e) {
-            result.error = *e.what() != '\0' ? e.what() : "unknown error";
-            break;
+            if (evaluation.check_while_waiting()) {
+                r->logger().debug(fmt::format("rule {}: fired while waiting for step {}", r.name(), *a.waiting_for));
+            }
+            if (signals.wait(poll)) {
+                evaluation.interrupt();
+            }
         }
+    } catch (const std::exception& e) {
+        outcome.result = evaluation.take_result();
+        outcome.result.error = *e.what() != '\0' ? e.what() : "unknown error";
+        return outcome;
     }
-    if (first_step) {
-        result.first_step = first_step; // run_rule starts it afresh at each resumption
-    }
-    if (outcome.interrupted) {
-        result.end = tdbg::rules::evaluation_end::interrupted; // status Stopped unless it found issues
-    }
-    if (result.rule.empty()) { // interrupted before it started
-        result.rule = r.name();
-        result.configuration_name = r.configuration_name();
-        result.params = r.params().items();
-        result.resolved_params = r.params().resolved();
-    }
+    outcome.result = evaluation.take_result();
+    outcome.interrupted = outcome.result.end == tdbg::rules::evaluation_end::interrupted;
     return outcome;
 }
 

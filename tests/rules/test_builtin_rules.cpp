@@ -292,35 +292,82 @@ TEST_CASE("StalledTrainingRule: a job that stops writing fires while its next st
     tdbg::rules::stalled_training_rule r(tdbg::create_trial(dir.path().string()),
                                          {{"threshold", "60"}, {"stop_training_on_fire", "True"}});
     r.set_logger(tdbg::rules::rule_logger::silent());
-    tdbg::rules::invoke_options options;
-    options.step_timeout = std::chrono::milliseconds(0);
-    tdbg::rules::evaluation_result result;
-    CHECK_THROWS_AS(tdbg::rules::detail::run_rule(r, options, result), tdbg::step_not_yet_available);
-    REQUIRE(result.next_step == 3);
-    CHECK(result.triggered_steps.empty());
+    // One evaluation, advanced as the run grows: it waits for step 3 with the rule's state kept.
+    tdbg::rules::rule_evaluation evaluation(r, tdbg::rules::invoke_options{});
+    const tdbg::rules::advance_result first = evaluation.advance();
+    CHECK(first.state == tdbg::rules::evaluation_state::waiting);
+    CHECK(first.progressed);
+    CHECK(first.waiting_for == std::optional<std::int64_t>(3));
+    REQUIRE(evaluation.result().next_step == 3);
+    CHECK(evaluation.result().triggered_steps.empty());
+    // Nothing new: waiting still, no progress.
+    const tdbg::rules::advance_result again = evaluation.advance();
+    CHECK(again.state == tdbg::rules::evaluation_state::waiting);
+    CHECK_FALSE(again.progressed);
     // Waiting for step 3: more than 60 s since step 2's time. Fires once, and stops training.
-    CHECK(tdbg::rules::detail::check_while_waiting(r, 3, result));
-    CHECK_FALSE(tdbg::rules::detail::check_while_waiting(r, 3, result));
-    CHECK(result.triggered_steps == steps{3});
+    CHECK(evaluation.check_while_waiting());
+    CHECK_FALSE(evaluation.check_while_waiting());
+    CHECK(evaluation.result().triggered_steps == steps{3});
     CHECK(std::filesystem::exists(dir.path() / std::string(tdbg::format::stop_marker_key)));
     // Step 3 comes after all: its own evaluation (also met) is not recorded a second time.
     run.step(3, {{"loss", scalar(1.0F), {}}}, tdbg::mode::train, std::nullopt, "worker_0", now);
     run.end();
-    options.start_step = 3;
-    tdbg::rules::detail::run_rule(r, options, result);
-    CHECK(result.triggered_steps == steps{3});
-    CHECK(result.not_triggered_steps == steps{0, 1, 2});
-    CHECK(result.end == tdbg::rules::evaluation_end::no_more_data);
+    const tdbg::rules::advance_result last = evaluation.advance();
+    CHECK(last.state == tdbg::rules::evaluation_state::done);
+    CHECK(evaluation.result().triggered_steps == steps{3});
+    CHECK(evaluation.result().not_triggered_steps == steps{0, 1, 2});
+    CHECK(evaluation.result().first_step == 0);
+    CHECK(evaluation.result().end == tdbg::rules::evaluation_end::no_more_data);
 
     // Under the threshold it does not fire while waiting.
     tdbg::rules::stalled_training_rule patient(tdbg::create_trial(dir.path().string()), {{"threshold", "100000"}});
     patient.set_logger(tdbg::rules::rule_logger::silent());
-    tdbg::rules::evaluation_result calm;
-    tdbg::rules::invoke_options to_two;
-    to_two.end_step = 3;
-    tdbg::rules::detail::run_rule(patient, to_two, calm);
-    CHECK_FALSE(tdbg::rules::detail::check_while_waiting(patient, 3, calm));
-    CHECK(calm.triggered_steps.empty());
+    tdbg::rules::invoke_options from_three;
+    from_three.start_step = 4;
+    tdbg::rules::rule_evaluation calm(patient, from_three);
+    CHECK(calm.advance().state == tdbg::rules::evaluation_state::done); // the run ended at step 3
+    CHECK_FALSE(calm.check_while_waiting());
+    CHECK(calm.result().triggered_steps.empty());
+}
+
+TEST_CASE("rule_evaluation: waits without blocking, gives up a late step, and ends interrupted when asked") {
+    tdbg::test::temp_dir dir("evaluation_live");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"all", ".*"}});
+    // Not started yet: the evaluation waits for the run's first step (none named).
+    tdbg::rules::any_rule early =
+        tdbg::rules::registry::create("LossNotDecreasing", tdbg::create_trial(dir.path().string()), {});
+    early->set_logger(tdbg::rules::rule_logger::silent());
+    tdbg::rules::rule_evaluation waiting_for_first(early.get(), tdbg::rules::invoke_options{});
+    const tdbg::rules::advance_result none = waiting_for_first.advance();
+    CHECK(none.state == tdbg::rules::evaluation_state::waiting);
+    CHECK_FALSE(none.waiting_for);
+    waiting_for_first.skip_waited_step(); // as invoke_rule with skip_late_steps when its timeout passes
+    CHECK(waiting_for_first.done());
+    CHECK(waiting_for_first.result().end == tdbg::rules::evaluation_end::no_more_data);
+
+    for (std::int64_t s = 0; s < 2; ++s) {
+        run.step(s, {{"loss", scalar(static_cast<float>(10 - s)), {}}}, tdbg::mode::train);
+    }
+    tdbg::rules::any_rule r = tdbg::rules::registry::create("LossNotDecreasing", tdbg::create_trial(dir.path().string()), {});
+    r->set_logger(tdbg::rules::rule_logger::silent());
+    bool stop = false;
+    tdbg::rules::invoke_options options;
+    options.stop_requested = [&stop] { return stop; };
+    tdbg::rules::rule_evaluation evaluation(r.get(), options);
+    CHECK(evaluation.advance().waiting_for == std::optional<std::int64_t>(2));
+    evaluation.skip_waited_step(); // step 2 given up: recorded as not yet available
+    CHECK(evaluation.result().skipped_steps.at("StepNotYetAvailable").size() == 1);
+    CHECK(evaluation.result().next_step == 3);
+    run.step(3, {{"loss", scalar(7.0F), {}}}, tdbg::mode::train);
+    const tdbg::rules::advance_result later = evaluation.advance();
+    CHECK(later.progressed);
+    CHECK(later.waiting_for == std::optional<std::int64_t>(4));
+    stop = true; // heard at the next advance, never by an exception
+    CHECK(evaluation.advance().state == tdbg::rules::evaluation_state::done);
+    CHECK(evaluation.result().end == tdbg::rules::evaluation_end::interrupted);
+    CHECK(evaluation.result().next_step == 4);
+    CHECK(evaluation.result().first_step == 0);
 }
 
 TEST_CASE("TreeDepth: trees shallower than depth") {

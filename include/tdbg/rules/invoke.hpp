@@ -4,8 +4,9 @@
 ///
 /// From `start_step` (smdebug: 0; here, when not given, the trial's first
 /// step) up to `end_step` (exclusive; none: until the run ends), each global
-/// step is first waited for in the base trial (wait_for_steps: a live run is
-/// polled until the step is there). Steps are visited as the run has them:
+/// step is first waited for in the base trial (a live run is looked at every
+/// poll_interval until the step is there). The loop is a rule_evaluation (below),
+/// which the watcher and `tdbg rules --follow` advance with waits of their own. Steps are visited as the run has them:
 /// the steps it never saved between two saved ones are recorded as one run
 /// (StepUnavailable), never walked one by one, however far apart. Then, with refreshing paused as in smdebug,
 /// the step's declared tensors are fetched and `invoke_at_step` runs.
@@ -29,10 +30,12 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <utility>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/rule.hpp"
+#include "tdbg/trial/options.hpp"
 
 namespace tdbg::rules {
 
@@ -55,34 +58,105 @@ struct invoke_options {
     /// Threads for parallel evaluation and prefetching (0: the hardware's, or as many requests
     /// as the base trial's storage keeps in flight when that is more, as S3's 16; 1: none).
     std::size_t threads = 0;
-    /// How often to look for the first step of a run that has none yet.
-    std::chrono::milliseconds poll_interval{500};
+    /// How often invoke_rule looks at a live run for the step it waits for.
+    std::chrono::milliseconds poll_interval{default_poll_interval};
     /// Called after each step, in step order, from the calling thread; steps
     /// never saved between two saved ones are skipped together and reported
     /// once, by the last of them.
     std::function<void(std::int64_t step, step_outcome outcome)> on_step;
+    /// Asked between two steps and while waiting; once true the evaluation ends
+    /// `interrupted` (the actions of a step where the condition was met run first).
+    std::function<bool()> stop_requested;
 };
 
-/// Evaluates `r` as configured by `options` (see the file comment).
+/// Where a rule_evaluation stands after advance().
+enum class evaluation_state {
+    running, ///< the deadline came first: there is more to evaluate now
+    waiting, ///< the next step is not written yet (a live run): call advance() again later
+    done     ///< the evaluation ended: result() is final
+};
+
+/// What one call of rule_evaluation::advance() did.
+struct advance_result {
+    evaluation_state state = evaluation_state::running;
+    /// True when steps were recorded (or the evaluation ended) in this call.
+    bool progressed = false;
+    /// With `waiting`: the step waited for (none: the run's first step).
+    std::optional<std::int64_t> waiting_for;
+};
+
+/// One rule's evaluation over a run, resumable: invoke_rule's loop as an object
+/// that is advanced, never blocking on the run. advance() evaluates the steps the
+/// run has, in order, and returns when the next one is not written yet (`waiting`),
+/// when its deadline passes (`running`), or at the end (`done`); the caller decides
+/// how to wait (a sleep, a signal, a condition) and for how long. invoke_rule, the
+/// watcher and `tdbg rules --follow` are such callers. Not thread-safe: one caller
+/// at a time (the rule's parallel steps use threads of their own inside advance()).
+class rule_evaluation {
+public:
+    using clock = std::chrono::steady_clock;
+
+    /// Evaluates `r` (which must outlive the evaluation) as `options` says; nothing
+    /// runs before the first advance(). step_timeout and skip_late_steps are the
+    /// caller's to apply (invoke_rule does), through skip_waited_step().
+    TDBG_DECL rule_evaluation(rule_base& r, invoke_options options);
+
+    /// Evaluates until `deadline` (checked between batches of steps), until the next
+    /// step is not written yet, or until the end. Rule errors propagate (the evaluation
+    /// is then done, and result() keeps what was found before), and so does
+    /// rule_evaluation_condition_met with raise_eval_cond.
+    TDBG_DECL advance_result advance(clock::time_point deadline = clock::time_point::max());
+
+    /// Advances to the end, as invoke_rule: sleeps poll_interval between looks at a
+    /// live run, and applies step_timeout (throwing step_not_yet_available, or with
+    /// skip_late_steps giving the step up). What advance() throws propagates.
+    TDBG_DECL void run();
+
+    /// While waiting for a step: asks the rule whether it fires without it (its
+    /// `while_waiting`, see rule.hpp); if so records the trigger at that step and
+    /// runs the rule's actions, once per step waited for. True when it fired now.
+    TDBG_DECL bool check_while_waiting();
+
+    /// While waiting: gives up the step waited for. A step is recorded as skipped
+    /// (StepNotYetAvailable) and the evaluation goes on after it; the run's first
+    /// step ends the evaluation (no_more_data), as invoke_rule with skip_late_steps.
+    TDBG_DECL void skip_waited_step();
+
+    /// Ends the evaluation now, `interrupted` (status Stopped unless it found issues).
+    TDBG_DECL void interrupt();
+
+    [[nodiscard]] bool done() const noexcept { return done_; }
+    /// The step waited for (meaningful while waiting; none: the run's first step).
+    [[nodiscard]] const std::optional<std::int64_t>& waiting_for() const noexcept { return waiting_for_; }
+    /// What was found so far (final once done()).
+    [[nodiscard]] const evaluation_result& result() const noexcept { return result_; }
+    [[nodiscard]] evaluation_result take_result() noexcept { return std::move(result_); }
+
+private:
+    TDBG_DECL bool start();
+    TDBG_DECL void record(std::int64_t step, step_outcome outcome);
+    [[nodiscard]] bool stop_requested() const { return options_.stop_requested && options_.stop_requested(); }
+
+    rule_base* rule_;
+    invoke_options options_;
+    evaluation_result result_;
+    std::size_t threads_ = 1;
+    std::size_t batch_limit_ = 1;
+    bool params_checked_ = false;
+    bool started_ = false;
+    bool done_ = false;
+    std::int64_t step_ = 0;
+    std::optional<std::int64_t> waiting_for_;
+};
+
+/// Evaluates `r` as configured by `options` (see the file comment): a rule_evaluation
+/// advanced to its end, waiting `poll_interval` between looks at a live run.
 TDBG_DECL evaluation_result invoke_rule(rule_base& r, const invoke_options& options);
 
 /// smdebug's `invoke_rule(rule, start_step=0, end_step=None, raise_eval_cond=False)`.
 TDBG_DECL evaluation_result invoke_rule(rule_base& r, std::optional<std::int64_t> start_step = 0,
                                         std::optional<std::int64_t> end_step = std::nullopt, bool raise_eval_cond = false);
 
-namespace detail {
-
-/// invoke_rule's loop, recording into `result` as it goes, so that a caller
-/// catching an exception keeps what was found before it.
-TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_result& result);
-
-/// While a caller of run_rule waits for `next_step` of a live run: asks the rule
-/// (its `while_waiting`, see rule.hpp) whether it fires without the step; if so,
-/// records the trigger at `next_step` in `result` and runs the rule's actions, once
-/// per step waited for. True when it fired now.
-TDBG_DECL bool check_while_waiting(rule_base& r, std::int64_t next_step, evaluation_result& result);
-
-} // namespace detail
 } // namespace tdbg::rules
 
 #if TDBG_HEADER_ONLY

@@ -65,7 +65,7 @@ struct watch_options {
     /// the hook's should_stop() returns true at a following begin_step().
     bool stop_training = false;
     /// How often the run is looked at for new steps (and, before it exists, for its collections file).
-    std::chrono::milliseconds poll_interval{100};
+    std::chrono::milliseconds poll_interval{default_poll_interval};
     /// How the run is read, when the watcher opens it.
     trial_options trial;
     /// The trial's name (none: the storage's describe()).

@@ -37,6 +37,12 @@ inline std::int64_t environment_count(const char* name, std::int64_t fallback) {
 
 } // namespace detail
 
+/// How often tdbg looks at a live run for what it waits for, unless told otherwise:
+/// trial_options (wait_for_steps), rules::invoke_options, rules::watch_options and
+/// `tdbg rules --follow` all default to it. A look lists the run's new index files:
+/// a directory read locally, one request on S3.
+inline constexpr std::chrono::milliseconds default_poll_interval{500};
+
 /// How a trial reads a run. The defaults suit both finished and live runs; two of
 /// them are smdebug's environment variables when those are set.
 struct trial_options {
@@ -44,7 +50,7 @@ struct trial_options {
     static constexpr std::chrono::milliseconds wait_forever = std::chrono::milliseconds::max();
 
     /// wait_for_steps polls the storage this often while a step is not yet available.
-    std::chrono::milliseconds poll_interval{2000};
+    std::chrono::milliseconds poll_interval{default_poll_interval};
     /// How long opening waits for a run that has not started (no collection file yet)
     /// and then for the collection files of all its workers, as smdebug's create_trial
     /// does (which waits without end: wait_forever). 0, the default: not at all. The

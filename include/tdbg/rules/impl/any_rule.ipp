@@ -6,26 +6,22 @@
 
 #include "tdbg/core/error.hpp"
 #include "tdbg/rules/any_rule.hpp"
+#include "tdbg/rules/invoke.hpp"
 
 namespace tdbg::rules {
 
 TDBG_DECL evaluation_result any_rule::evaluate(const invoke_options& options) {
-    evaluation_result result;
+    rule_evaluation evaluation(*self_, options);
     try {
-        detail::run_rule(*self_, options, result);
+        evaluation.run();
     } catch (const rule_evaluation_condition_met&) {
         throw;
     } catch (const std::exception& e) {
-        result.error = e.what();
-        if (result.error.empty()) {
-            result.error = "unknown error";
-        }
+        evaluation_result result = evaluation.take_result(); // what was found before the error
+        result.error = *e.what() != '\0' ? e.what() : "unknown error";
+        return result;
     }
-    if (result.rule.empty()) {
-        result.rule = self_->name();
-        result.configuration_name = self_->configuration_name();
-    }
-    return result;
+    return evaluation.take_result();
 }
 
 } // namespace tdbg::rules

@@ -145,104 +145,120 @@ inline std::int64_t unsaved_through(const trial& t, std::int64_t step, const std
     return std::max(last, step);
 }
 
-// The trial's first global step, waiting for one when the run has none yet; none when it ended empty.
-inline std::optional<std::int64_t> first_step(const trial& t, const invoke_options& options) {
-    const auto start = std::chrono::steady_clock::now();
-    for (;;) {
-        t.refresh();
-        const auto steps = t.steps(mode::global, true);
-        if (!steps.empty()) {
-            return steps.front();
-        }
-        if (t.loaded_all_steps()) {
-            return std::nullopt;
-        }
-        if (options.step_timeout && std::chrono::steady_clock::now() - start >= *options.step_timeout) {
-            if (options.skip_late_steps) {
-                return std::nullopt;
-            }
-            throw step_not_yet_available(fmt::format("no step of trial {} has been written yet", t.name()));
-        }
-        std::this_thread::sleep_for(options.poll_interval);
-    }
+} // namespace detail
+
+TDBG_DECL rule_evaluation::rule_evaluation(rule_base& r, invoke_options options)
+    : rule_(&r), options_(std::move(options)) {
+    result_.rule = r.name();
+    result_.configuration_name = r.configuration_name();
+    result_.params = r.params().items();
+    result_.resolved_params = r.params().resolved();
 }
 
-TDBG_DECL bool check_while_waiting(rule_base& r, std::int64_t next_step, evaluation_result& result) {
-    if (!result.triggered_steps.empty() && result.triggered_steps.back() == next_step) {
-        return false; // fired already while waiting for this step
+// The first step, or false (and the state to return) when the evaluation cannot start yet.
+TDBG_DECL bool rule_evaluation::start() {
+    rule_base& r = *rule_;
+    const trial& base = r.base_trial();
+    if (!params_checked_) {
+        params_checked_ = true;
+        r.params().check_unknown();
+        // Where a read costs a round trip (S3: the storage keeps many requests in flight), steps
+        // and inputs are read with as many threads as the storage takes, unless told otherwise, so
+        // that the event files of a batch's steps are read together rather than one after another.
+        threads_ = options_.threads == 0
+                       ? std::max(tdbg::detail::default_thread_count(0), base.storage().request_concurrency())
+                       : options_.threads;
+        batch_limit_ = detail::rule_runner::parallel_steps(r) && threads_ > 1 ? 64 : 1;
     }
-    const verdict v = rule_runner::while_waiting(r, next_step);
-    if (!v.met()) {
-        return false;
+    if (options_.start_step) {
+        step_ = *options_.start_step;
+    } else {
+        base.refresh();
+        const auto steps = base.steps(mode::global, true);
+        if (steps.empty()) {
+            if (base.loaded_all_steps()) {
+                result_.end = evaluation_end::no_more_data;
+                done_ = true;
+            }
+            return false; // waiting for the run's first step, unless it ended without one
+        }
+        step_ = steps.front();
     }
-    result.triggered_steps.push_back(next_step);
-    r.actions().invoke(trigger{result.rule.empty() ? r.name() : result.rule, next_step, v.reason()}, r.logger());
+    started_ = true;
+    waiting_for_.reset();
+    result_.first_step = step_;
+    result_.next_step = step_;
+    r.logger().debug(fmt::format("started rule {} at step {}", result_.rule, step_));
     return true;
 }
 
-TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_result& result) {
-    result.rule = r.name();
-    result.configuration_name = r.configuration_name();
-    result.params = r.params().items();
-    r.params().check_unknown();
-    result.resolved_params = r.params().resolved();
-
-    const trial& base = r.base_trial();
-    std::int64_t step = 0;
-    if (options.start_step) {
-        step = *options.start_step;
-    } else if (auto first = first_step(base, options)) {
-        step = *first;
-    } else {
-        result.end = evaluation_end::no_more_data;
-        return;
+TDBG_DECL void rule_evaluation::record(std::int64_t step, step_outcome outcome) {
+    result_.next_step = step + 1;
+    if (options_.on_step) {
+        options_.on_step(step, outcome);
     }
-    result.first_step = step;
-    result.next_step = step;
-    r.logger().debug(fmt::format("started rule {} at step {}", result.rule, step));
+}
 
-    // Where a read costs a round trip (S3: the storage keeps many requests in flight), steps
-    // and inputs are read with as many threads as the storage takes, unless told otherwise, so
-    // that the event files of a batch's steps are read together rather than one after another.
-    const std::size_t threads =
-        options.threads == 0
-            ? std::max(tdbg::detail::default_thread_count(0), base.storage().request_concurrency())
-            : options.threads;
-    const std::size_t batch_limit = rule_runner::parallel_steps(r) && threads > 1 ? 64 : 1;
-    const auto past_end = [&](std::int64_t s) { return options.end_step && s >= *options.end_step; };
-
-    auto record = [&](std::int64_t s, step_outcome outcome) {
-        result.next_step = s + 1;
-        if (options.on_step) {
-            options.on_step(s, outcome);
+TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
+    using detail::pending_outcome;
+    advance_result out;
+    if (done_) {
+        out.state = evaluation_state::done;
+        return out;
+    }
+    // Anything thrown from here on (a rule's error, the raise of raise_eval_cond) ends the evaluation.
+    struct end_on_throw {
+        bool& done;
+        int uncaught = std::uncaught_exceptions();
+        ~end_on_throw() {
+            if (std::uncaught_exceptions() > uncaught) {
+                done = true;
+            }
         }
-    };
-
+    } guard{done_};
+    if (stop_requested()) {
+        interrupt();
+    } else if (!started_ && !start()) {
+        out.state = done_ ? evaluation_state::done : evaluation_state::waiting;
+        out.progressed = done_;
+        return out;
+    }
+    rule_base& r = *rule_;
+    const trial& base = r.base_trial();
+    const auto past_end = [&](std::int64_t s) { return options_.end_step && s >= *options_.end_step; };
     // A step the rule fired at while it was waited for (check_while_waiting) is not recorded again.
     const auto fired_while_waiting = [&](std::int64_t s) {
-        return !result.triggered_steps.empty() && result.triggered_steps.back() == s;
+        return !result_.triggered_steps.empty() && result_.triggered_steps.back() == s;
     };
 
-    bool finished = false;
-    bool ended_by_rule = false;
-    while (!finished) {
-        if (past_end(step)) {
-            result.end = evaluation_end::end_step;
+    while (!done_) {
+        if (stop_requested()) {
+            interrupt();
             break;
         }
-        // Collect steps: wait for the first, take the following ones only if they
-        // have passed already (a live run's next step is waited for after this batch).
+        if (past_end(step_)) {
+            result_.end = evaluation_end::end_step;
+            done_ = true;
+            break;
+        }
+        if (out.progressed && clock::now() >= deadline) {
+            out.state = evaluation_state::running;
+            return out;
+        }
+        // Collect steps: the first, and the following ones only if they have passed
+        // already (a live run's next step is waited for after this batch).
         std::vector<pending_outcome> batch;
         std::size_t to_evaluate = 0;
-        std::exception_ptr late;
-        while (to_evaluate < batch_limit && !past_end(step)) {
+        bool waiting = false;
+        std::int64_t step = step_;
+        while (to_evaluate < batch_limit_ && !past_end(step)) {
             pending_outcome slot;
             slot.step = step;
             slot.last = step;
             const auto skip_unsaved = [&] {
                 slot.what = pending_outcome::kind::skipped;
                 slot.reason = std::string(skip_reason::step_unavailable);
-                slot.last = unsaved_through(base, step, options.end_step);
+                slot.last = detail::unsaved_through(base, step, options_.end_step);
             };
             // A step the trial has loaded is judged without listing the run again (what it
             // says of such a step is final): on a live run a listing reads the whole index
@@ -259,10 +275,11 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
             } else if (loaded == step_state::unavailable && base.step_after(step)) {
                 skip_unsaved(); // never saved: a later step is there
             } else if (to_evaluate > 0) {
-                break; // evaluate what is there first; the next batch waits for this step
+                break; // evaluate what is there first; the next batch looks for this step
             } else {
+                // One look at the run (a listing), never a wait.
                 try {
-                    base.wait_for_steps({step}, mode::global, options.step_timeout);
+                    base.wait_for_steps({step}, mode::global, std::chrono::milliseconds(0));
                     slot.what = pending_outcome::kind::not_triggered; // to be evaluated
                     ++to_evaluate;
                 } catch (const step_unavailable&) {
@@ -270,12 +287,8 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
                 } catch (const no_more_data&) {
                     slot.what = pending_outcome::kind::ended;
                 } catch (const step_not_yet_available&) {
-                    if (!options.skip_late_steps) {
-                        late = std::current_exception();
-                        break;
-                    }
-                    slot.what = pending_outcome::kind::skipped;
-                    slot.reason = std::string(skip_reason::step_not_yet_available);
+                    waiting = true;
+                    break;
                 }
             }
             const bool ended = slot.what == pending_outcome::kind::ended;
@@ -293,77 +306,163 @@ TDBG_DECL void run_rule(rule_base& r, const invoke_options& options, evaluation_
                     pending.push_back(i);
                 }
             }
-            const auto pauses = pause_trials(r);
+            const auto pauses = detail::pause_trials(r);
             if (pending.size() == 1) {
-                batch[pending[0]] = rule_runner::evaluate_step(r, batch[pending[0]].step, threads);
+                batch[pending[0]] = detail::rule_runner::evaluate_step(r, batch[pending[0]].step, threads_);
             } else if (!pending.empty()) {
-                tdbg::detail::parallel_for_each_index(pending.size(), threads, [&](std::size_t i) {
-                    batch[pending[i]] = rule_runner::evaluate_step(r, batch[pending[i]].step, 1);
+                tdbg::detail::parallel_for_each_index(pending.size(), threads_, [&](std::size_t i) {
+                    batch[pending[i]] = detail::rule_runner::evaluate_step(r, batch[pending[i]].step, 1);
                 });
             }
         }
 
+        bool interrupted = false;
         for (pending_outcome& o : batch) {
+            out.progressed = true;
+            step_ = o.last + 1;
             switch (o.what) {
             case pending_outcome::kind::triggered: {
                 if (fired_while_waiting(o.step)) {
                     record(o.step, step_outcome::triggered); // recorded, and its actions run, then
                     break;
                 }
-                result.triggered_steps.push_back(o.step);
+                result_.triggered_steps.push_back(o.step);
                 record(o.step, step_outcome::triggered);
-                r.actions().invoke(trigger{result.rule, o.step, o.reason}, r.logger());
-                if (options.raise_eval_cond) {
-                    result.end = evaluation_end::condition_met;
-                    throw rule_evaluation_condition_met(result.rule, o.step, o.end_of_rule);
+                r.actions().invoke(trigger{result_.rule, o.step, o.reason}, r.logger());
+                if (options_.raise_eval_cond) {
+                    result_.end = evaluation_end::condition_met;
+                    throw rule_evaluation_condition_met(result_.rule, o.step, o.end_of_rule);
                 }
                 if (o.end_of_rule) {
-                    result.end = evaluation_end::end_of_rule;
-                    ended_by_rule = true;
+                    result_.end = evaluation_end::end_of_rule;
+                    done_ = true;
                 }
                 break;
             }
             case pending_outcome::kind::not_triggered:
                 if (!fired_while_waiting(o.step)) {
-                    result.not_triggered_steps.push_back(o.step);
+                    result_.not_triggered_steps.push_back(o.step);
                 }
                 record(o.step, fired_while_waiting(o.step) ? step_outcome::triggered : step_outcome::not_triggered);
                 break;
             case pending_outcome::kind::skipped:
                 if (o.last == o.step) {
-                    r.logger().debug(fmt::format("rule {}: step {} skipped ({})", result.rule, o.step, o.reason));
+                    r.logger().debug(fmt::format("rule {}: step {} skipped ({})", result_.rule, o.step, o.reason));
                 } else {
                     r.logger().debug(
-                        fmt::format("rule {}: steps {}-{} skipped ({})", result.rule, o.step, o.last, o.reason));
+                        fmt::format("rule {}: steps {}-{} skipped ({})", result_.rule, o.step, o.last, o.reason));
                 }
-                result.skipped_steps[o.reason].add(o.step, o.last);
+                result_.skipped_steps[o.reason].add(o.step, o.last);
                 record(o.last, step_outcome::skipped);
                 break;
-            case pending_outcome::kind::ended: finished = true; break;
+            case pending_outcome::kind::ended:
+                result_.end = evaluation_end::no_more_data;
+                done_ = true;
+                break;
             case pending_outcome::kind::failed: std::rethrow_exception(o.error);
             }
-            if (finished || ended_by_rule) {
+            if (done_) {
                 break; // steps evaluated after it in this batch do not count
             }
+            if (stop_requested()) {
+                interrupted = true; // between two steps: the steps after it in the batch do not count
+                break;
+            }
         }
-        if (ended_by_rule) {
-            break;
-        }
-        if (finished) {
-            result.end = evaluation_end::no_more_data;
-        } else if (late) {
-            std::rethrow_exception(late);
+        if (interrupted) {
+            interrupt();
+        } else if (waiting && !done_) {
+            waiting_for_ = step_;
+            out.state = evaluation_state::waiting;
+            out.waiting_for = waiting_for_;
+            return out;
         }
     }
-    r.logger().debug(fmt::format("ended rule {} before step {}", result.rule, result.next_step.value_or(step)));
+    r.logger().debug(fmt::format("ended rule {} before step {}", result_.rule, result_.next_step.value_or(step_)));
+    out.state = evaluation_state::done;
+    out.progressed = true;
+    return out;
 }
 
-} // namespace detail
+TDBG_DECL bool rule_evaluation::check_while_waiting() {
+    if (done_ || !started_ || !waiting_for_) {
+        return false;
+    }
+    const std::int64_t next_step = *waiting_for_;
+    if (!result_.triggered_steps.empty() && result_.triggered_steps.back() == next_step) {
+        return false; // fired already while waiting for this step
+    }
+    const verdict v = detail::rule_runner::while_waiting(*rule_, next_step);
+    if (!v.met()) {
+        return false;
+    }
+    result_.triggered_steps.push_back(next_step);
+    rule_->actions().invoke(trigger{result_.rule, next_step, v.reason()}, rule_->logger());
+    return true;
+}
+
+TDBG_DECL void rule_evaluation::skip_waited_step() {
+    if (done_) {
+        return;
+    }
+    if (!started_) {
+        result_.end = evaluation_end::no_more_data; // no step came in time: nothing to evaluate
+        done_ = true;
+        return;
+    }
+    result_.skipped_steps[std::string(skip_reason::step_not_yet_available)].add(step_, step_);
+    record(step_, step_outcome::skipped);
+    ++step_;
+    waiting_for_.reset();
+}
+
+TDBG_DECL void rule_evaluation::interrupt() {
+    if (!done_) {
+        result_.end = evaluation_end::interrupted; // status Stopped unless it found issues
+        done_ = true;
+    }
+}
+
+TDBG_DECL void rule_evaluation::run() {
+    std::optional<std::int64_t> waited_for;
+    auto since = clock::now();
+    for (;;) {
+        const advance_result a = advance();
+        if (a.state == evaluation_state::done) {
+            return;
+        }
+        const auto now = clock::now();
+        if (a.progressed || a.waiting_for != waited_for) {
+            waited_for = a.waiting_for; // a new wait begins
+            since = now;
+        }
+        auto pause = options_.poll_interval;
+        if (options_.step_timeout) {
+            const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - since);
+            if (waited >= *options_.step_timeout) {
+                if (!options_.skip_late_steps) {
+                    const std::string& trial_name = rule_->base_trial().name();
+                    throw step_not_yet_available(
+                        waited_for ? fmt::format("step {} of mode GLOBAL is not yet available (trial {})", *waited_for,
+                                                 trial_name)
+                                   : fmt::format("no step of trial {} has been written yet", trial_name),
+                        {}, waited_for.value_or(-1), mode::global);
+                }
+                skip_waited_step();
+                waited_for.reset();
+                since = now;
+                continue;
+            }
+            pause = std::min(pause, *options_.step_timeout - waited + std::chrono::milliseconds(1));
+        }
+        std::this_thread::sleep_for(pause);
+    }
+}
 
 TDBG_DECL evaluation_result invoke_rule(rule_base& r, const invoke_options& options) {
-    evaluation_result result;
-    detail::run_rule(r, options, result);
-    return result;
+    rule_evaluation evaluation(r, options);
+    evaluation.run();
+    return evaluation.take_result();
 }
 
 TDBG_DECL evaluation_result invoke_rule(rule_base& r, std::optional<std::int64_t> start_step,

@@ -25,28 +25,6 @@ namespace tdbg::rules {
 
 namespace detail {
 
-// Thrown from on_step to end a rule's evaluation between two steps once stop() was called.
-class watch_interrupted : public std::exception {
-public:
-    [[nodiscard]] const char* what() const noexcept override { return "the watch was stopped"; }
-};
-
-// Whether global step `step` of the live run `t` (none: its first step) is still to come,
-// rather than unavailable for good, past the run's end, or in error.
-inline bool still_to_come(const trial& t, const std::optional<std::int64_t>& step) {
-    if (!step) {
-        t.refresh();
-        return t.steps(mode::global, true).empty() && !t.loaded_all_steps();
-    }
-    try {
-        t.wait_for_steps({*step}, mode::global, std::chrono::milliseconds(0));
-    } catch (const step_not_yet_available&) {
-        return true;
-    } catch (const std::exception&) { // NOLINT(bugprone-empty-catch): the evaluation says what it is
-    }
-    return false;
-}
-
 // What the watcher's thread and its callers share. The rules and the slots are the
 // thread's alone once it runs; callers see copies published under the mutex.
 class watch_state {
@@ -143,36 +121,26 @@ public:
 
 private:
     struct slot {
-        explicit slot(any_rule r) : rule(std::move(r)) {}
-        any_rule rule;
-        invoke_options invoke;
-        evaluation_result result;
-        std::optional<std::int64_t> first_step; // where the evaluation began, kept across resumptions
+        slot(any_rule r, const invoke_options& options) : rule(std::move(r)), evaluation(rule.get(), options) {}
+        any_rule rule;              // on the heap: the evaluation's reference to it survives moves
+        rule_evaluation evaluation;
+        std::optional<std::string> error; // what ended it, when a rule's error did
         bool done = false;
     };
 
     void add_slot(any_rule r) {
         r.actions().add([this](const trigger& t, const rule_logger&) { on_trigger(t); });
-        slot& s = slots_.emplace_back(std::move(r));
-        s.invoke.start_step = options_.start_step;
-        s.invoke.end_step = options_.end_step;
-        s.invoke.threads = options_.threads;
-        s.invoke.poll_interval = options_.poll_interval;
-        // A step not there yet comes back here to be waited for, so that stop() is heard at once.
-        s.invoke.step_timeout = std::chrono::milliseconds(0);
-        s.invoke.skip_late_steps = false;
-        s.invoke.on_step = [this](std::int64_t, step_outcome outcome) {
-            // The actions of a step where the condition was met run after this call: they do run.
-            if (outcome != step_outcome::triggered && stop_flag_) {
-                throw watch_interrupted();
-            }
-        };
-        s.result.rule = s.rule.name();
-        s.result.configuration_name = s.rule.configuration_name();
-        s.result.params = s.rule.params().items();
+        invoke_options invoke;
+        invoke.start_step = options_.start_step;
+        invoke.end_step = options_.end_step;
+        invoke.threads = options_.threads;
+        invoke.poll_interval = options_.poll_interval;
+        // Heard between two steps (the actions of a step where the condition was met run first).
+        invoke.stop_requested = [this] { return stop_flag_.load(); };
+        slots_.emplace_back(std::move(r), invoke);
     }
 
-    // Runs on the watcher's thread, from inside invoke_rule's loop.
+    // Runs on the watcher's thread, from inside a rule's evaluation.
     void on_trigger(const trigger& t) {
         {
             const std::lock_guard<std::mutex> lock(mutex_);
@@ -210,56 +178,28 @@ private:
     }
 
     // Evaluates the steps of `s` that are there; true when its result changed.
-    bool advance(slot& s) {
-        const auto before = s.result.next_step;
-        const std::size_t triggered = s.result.triggered_steps.size();
-        // The step a resumption began at after it had passed: a wait that gives up just
-        // before the hook publishes the step is resumed at once; thrown again there, the
-        // exception was the rule's own, not a wait's.
-        std::optional<std::optional<std::int64_t>> resumed_passed;
-        for (bool again = true; again;) {
-            again = false;
-            try {
-                run_rule(s.rule.get(), s.invoke, s.result);
-                s.done = true;
-            } catch (const step_not_yet_available& e) {
-                const std::optional<std::int64_t> next = s.result.next_step;
-                const bool waiting = still_to_come(s.rule.base_trial(), next);
-                if (!waiting && resumed_passed && *resumed_passed == next) {
-                    s.result.error = e.what();
-                    s.done = true;
-                } else {
-                    if (!s.first_step) {
-                        s.first_step = s.result.first_step;
-                    }
-                    s.invoke.start_step = next; // resumed there, with the rule's state as it was
-                    if (waiting && next) {
-                        (void)check_while_waiting(s.rule.get(), *next, s.result); // a rule watching the clock
-                    }
-                    if (!waiting) {
-                        resumed_passed.emplace(next);
-                        again = true;
-                    }
-                }
-            } catch (const watch_interrupted&) {
-                s.result.end = evaluation_end::interrupted;
-                s.done = true;
-            } catch (const std::exception& e) {
-                s.result.error = *e.what() != '\0' ? e.what() : "unknown error";
-                s.done = true;
-            }
+    static bool advance(slot& s) {
+        try {
+            const advance_result a = s.evaluation.advance();
+            s.done = a.state == evaluation_state::done;
+            // A rule watching the clock may fire while its next step is waited for.
+            const bool fired = a.state == evaluation_state::waiting && s.evaluation.check_while_waiting();
+            return a.progressed || fired;
+        } catch (const std::exception& e) {
+            s.error = *e.what() != '\0' ? e.what() : "unknown error";
+            s.done = true;
+            return true;
         }
-        if (s.first_step) {
-            s.result.first_step = s.first_step; // run_rule starts afresh at each resumption
-        }
-        return s.done || s.result.next_step != before || s.result.triggered_steps.size() != triggered;
     }
 
     void publish() {
         std::vector<evaluation_result> results;
         std::vector<bool> done;
         for (const slot& s : slots_) {
-            results.push_back(s.result);
+            results.push_back(s.evaluation.result());
+            if (s.error) {
+                results.back().error = *s.error;
+            }
             done.push_back(s.done);
         }
         const std::lock_guard<std::mutex> lock(mutex_);
@@ -292,7 +232,7 @@ private:
                 if (!all_done && stop_flag_) {
                     for (slot& s : slots_) {
                         if (!s.done) {
-                            s.result.end = evaluation_end::interrupted; // status Stopped unless it found issues
+                            s.evaluation.interrupt(); // status Stopped unless it found issues
                             s.done = true;
                         }
                     }
