@@ -451,6 +451,10 @@ rule_outcome evaluate_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options
         } catch (const evaluation_interrupted&) {
             outcome.interrupted = true;
         } catch (const std::exception& e) {
+            if (signals.requested()) { // a read the signal cut short (an S3 request cancelled)
+                outcome.interrupted = true;
+                break;
+            }
             result.error = *e.what() != '\0' ? e.what() : "unknown error";
             break;
         }
