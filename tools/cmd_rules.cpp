@@ -402,6 +402,11 @@ rule_outcome evaluate_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options
         }
     } catch (const std::exception& e) {
         outcome.result = evaluation.take_result();
+        if (signals.requested()) { // a read the signal cut short (an S3 request cancelled)
+            outcome.result.end = tdbg::rules::evaluation_end::interrupted;
+            outcome.interrupted = true;
+            return outcome;
+        }
         outcome.result.error = *e.what() != '\0' ? e.what() : "unknown error";
         return outcome;
     }

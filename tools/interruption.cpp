@@ -74,6 +74,8 @@ interruption::~interruption() {
 
 int interruption::signal() const noexcept { return received_signal.load(); }
 
+bool interrupted() noexcept { return received_signal.load() != 0; }
+
 bool interruption::wait(std::chrono::milliseconds timeout) const {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!requested()) {

@@ -31,4 +31,9 @@ public:
     [[nodiscard]] int exit_status() const noexcept { return 128 + signal(); }
 };
 
+/// True once a signal was received while an interruption lives: for checks that
+/// cannot reach the object, such as the S3 storage's cancellation (s3_scheme.cpp),
+/// which ends a transfer in progress. Async-signal-safe and thread-safe.
+[[nodiscard]] bool interrupted() noexcept;
+
 } // namespace tdbg::cli

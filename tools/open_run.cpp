@@ -71,6 +71,14 @@ trial open_run(const std::string& location, trial_options options, const wait_fu
         throw tdbg::error(fmt::format("{}: not a run{} (no collections/000000000/<worker>_collections.json; "
                                       "expected the out_dir of a tdbg or smdebug hook)",
                                       location, url ? "" : " directory"));
+    } catch (const wait_interrupted&) {
+        throw;
+    } catch (const tdbg::error&) {
+        // A read the signal cut short (an S3 request cancelled): the signal, not the read, is the news.
+        if (wait && wait(std::chrono::milliseconds(0))) {
+            throw wait_interrupted(fmt::format("{}: interrupted while reading the run", location));
+        }
+        throw;
     }
 }
 

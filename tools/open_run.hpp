@@ -18,7 +18,8 @@ namespace tdbg::cli {
 /// time given; returns true to stop waiting (a signal asked the program to stop).
 using wait_function = std::function<bool(std::chrono::milliseconds)>;
 
-/// Thrown by open_run when its wait_function said to stop waiting.
+/// Thrown by open_run when its wait_function said to stop waiting, or when opening
+/// failed after a signal came (a read it cut short: an S3 request is cancelled).
 class wait_interrupted : public tdbg::error {
 public:
     using tdbg::error::error;
@@ -28,7 +29,8 @@ public:
 /// with a clear message for a missing path, a file, or a place that holds no run.
 /// With options.collection_wait (`--follow`), a local directory that does not
 /// exist yet is waited for as long as a run's first files are, pausing with
-/// `wait` (none: sleeping) between looks.
+/// `wait` (none: sleeping) between looks. An error while opening, once `wait`
+/// says a signal came (asked for 0 ms), becomes wait_interrupted.
 trial open_run(const std::string& location, trial_options options = {}, const wait_function& wait = {});
 
 /// Exactly one positional argument, the run's location.

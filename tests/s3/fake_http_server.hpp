@@ -1,14 +1,18 @@
 #pragma once
 // A scripted HTTP/1.1 server on loopback for the S3 unit tests: it records
 // each request (method, target, headers, body) and answers with the next
-// reply of its script, so retries, encodings and headers can be checked
-// exactly, without the real server. It does not check signatures.
+// reply of its script, or with what a function makes of the request, so
+// retries, encodings and headers can be checked exactly, without the real
+// server, and so can a misbehaving server (endless listings, a body sent a
+// byte at a time). It does not check signatures.
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -24,12 +28,15 @@
 
 namespace tdbg::test {
 
-/// One scripted reply; `drop` closes the connection without answering.
+/// One scripted reply; `drop` closes the connection without answering. With
+/// `drip_interval` above zero the body is sent one byte per interval (its
+/// Content-Length says the whole size), until it ends or the server stops.
 struct fake_reply {
     int status = 200;
     std::string body;
     std::vector<std::string> headers; ///< "Name: value"
     bool drop = false;
+    std::chrono::milliseconds drip_interval{0};
 };
 
 /// A request the server received.
@@ -40,28 +47,23 @@ struct recorded_request {
     std::string body;
 };
 
+/// Makes the reply to a request (called on the server's threads).
+using fake_responder = std::function<fake_reply(const recorded_request&)>;
+
 /// Answers requests from a script; once the script is used up, with 500.
 class fake_http_server {
 public:
-    explicit fake_http_server(std::vector<fake_reply> script) : script_(script.begin(), script.end()) {
-        listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        addr.sin_port = 0;
-        if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-            ::listen(listen_fd_, 16) != 0) {
-            throw std::runtime_error("fake_http_server: cannot listen");
-        }
-        socklen_t len = sizeof addr;
-        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-        port_ = ntohs(addr.sin_port);
-        acceptor_ = std::thread([this] { accept_loop(); });
-    }
+    explicit fake_http_server(std::vector<fake_reply> script) : script_(script.begin(), script.end()) { start(); }
+    /// Answers every request with what `respond` makes of it.
+    explicit fake_http_server(fake_responder respond) : respond_(std::move(respond)) { start(); }
     fake_http_server(const fake_http_server&) = delete;
     fake_http_server& operator=(const fake_http_server&) = delete;
     ~fake_http_server() {
-        stop_ = true;
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        changed_.notify_all();
         acceptor_.join();
         {
             const std::lock_guard<std::mutex> lock(mutex_);
@@ -87,9 +89,55 @@ public:
         return requests_;
     }
 
+    /// Waits until a request for which `match` is true has arrived, for at most `limit`
+    /// (a bound for a failing test, not a pace); false when none came.
+    template <class Match>
+    bool wait_for_request(Match match, std::chrono::milliseconds limit) const {
+        std::unique_lock<std::mutex> lock(mutex_);
+        return changed_.wait_for(lock, limit,
+                                 [&] { return std::any_of(requests_.begin(), requests_.end(), match); });
+    }
+
 private:
+    void start() {
+        listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        addr.sin_port = 0;
+        if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+            ::listen(listen_fd_, 16) != 0) {
+            throw std::runtime_error("fake_http_server: cannot listen");
+        }
+        socklen_t len = sizeof addr;
+        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+        port_ = ntohs(addr.sin_port);
+        acceptor_ = std::thread([this] { accept_loop(); });
+    }
+
+    [[nodiscard]] bool stopping() const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return stop_;
+    }
+
+    // Sends `body` a byte per `interval`; false when the client went away or the server stops.
+    bool drip(int fd, const std::string& body, std::chrono::milliseconds interval) const {
+        for (const char byte : body) {
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                if (changed_.wait_for(lock, interval, [&] { return stop_; })) {
+                    return false;
+                }
+            }
+            if (!send_all(fd, std::string(1, byte))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     void accept_loop() {
-        while (!stop_) {
+        while (!stopping()) {
             pollfd p{listen_fd_, POLLIN, 0};
             if (::poll(&p, 1, 50) <= 0) {
                 continue;
@@ -173,14 +221,18 @@ private:
             in.erase(0, length);
 
             fake_reply reply{500, "<Error><Code>InternalError</Code><Message>script exhausted</Message></Error>", {}, false};
+            if (respond_) {
+                reply = respond_(request);
+            }
             {
                 const std::lock_guard<std::mutex> lock(mutex_);
                 requests_.push_back(request);
-                if (!script_.empty()) {
+                if (!respond_ && !script_.empty()) {
                     reply = script_.front();
                     script_.pop_front();
                 }
             }
+            changed_.notify_all();
             if (reply.drop) {
                 ::shutdown(fd, SHUT_RDWR);
                 return;
@@ -190,10 +242,14 @@ private:
                 out += h + "\r\n";
             }
             out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\n\r\n";
-            if (request.method != "HEAD") {
+            const bool dripping = reply.drip_interval.count() > 0;
+            if (request.method != "HEAD" && !dripping) {
                 out += reply.body;
             }
             if (!send_all(fd, out)) {
+                return;
+            }
+            if (request.method != "HEAD" && dripping && !drip(fd, reply.body, reply.drip_interval)) {
                 return;
             }
         }
@@ -201,10 +257,12 @@ private:
 
     int listen_fd_ = -1;
     int port_ = 0;
-    std::atomic<bool> stop_{false};
+    bool stop_ = false; // under mutex_
     std::thread acceptor_;
     mutable std::mutex mutex_;
+    mutable std::condition_variable changed_; // a request arrived, or the server stops
     std::deque<fake_reply> script_;
+    fake_responder respond_;
     std::vector<recorded_request> requests_;
     std::vector<int> connections_;
     std::vector<std::thread> workers_;

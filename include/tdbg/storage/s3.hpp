@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -61,18 +62,37 @@ struct s3_options {
     /// Objects larger than this go up in parts of this size (multipart upload);
     /// S3 wants 5 MiB to 5 GiB, and at most 10000 parts.
     std::uint64_t part_size = 8ull << 20;
-    /// Keys per ListObjectsV2 page (1..1000).
+    /// Keys per ListObjectsV2 page (1..1000). A page holding more keys than this is refused.
     int list_page_size = 1000;
+    /// The pages one listing may take (10000 by default: 10 million keys with 1000 keys a page):
+    /// a listing still truncated after this many is refused with a storage_error naming its
+    /// prefix, as is one whose server repeats a continuation token, so a server that never
+    /// ends a listing neither hangs the reader nor fills its memory (at most max_list_pages
+    /// times list_page_size keys, each at most S3's 1024 bytes, are kept).
+    int max_list_pages = 10'000;
     /// The largest object read() reads whole (index, collections files; event files are
     /// read by ranges): a larger reply is aborted, a storage_error, so a damaged or
     /// hostile run cannot fill memory (as local_storage::options::max_read_bytes).
     std::uint64_t max_read_bytes = std::uint64_t{256} << 20U;
-    /// Time allowed to connect.
+    /// Time allowed to connect (10 s).
     std::chrono::milliseconds connect_timeout{10'000};
-    /// Time allowed for one whole request; 0: no limit (stall_timeout still applies).
-    std::chrono::milliseconds request_timeout{0};
-    /// A transfer moving less than 1 byte/s for this long is aborted (and retried).
+    /// Time allowed for one whole request, connecting and every byte of the reply included
+    /// (10 minutes); 0: no limit (the low-speed limit still applies). A request that runs
+    /// out of time is retried as a timeout.
+    std::chrono::milliseconds request_timeout{600'000};
+    /// The low-speed limit, bytes per second: a transfer that moves less than this on
+    /// average for stall_timeout is aborted (and retried), so a server that sends a reply
+    /// a few bytes at a time cannot keep a reader waiting (1 KiB/s; at least 1 is used).
+    std::uint64_t low_speed_limit = 1024;
+    /// How long a transfer may stay below low_speed_limit (30 s; at least 1 s is used).
     std::chrono::seconds stall_timeout{30};
+    /// Asked before each request and each retry, and about once a second while a transfer
+    /// runs (libcurl's progress callback, called even while no byte arrives): once it
+    /// returns true, the request is aborted and s3_cancelled is thrown. Empty: never
+    /// cancelled. Called from every thread that reads or writes: it must be thread-safe and
+    /// quick (one that throws during a transfer cancels it). The `tdbg` program sets it to
+    /// "a SIGINT or SIGTERM came".
+    std::function<bool()> cancelled;
     /// Check the server's TLS certificate.
     bool verify_tls = true;
     /// A CA bundle for TLS instead of the system's.
@@ -111,6 +131,12 @@ private:
     std::string code_;
 };
 
+/// A request stopped because s3_options::cancelled said so; nothing was retried after it.
+class s3_cancelled : public storage_error {
+public:
+    using storage_error::storage_error;
+};
+
 namespace detail {
 
 /// The state every copy of an s3_storage (and its writers) shares: settings,
@@ -127,6 +153,9 @@ public:
         settings_.connect_timeout_ms = static_cast<long>(options_.connect_timeout.count());
         settings_.request_timeout_ms = static_cast<long>(options_.request_timeout.count());
         settings_.stall_timeout_s = static_cast<long>(std::max<std::int64_t>(1, options_.stall_timeout.count()));
+        settings_.low_speed_limit = static_cast<long>(
+            std::clamp<std::uint64_t>(options_.low_speed_limit, 1, std::numeric_limits<long>::max()));
+        settings_.cancelled = options_.cancelled;
         settings_.verify_tls = options_.verify_tls;
         settings_.ca_file = options_.ca_file;
     }
@@ -236,7 +265,10 @@ public:
         const std::string what = fmt::format("list {}*", describe_key(full_prefix));
         std::vector<std::string> keys;
         std::string token;
-        for (bool first = true;; first = false) {
+        // The digest of every token the server gave: one given twice would start the same pages over.
+        std::set<std::string> tokens;
+        for (int pages = 1;; ++pages) {
+            const bool first = pages == 1;
             std::vector<query_param> query{
                 {"list-type", "2"}, {"encoding-type", "url"}, {"max-keys", std::to_string(options_.list_page_size)}};
             if (!full_prefix.empty()) {
@@ -250,7 +282,16 @@ public:
             }
             const result r = send({"GET", bucket_url(query), what, {}, {}, 64u << 20}, {200});
             s3_list_page page = parse_list_objects_v2(r.reply.body, what);
+            if (page.keys.size() > static_cast<std::size_t>(options_.list_page_size)) {
+                throw storage_error(fmt::format("{}: page {} of the listing holds {} keys, more than the {} asked for",
+                                                what, pages, page.keys.size(), options_.list_page_size));
+            }
             for (std::string& key : page.keys) {
+                if (key.size() > max_key_bytes) {
+                    throw storage_error(fmt::format("{}: page {} of the listing holds a key of {} bytes; S3 keys have "
+                                                    "at most {}",
+                                                    what, pages, key.size(), max_key_bytes));
+                }
                 if (key.size() <= strip || key.compare(0, full_prefix.size(), full_prefix) != 0) {
                     continue;
                 }
@@ -265,9 +306,16 @@ public:
             if (!page.truncated) {
                 break;
             }
-            if (page.next_continuation_token.empty() || page.next_continuation_token == token) {
-                throw storage_error(
-                    fmt::format("{}: the listing is truncated but gives no new continuation token", what));
+            if (page.next_continuation_token.empty() || !tokens.insert(sha256_hex(page.next_continuation_token)).second) {
+                throw storage_error(fmt::format(
+                    "{}: the listing is truncated but gives no new continuation token (page {}{}); the server "
+                    "would list the same keys again",
+                    what, pages, page.next_continuation_token.empty() ? ", no token" : ", a token it gave before"));
+            }
+            if (pages >= options_.max_list_pages) {
+                throw storage_error(fmt::format("{}: the listing is still truncated after {} pages of up to {} keys "
+                                                "(s3_options::max_list_pages); refused",
+                                                what, pages, options_.list_page_size));
             }
             token = std::move(page.next_continuation_token);
         }
@@ -378,6 +426,9 @@ public:
     }
 
 private:
+    /// The longest key S3 allows: longer listed keys are refused, so a listing's memory is bounded.
+    static constexpr std::size_t max_key_bytes = 1024;
+
     struct call {
         const char* method;
         std::string url;
@@ -437,6 +488,10 @@ private:
         if (options_.list_page_size < 1 || options_.list_page_size > 1000) {
             throw config_error(
                 fmt::format("s3_options::list_page_size must be between 1 and 1000, not {}", options_.list_page_size));
+        }
+        if (options_.max_list_pages < 1) {
+            throw config_error(
+                fmt::format("s3_options::max_list_pages must be at least 1, not {}", options_.max_list_pages));
         }
         if (options_.retry.max_attempts < 1) {
             throw config_error("s3_options::retry.max_attempts must be at least 1");
@@ -511,11 +566,17 @@ private:
             if (attempt > 1) {
                 retries_.fetch_add(1, std::memory_order_relaxed);
             }
+            if (cancelled()) {
+                throw s3_cancelled(fmt::format("{}: cancelled", c.what));
+            }
             requests_.fetch_add(1, std::memory_order_relaxed);
             http_outcome outcome = pool_.perform(request, settings_);
             bytes_sent_.fetch_add(c.body.size(), std::memory_order_relaxed);
             bytes_received_.fetch_add(outcome.reply.body.size(), std::memory_order_relaxed);
 
+            if (outcome.cancelled) {
+                throw s3_cancelled(fmt::format("{}: cancelled while it ran", c.what));
+            }
             bool retry = false;
             std::string s3_code;
             if (outcome.code != CURLE_OK) {
@@ -539,7 +600,7 @@ private:
                     std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
                 const auto delay = backoff_delay(options_.retry, attempt, unit_random());
                 if (may_retry(options_.retry, attempt, elapsed, delay)) {
-                    std::this_thread::sleep_for(delay);
+                    pause(delay);
                     continue;
                 }
             }
@@ -556,6 +617,19 @@ private:
                 fail(c, outcome.reply, attempt, start);
             }
             return {std::move(outcome.reply), attempt};
+        }
+    }
+
+    /// True once s3_options::cancelled says to stop.
+    [[nodiscard]] bool cancelled() const { return options_.cancelled && options_.cancelled(); }
+
+    /// Waits `delay` before a retry, in slices of at most 100 ms so that a cancellation
+    /// is noticed during the wait (the next attempt then throws).
+    void pause(std::chrono::milliseconds delay) const {
+        const auto until = std::chrono::steady_clock::now() + delay;
+        for (auto now = std::chrono::steady_clock::now(); now < until && !cancelled();
+             now = std::chrono::steady_clock::now()) {
+            std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(100)));
         }
     }
 

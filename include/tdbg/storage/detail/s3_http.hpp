@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -66,6 +67,7 @@ struct http_outcome {
     CURLcode code = CURLE_OK;
     std::string error; ///< curl's message when code != CURLE_OK
     bool reply_too_large = false;
+    bool cancelled = false; ///< http_settings::cancelled stopped the transfer
     http_reply reply;
 };
 
@@ -76,7 +78,9 @@ struct http_settings {
     std::string secret_access_key;
     long connect_timeout_ms = 10'000;
     long request_timeout_ms = 0; ///< 0: no limit on the whole transfer
-    long stall_timeout_s = 30; ///< abort when less than 1 byte/s flows for this long
+    long stall_timeout_s = 30; ///< abort when less than low_speed_limit bytes/s flow for this long
+    long low_speed_limit = 1; ///< bytes per second
+    std::function<bool()> cancelled; ///< asked about once a second during a transfer; true aborts it
     bool verify_tls = true;
     std::string ca_file;
 };
@@ -166,7 +170,22 @@ private:
         std::size_t upload_pos = 0;
         http_outcome* outcome = nullptr;
         std::size_t max_reply = 0;
+        const std::function<bool()>* cancelled = nullptr;
     };
+
+    // libcurl calls it about once a second even while nothing moves, and more often while
+    // bytes flow: a non-zero return aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+    static int on_progress(void* user, curl_off_t /*dltotal*/, curl_off_t /*dlnow*/, curl_off_t /*ultotal*/,
+                           curl_off_t /*ulnow*/) {
+        auto* t = static_cast<transfer*>(user);
+        bool stop = true; // a check that throws stops the transfer: nothing may unwind through libcurl
+        try {
+            stop = (*t->cancelled)();
+        } catch (...) { // NOLINT(bugprone-empty-catch): treated as a cancellation, reported by the caller
+        }
+        t->outcome->cancelled = stop;
+        return stop ? 1 : 0;
+    }
 
     static std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
         auto* t = static_cast<transfer*>(user);
@@ -255,7 +274,7 @@ private:
         curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
         curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, settings.connect_timeout_ms);
         curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, settings.request_timeout_ms);
-        curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, settings.low_speed_limit);
         curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, settings.stall_timeout_s);
         curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, settings.verify_tls ? 1L : 0L);
         curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, settings.verify_tls ? 2L : 0L);
@@ -270,6 +289,12 @@ private:
         curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
         curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &on_header);
         curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+        if (settings.cancelled) {
+            t.cancelled = &settings.cancelled;
+            curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &on_progress);
+            curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
+            curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+        }
         if (method == "HEAD") {
             curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
         } else if (method == "PUT") {
