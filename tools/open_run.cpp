@@ -2,12 +2,10 @@
 
 #include "open_run.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <string>
 #include <system_error>
-#include <thread>
 #include <vector>
 
 #include <fmt/core.h>
@@ -15,49 +13,13 @@
 #include "commands.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/json.hpp"
+#include "tdbg/storage/open.hpp"
 
 namespace tdbg::cli {
 
 trial open_run(const std::string& location, trial_options options, const wait_function& wait) {
-    const bool url = location.find("://") != std::string::npos;
-    const auto deadline = std::chrono::steady_clock::now() + options.collection_wait;
-    // One pause between two looks; false once the time to wait for the run is over.
-    const auto pause = [&] {
-        const auto now = std::chrono::steady_clock::now();
-        if (now >= deadline) {
-            return false;
-        }
-        const auto step = std::min<std::chrono::milliseconds>(
-            {options.poll_interval, std::chrono::milliseconds(500),
-             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1)});
-        if (!wait) {
-            std::this_thread::sleep_for(step);
-        } else if (wait(step)) {
-            throw wait_interrupted(fmt::format("{}: interrupted while waiting for the run to start", location));
-        }
-        return true;
-    };
-    if (!url) {
-        std::error_code ec;
-        auto status = std::filesystem::status(location, ec);
-        while ((ec || !std::filesystem::exists(status)) && pause()) {
-            status = std::filesystem::status(location, ec);
-        }
-        if (ec || !std::filesystem::exists(status)) {
-            throw tdbg::error(fmt::format("{}: no such directory{}", location,
-                                          options.collection_wait.count() > 0 ? " (waited for it to appear)" : ""));
-        }
-        if (!std::filesystem::is_directory(status)) {
-            throw tdbg::error(fmt::format(
-                "{}: not a directory (give the run's directory, the one holding index/ and events/)", location));
-        }
-    }
-    // The trial waits for the run's collection files (the first, then every worker's)
-    // for what is left of the time, pausing with `wait` so that a signal ends it.
-    const auto now = std::chrono::steady_clock::now();
-    options.collection_wait =
-        now >= deadline ? std::chrono::milliseconds(0)
-                        : std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    // The trial waits for the run (its directory, then its collection files) as long as
+    // collection_wait says, pausing with `wait` so that a signal ends the wait.
     if (wait) {
         options.pause = [&](std::chrono::milliseconds t) {
             if (wait(t)) {
@@ -68,9 +30,21 @@ trial open_run(const std::string& location, trial_options options, const wait_fu
     try {
         return create_trial(location, std::nullopt, {}, options);
     } catch (const missing_collection_files&) {
+        // Said as the command's user needs it: what is wrong with the place given.
+        const resolved_location where = resolve_location(location);
+        std::error_code ec;
+        const auto status = std::filesystem::status(where.text, ec);
+        if (!where.url && (ec || !std::filesystem::exists(status))) {
+            throw tdbg::error(fmt::format("{}: no such directory{}", location,
+                                          options.collection_wait.count() > 0 ? " (waited for it to appear)" : ""));
+        }
+        if (!where.url && !std::filesystem::is_directory(status)) {
+            throw tdbg::error(fmt::format(
+                "{}: not a directory (give the run's directory, the one holding index/ and events/)", location));
+        }
         throw tdbg::error(fmt::format("{}: not a run{} (no collections/000000000/<worker>_collections.json; "
                                       "expected the out_dir of a tdbg or smdebug hook)",
-                                      location, url ? "" : " directory"));
+                                      location, where.url ? "" : " directory"));
     } catch (const wait_interrupted&) {
         throw;
     } catch (const tdbg::error&) {
