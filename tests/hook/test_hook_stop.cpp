@@ -54,7 +54,7 @@ TEST_CASE("the stop marker is looked for by a background thread once per interva
     };
     {
         std::lock_guard<std::mutex> lock(control->mutex);
-        control->exists_calls.clear(); // the constructor's look for an end marker
+        control->exists_calls.clear(); // the constructor's looks (end marker, collections file)
     }
     h.begin_step(); // starts the watch; its first look is its own
     while (looks().empty()) {

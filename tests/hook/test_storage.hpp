@@ -110,6 +110,9 @@ public:
         std::lock_guard<std::mutex> lock(control_->mutex);
         control_->log.push_back("put " + key);
     }
+    // The hook's claim of its worker, made by its constructor: not held by the gate, which holds
+    // back the writer threads' writes.
+    bool put_if_absent(const std::string& key, std::string_view bytes) const { return inner_.put_if_absent(key, bytes); }
     writer open_write(const std::string& key) { return writer(inner_.open_write(key), control_, key); }
     std::string read(const std::string& key) const { return inner_.read(key); }
     std::string read_range(const std::string& key, std::uint64_t offset, std::uint64_t length) const {

@@ -16,6 +16,7 @@
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/tfrecord.hpp"
+#include "tdbg/hook/detail/run_claim.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/trial/trial.hpp"
 
@@ -55,7 +56,8 @@ bool only_run_layout(const std::set<std::string>& files) {
     for (const std::string& f : files) {
         const bool ok = f == "events" || f == "index" || f == "collections" || f == "tensorboard" ||
                         f.rfind("events/", 0) == 0 || f.rfind("index/", 0) == 0 || f.rfind("collections/", 0) == 0 ||
-                        f.rfind("tensorboard/", 0) == 0 || f == tdbg::format::end_marker_key;
+                        f.rfind("tensorboard/", 0) == 0 || f == tdbg::format::end_marker_key || f == ".tdbg" ||
+                        f == ".tdbg/claims" || f == tdbg::detail::claim_key("worker_0");
         if (!ok) {
             return false;
         }

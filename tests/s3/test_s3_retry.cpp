@@ -44,13 +44,14 @@ TEST_CASE("retries stop at max_attempts and at the time budget") {
     CHECK_FALSE(tdbg::detail::may_retry(p, 1, 0ms, 0ms));
 }
 
-TEST_CASE("5xx, 429 and S3's try-again codes are retried, other 4xx are not") {
+TEST_CASE("5xx but 501, 429 and S3's try-again codes are retried, other 4xx are not") {
     using tdbg::detail::retryable_status;
     CHECK(retryable_status(500, "InternalError"));
     CHECK(retryable_status(502, ""));
     CHECK(retryable_status(503, "SlowDown"));
     CHECK(retryable_status(504, ""));
     CHECK(retryable_status(429, ""));
+    CHECK_FALSE(retryable_status(501, "NotImplemented")); // a missing feature stays missing
     CHECK(retryable_status(400, "RequestTimeout"));
     CHECK_FALSE(retryable_status(400, "InvalidArgument"));
     CHECK_FALSE(retryable_status(403, "SignatureDoesNotMatch"));

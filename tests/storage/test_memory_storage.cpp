@@ -96,6 +96,34 @@ void check_contract(const any_storage& s) {
     CHECK_FALSE(s.exists("events/w"));
     CHECK(s.remove("events/w"));
 
+    // put_if_absent publishes a key once; the object first published stays.
+    CHECK(s.put_if_absent("claims/w", "first"));
+    CHECK_FALSE(s.put_if_absent("claims/w", "second"));
+    CHECK(s.read("claims/w") == "first");
+    CHECK(s.list("claims/") == std::vector<std::string>{"claims/w"}); // nothing else left behind
+    CHECK_THROWS_AS(s.put_if_absent("../claim", "x"), tdbg::invalid_name);
+    // Threads racing for one key: exactly one publishes it, with its bytes.
+    {
+        constexpr int racers = 8;
+        std::atomic<int> won{0};
+        std::atomic<int> winner{-1};
+        std::vector<std::thread> threads;
+        for (int i = 0; i < racers; ++i) {
+            threads.emplace_back([&, i] {
+                if (s.put_if_absent("claims/race", std::to_string(i))) {
+                    ++won;
+                    winner = i;
+                }
+            });
+        }
+        for (auto& t : threads) {
+            t.join();
+        }
+        CHECK(won.load() == 1);
+        CHECK(s.read("claims/race") == std::to_string(winner.load()));
+        CHECK(s.list("claims/") == std::vector<std::string>{"claims/race", "claims/w"});
+    }
+
     // Keys are checked.
     CHECK_THROWS_AS(s.put("../escape", "x"), tdbg::invalid_name);
     CHECK_THROWS_AS(s.put("/absolute", "x"), tdbg::invalid_name);

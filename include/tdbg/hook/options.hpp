@@ -40,6 +40,23 @@ enum class write_error_policy {
     rethrow,
 };
 
+/// What a hook does when its run directory already holds a run of its worker: one that
+/// has ended (the end marker), one another job claimed (live, or crashed), or one written
+/// without a claim (that worker's collections file). Workers of one job write one run
+/// side by side under different names, each claiming its own (hook/detail/run_claim.hpp).
+enum class existing_run_policy {
+    /// Refuse to start: a config_error naming the directory and the other job. A job the
+    /// state store resumes (hook_options::checkpoint_config_file) goes on in its directory.
+    refuse,
+    /// Go on with that run: the worker's claim is taken over and its files kept; steps go on
+    /// after the state store's last one, or from 0, replacing the files of those steps. A run
+    /// that has ended is still refused.
+    resume,
+    /// Start that worker's run again: its event, index and collections files, the end marker
+    /// and the stop marker are removed first (a storage without remove is a config_error).
+    overwrite,
+};
+
 /// The hook's configuration (smdebug's Hook arguments, plus the writer's).
 struct hook_options {
     /// The run directory (a local path for hook<local_storage>; informational for other storages).
@@ -85,6 +102,8 @@ struct hook_options {
     std::size_t writer_threads = 2;
     /// What to do when writing fails (see write_error_policy).
     write_error_policy on_write_error = write_error_policy::disable;
+    /// What to do when the run directory already holds a run of this worker (see existing_run_policy).
+    existing_run_policy existing_run = existing_run_policy::refuse;
     /// How often the early-stop marker is looked for: by a background thread, so that
     /// begin_step() never waits on storage; 0: by begin_step() itself, at every step.
     std::chrono::milliseconds stop_check_interval{1000};

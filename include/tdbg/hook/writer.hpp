@@ -261,6 +261,10 @@ public:
         stop_publisher();
     }
 
+    /// Stops the writer on an error met outside it (the hook's start failing on storage): nothing
+    /// queued is published, and take_error() gives `e` as it gives the writer's own errors.
+    void fail(std::exception_ptr e) { record_error(std::move(e), 0); }
+
     /// True once an error has stopped the writer.
     [[nodiscard]] bool stopped() const noexcept { return fail_seq_.load(std::memory_order_acquire) != no_seq; }
 

@@ -65,6 +65,9 @@ public:
     private:
         friend class local_storage;
         TDBG_DECL writer(std::filesystem::path final_path, bool durable);
+        // Publishes the file: renamed over what has its name (`replace`), or linked to its name
+        // only when nothing has it; false when something had (the temporary file is removed).
+        TDBG_DECL bool publish(bool replace);
         // Removes the temporary file (found through `held`, a descriptor of it, where its
         // directory has moved) and throws the storage_error of `what`'s failure.
         [[noreturn]] TDBG_DECL void fail_commit(const char* what, int held);
@@ -121,6 +124,10 @@ public:
     [[nodiscard]] TDBG_DECL std::vector<std::string> list(const std::string& prefix, const std::string& start_after = {}) const;
     /// True when `key` is published (a regular file).
     [[nodiscard]] TDBG_DECL bool exists(const std::string& key) const;
+    /// Publishes `key` only when no file has that name (the storage concept's put_if_absent
+    /// capability): written to a temporary file, then hard-linked to its name, which fails
+    /// atomically when the name exists. False, and nothing left behind, when it did.
+    [[nodiscard]] TDBG_DECL bool put_if_absent(const std::string& key, std::string_view bytes) const;
     /// Removes the file `key` (the storage concept's remove capability); no error when it is absent.
     TDBG_DECL void remove(const std::string& key) const;
 

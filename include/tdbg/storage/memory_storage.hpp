@@ -99,6 +99,8 @@ public:
     [[nodiscard]] TDBG_DECL std::vector<std::string> list(const std::string& prefix, const std::string& start_after = {}) const;
     /// True when `key` is published.
     [[nodiscard]] TDBG_DECL bool exists(const std::string& key) const;
+    /// Publishes `key` only when no object has it, under the lock (the put_if_absent capability).
+    [[nodiscard]] TDBG_DECL bool put_if_absent(const std::string& key, std::string_view bytes) const;
     /// Withdraws `key` (the remove capability); no error when it is absent.
     TDBG_DECL void remove(const std::string& key) const;
 

@@ -425,6 +425,68 @@ public:
         }
     }
 
+    /// Writes `key` (run-relative) only when no object has it; false when one has. A PUT with
+    /// `If-None-Match: *`: 412 means the key is taken, 409 that another conditional write of it
+    /// is under way (it wins or fails; this one loses). A retry after a lost reply that finds the
+    /// key taken reads it: the bytes sent are this caller's when it holds them. A server without
+    /// conditional PUTs (501) is asked by listing instead from then on (put_if_absent_by_listing).
+    [[nodiscard]] bool put_if_absent(const std::string& key, std::string_view bytes) {
+        const std::string full = full_key(key);
+        if (!no_conditional_put_.load(std::memory_order_relaxed)) {
+            const call c{"PUT", object_url(full, {}), fmt::format("PUT {} if absent", describe_key(full)),
+                         bytes, {"If-None-Match: *"}, 1u << 20};
+            const result r = send(c, {200, 409, 412, 501});
+            switch (r.reply.status) {
+            case 200:
+                return true;
+            case 412:
+                return r.attempts > 1 && get_object(full) == bytes;
+            case 409:
+                return false;
+            default:
+                no_conditional_put_.store(true, std::memory_order_relaxed);
+            }
+        }
+        return put_if_absent_by_listing(key, bytes);
+    }
+
+    /// put_if_absent where conditional PUTs are missing: the caller puts a candidate
+    /// `<key>~<nanoseconds since the epoch, 20 digits>-<random>`, lists `<key>`, and wins when
+    /// the key is not there and its candidate sorts first; the winner puts the key, and every
+    /// caller removes its candidate. S3 lists what was written before the listing, so of two
+    /// callers one sees the other's candidate; they agree on the winner unless their clocks differ
+    /// by more than the time between the first one's candidate and its listing. A caller that dies
+    /// between its candidate and the key leaves a candidate that makes later callers lose.
+    [[nodiscard]] bool put_if_absent_by_listing(const std::string& key, std::string_view bytes) {
+        const std::string full = full_key(key);
+        if (head_object(full)) {
+            return false;
+        }
+        const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+        const auto token = static_cast<std::uint32_t>(unit_random() * 4294967296.0);
+        const std::string candidate = fmt::format("{}~{:020}-{:08x}", key, now, token);
+        put_object(full_key(candidate), {});
+        bool won = false;
+        try {
+            const std::vector<std::string> keys = list(key, {});
+            const bool taken = std::find(keys.begin(), keys.end(), key) != keys.end();
+            const auto first = std::find_if(keys.begin(), keys.end(), [&](const std::string& k) {
+                return k.size() > key.size() && k.compare(0, key.size(), key) == 0 && k[key.size()] == '~';
+            });
+            won = !taken && first != keys.end() && *first == candidate;
+            if (won) {
+                put_object(full, bytes);
+            }
+        } catch (...) {
+            delete_object(full_key(candidate));
+            throw;
+        }
+        delete_object(full_key(candidate));
+        return won;
+    }
+
 private:
     /// The longest key S3 allows: longer listed keys are refused, so a listing's memory is bounded.
     static constexpr std::size_t max_key_bytes = 1024;
@@ -699,6 +761,7 @@ private:
     std::atomic<std::uint64_t> retries_{0};
     std::atomic<std::uint64_t> bytes_sent_{0};
     std::atomic<std::uint64_t> bytes_received_{0};
+    std::atomic<bool> no_conditional_put_{false}; // the server answered a conditional PUT with 501
 };
 
 } // namespace detail
@@ -855,6 +918,14 @@ public:
     [[nodiscard]] bool exists(const std::string& key) const {
         validate_key(key);
         return client_->head_object(client_->full_key(key)).has_value();
+    }
+
+    /// Writes `key` only when no object has it (the storage concept's put_if_absent capability):
+    /// a conditional PUT, or where the server lacks those, candidates and a listing (see
+    /// detail::s3_client::put_if_absent_by_listing for what that cannot guarantee).
+    [[nodiscard]] bool put_if_absent(const std::string& key, std::string_view bytes) const {
+        validate_key(key);
+        return client_->put_if_absent(key, bytes);
     }
 
     /// Deletes `key`; no error when it does not exist.

@@ -33,6 +33,12 @@
 ///   - `s.remove(key)`: withdraws a published object (no error when there is none). The
 ///     hook's writer uses it to take back an event file whose index could not be
 ///     published, so that a failed write does not leave data nothing reads.
+///   - `s.put_if_absent(key, bytes) -> bool`: publishes `key` as `put` does, but only when no
+///     object has that key, in one atomic step: of two callers racing for one key, one gets
+///     true and the other false (local files: a hard link that fails when the name exists; S3:
+///     a conditional PUT; memory: under its lock). The hook claims its worker in a run with it
+///     (hook/detail/run_claim.hpp). Without it, `any_storage` asks `exists` and then puts,
+///     which two callers racing can both pass.
 ///
 /// Every call behind `any_storage` is a syscall or a network request, so the one
 /// indirect call it adds is noise; in exchange the hook, the trial and the rules
@@ -98,6 +104,13 @@ template <class S, class = void>
 struct has_remove : std::false_type {};
 template <class S>
 struct has_remove<S, std::void_t<decltype(std::declval<S&>().remove(std::declval<const std::string&>()))>>
+    : std::true_type {};
+
+template <class S, class = void>
+struct has_put_if_absent : std::false_type {};
+template <class S>
+struct has_put_if_absent<S, std::void_t<decltype(bool{std::declval<S&>().put_if_absent(
+                                std::declval<const std::string&>(), std::declval<std::string_view>())})>>
     : std::true_type {};
 
 template <class S, class = void>
@@ -176,6 +189,7 @@ public:
     [[nodiscard]] virtual std::size_t request_concurrency() const = 0;
     [[nodiscard]] virtual bool coalesce_reads() const = 0;
     [[nodiscard]] virtual bool remove(const std::string& key) const = 0;
+    [[nodiscard]] virtual bool put_if_absent(const std::string& key, std::string_view bytes) const = 0;
     [[nodiscard]] virtual const void* target(const void* type_tag) const noexcept = 0;
 };
 
@@ -260,6 +274,18 @@ public:
             return false;
         }
     }
+    [[nodiscard]] bool put_if_absent(const std::string& key, std::string_view bytes) const override {
+        if constexpr (has_put_if_absent<S>::value) {
+            return s_.put_if_absent(key, bytes);
+        } else {
+            // Not atomic: two callers racing may both find the key absent.
+            if (s_.exists(key)) {
+                return false;
+            }
+            s_.put(key, bytes);
+            return true;
+        }
+    }
     [[nodiscard]] const void* target(const void* tag) const noexcept override {
         return tag == type_tag<S>() ? &s_ : nullptr;
     }
@@ -325,6 +351,11 @@ public:
     [[nodiscard]] bool coalesce_reads() const { return self_->coalesce_reads(); }
     /// Withdraws `key` (no error when it is absent); false when the backend cannot remove objects.
     [[nodiscard]] bool remove(const std::string& key) const { return self_->remove(key); }
+    /// Publishes `bytes` as `key` when no object has that key; false (and nothing written) when
+    /// one has. Atomic where the backend has the capability, else `exists` then `put`.
+    [[nodiscard]] bool put_if_absent(const std::string& key, std::string_view bytes) const {
+        return self_->put_if_absent(key, bytes);
+    }
 
     /// The held backend if it is an `S`, else nullptr.
     template <class S>

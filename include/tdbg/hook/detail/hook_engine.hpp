@@ -44,6 +44,7 @@
 #include "tdbg/hook/detail/deferred_cell.hpp"
 #include "tdbg/hook/detail/histogram.hpp"
 #include "tdbg/hook/detail/metrics_writer.hpp"
+#include "tdbg/hook/detail/run_claim.hpp"
 #include "tdbg/hook/detail/selection.hpp"
 #include "tdbg/hook/detail/state_store.hpp"
 #include "tdbg/hook/detail/stop_watch.hpp"
@@ -197,11 +198,7 @@ public:
             worker_.size = *options_.num_workers;
         }
         format::validate_worker_name(worker_.name);
-        if (storage_.exists(std::string(format::end_marker_key))) {
-            throw config_error(fmt::format("the run at {} has ended already (it holds {}); write to a new directory",
-                                           storage_.describe(), format::end_marker_key));
-        }
-        resume_from_state_store();
+        const bool resumed = resume_from_state_store();
         if (!options_.dry_run) {
             if (auto dir = metrics_dir()) {
                 metrics_ = std::make_unique<metrics_writer>(*dir);
@@ -221,6 +218,7 @@ public:
             pool_ = std::make_shared<buffer_pool>(options_.max_queue_bytes);
             writer_ = std::make_unique<async_writer>(storage_, std::move(w));
         }
+        start_run(resumed); // last: a hook whose options are refused has claimed nothing
     }
 
     hook_engine(const hook_engine&) = delete;
@@ -245,6 +243,7 @@ public:
     void begin_step() {
         check_open("begin_step");
         end_step();
+        report_write_error(); // also when no step was open: an error of the hook's start
         write_state();
         check_stop_marker();
         clock_.begin();
@@ -300,7 +299,7 @@ public:
                 // smdebug leaves the end marker to SageMaker in its jobs; every worker writes it otherwise.
                 if (writer_) {
                     writer_->push(write_items::object{std::string(format::end_marker_key), std::string()});
-                } else if (!write_error_) {
+                } else if (!write_error_ && !start_error_) {
                     put_end_marker();
                 }
             }
@@ -309,11 +308,11 @@ public:
         }
         if (writer_) {
             writer_->close();
-            try {
-                report_write_error();
-            } catch (...) {
-                keep_first();
-            }
+        }
+        try {
+            report_write_error();
+        } catch (...) {
+            keep_first();
         }
         if (first) {
             std::rethrow_exception(first);
@@ -538,6 +537,9 @@ private:
     // Reports the error that stopped the writer, once: thrown (rethrow policy) or
     // printed (disable policy, smdebug's: training goes on without the hook).
     void report_write_error() {
+        if (start_error_) {
+            write_failed(std::exchange(start_error_, nullptr));
+        }
         if (writer_) {
             if (std::exception_ptr e = writer_->take_error()) {
                 write_failed(e);
@@ -841,8 +843,33 @@ private:
         return std::nullopt;
     }
 
-    // smdebug's _initialize_to_last_saved_state: the state store's last state, if any.
-    void resume_from_state_store() {
+    // The run's start (hook/detail/run_claim.hpp): a writing worker claims itself in the run, and
+    // a run that is another job's is a config_error; a worker that writes nothing only checks that
+    // the run has not ended. A storage that fails here (an outage) is a write error under the
+    // policy, as later ones are: the hook saves nothing, and training goes on by default.
+    void start_run(bool resumed) {
+        try {
+            if (writer_) {
+                claim_run(storage_, worker_.name, options_.existing_run, resumed);
+            } else if (storage_.exists(std::string(format::end_marker_key))) {
+                throw config_error(fmt::format("the run at {} has ended already (it holds {}); write to a new directory",
+                                               storage_.describe(), format::end_marker_key));
+            }
+        } catch (const storage_error&) {
+            if (writer_) {
+                writer_->fail(std::current_exception());
+            } else {
+                start_error_ = std::current_exception();
+            }
+            if (options_.on_write_error == write_error_policy::disable) {
+                report_write_error(); // printed now; with rethrow, thrown by the next call
+            }
+        }
+    }
+
+    // smdebug's _initialize_to_last_saved_state: the state store's last state, if any; true when
+    // there was one (the job is resumed).
+    bool resume_from_state_store() {
         std::string config;
         if (options_.checkpoint_config_file) {
             config = *options_.checkpoint_config_file;
@@ -856,7 +883,9 @@ private:
             last_saved_step_ = last->last_saved_step;
             training_run_ = last->training_run + 1;
             clock_.resume(last->last_seen_step, last->mode_steps);
+            return true;
         }
+        return false;
     }
 
     // smdebug's _write_state, at the start of a step: a new state when the checkpoint files changed.
@@ -920,6 +949,7 @@ private:
     std::unique_ptr<metrics_writer> metrics_;
     std::optional<stop_request> stop_;
     std::optional<std::string> write_error_;
+    std::exception_ptr start_error_; // the start's storage error, for a worker without a writer, until reported
     std::shared_ptr<buffer_pool> pool_;
     std::unique_ptr<async_writer> writer_;
     std::unique_ptr<stop_watch> stop_watch_; // started at the first begin_step

@@ -53,10 +53,11 @@ inline bool may_retry(const s3_retry_policy& policy, int attempts_made, std::chr
     return attempts_made < policy.max_attempts && elapsed + next_delay < policy.max_elapsed;
 }
 
-/// True for replies worth retrying: 5xx, 429 Too Many Requests, and the S3
-/// error codes that mean "try again" (RequestTimeout comes with a 400).
+/// True for replies worth retrying: 5xx but 501 Not Implemented (a server that lacks a
+/// feature lacks it the next time too), 429 Too Many Requests, and the S3 error codes that
+/// mean "try again" (RequestTimeout comes with a 400).
 inline bool retryable_status(long status, std::string_view s3_code) {
-    return status >= 500 || status == 429 || s3_code == "RequestTimeout" || s3_code == "SlowDown" ||
+    return (status >= 500 && status != 501) || status == 429 || s3_code == "RequestTimeout" || s3_code == "SlowDown" ||
            s3_code == "InternalError" || s3_code == "ServiceUnavailable";
 }
 

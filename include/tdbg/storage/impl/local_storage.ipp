@@ -577,7 +577,9 @@ TDBG_DECL void local_storage::writer::append(std::string_view bytes) {
     }
 }
 
-TDBG_DECL void local_storage::writer::commit() {
+TDBG_DECL void local_storage::writer::commit() { (void)publish(true); }
+
+TDBG_DECL bool local_storage::writer::publish(bool replace) {
     if (fd_ < 0) {
         throw storage_error(fmt::format("commit of {} twice", final_.string()));
     }
@@ -592,14 +594,22 @@ TDBG_DECL void local_storage::writer::commit() {
     if (::close(fd) != 0) {
         fail_commit("close", held.fd);
     }
-    if (::rename(temp_.c_str(), final_.c_str()) != 0) {
+    // A new name only: link() fails with EEXIST, atomically, when the name is taken.
+    if ((replace ? ::rename(temp_.c_str(), final_.c_str()) : ::link(temp_.c_str(), final_.c_str())) != 0) {
         const int saved = errno; // before anything else can change it
         detail::remove_temp_file(temp_, held.fd);
+        if (!replace && saved == EEXIST) {
+            return false;
+        }
         throw storage_error(fmt::format("cannot publish {}: {}", final_.string(), detail::errno_text(saved)));
+    }
+    if (!replace) {
+        detail::remove_temp_file(temp_, held.fd); // the file lives on under its name
     }
     if (durable_) {
         detail::sync_directory(final_.parent_path());
     }
+    return true;
 }
 
 TDBG_DECL void local_storage::writer::fail_commit(const char* what, int held) {
@@ -700,6 +710,12 @@ TDBG_DECL void local_storage::put(const std::string& key, std::string_view bytes
     writer w = open_write(key);
     w.append(bytes);
     w.commit();
+}
+
+TDBG_DECL bool local_storage::put_if_absent(const std::string& key, std::string_view bytes) const {
+    writer w = open_write(key);
+    w.append(bytes);
+    return w.publish(false);
 }
 
 TDBG_DECL void local_storage::check_read_size(const std::string& key, std::uint64_t size) const {

@@ -132,6 +132,13 @@ TDBG_DECL bool memory_storage::exists(const std::string& key) const {
     return objects_->objects.count(key) != 0;
 }
 
+TDBG_DECL bool memory_storage::put_if_absent(const std::string& key, std::string_view bytes) const {
+    validate_key(key);
+    auto object = std::make_shared<const std::string>(bytes);
+    const std::lock_guard<std::mutex> lock(objects_->mutex);
+    return objects_->objects.try_emplace(key, std::move(object)).second;
+}
+
 TDBG_DECL void memory_storage::remove(const std::string& key) const {
     validate_key(key);
     std::shared_ptr<const std::string> removed; // freed after the lock is released

@@ -1,0 +1,175 @@
+// S3's put_if_absent (the claim of a hook's worker in a run, hook/detail/run_claim.hpp): a
+// conditional PUT, or candidates and a listing where the server lacks those; and a hook built
+// while S3 cannot be reached, which constructs and reports the outage by its write-error policy.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fake_http_server.hpp"
+#include "s3_test_server.hpp"
+#include "tdbg/hook/hook.hpp"
+#include "tdbg/storage/s3.hpp"
+#include "tdbg/trial/trial.hpp"
+
+using tdbg::test::fake_http_server;
+using tdbg::test::fake_reply;
+using tdbg::test::s3_test_server;
+using namespace std::chrono_literals;
+
+namespace {
+
+tdbg::s3_options claim_test_options(const std::string& endpoint) {
+    tdbg::s3_options o;
+    o.use_environment = false;
+    o.endpoint_url = endpoint;
+    o.access_key_id = "AKIDEXAMPLE";
+    o.secret_access_key = "claim-test-secret";
+    o.retry.base_delay = 1ms;
+    o.retry.max_delay = 4ms;
+    return o;
+}
+
+fake_reply claim_test_error(int status, const std::string& code) {
+    return {status, "<?xml version=\"1.0\"?><Error><Code>" + code + "</Code><Message>m</Message></Error>",
+            {"Content-Type: application/xml"}, false};
+}
+
+// A loopback port nothing listens on: connections to it are refused.
+int refusing_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+tdbg::hook_options claim_test_hook_options() {
+    tdbg::hook_options o;
+    o.save_all = true;
+    o.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt});
+    o.worker = "worker_0";
+    o.num_workers = 1;
+    o.stop_check_interval = 0ms;
+    return o;
+}
+
+} // namespace
+
+TEST_CASE("s3 put_if_absent is a PUT with If-None-Match: *, and a 412 means the key is taken") {
+    fake_http_server server({{200, "", {"ETag: \"x\""}, false}, claim_test_error(412, "PreconditionFailed")});
+    const tdbg::s3_storage s("s3://bkt/run", claim_test_options(server.endpoint()));
+    CHECK(s.put_if_absent(".tdbg/claims/worker_0.json", "mine"));
+    CHECK_FALSE(s.put_if_absent(".tdbg/claims/worker_0.json", "theirs"));
+    const auto requests = server.requests();
+    REQUIRE(requests.size() == 2); // a 412 is an answer, not retried
+    for (const auto& r : requests) {
+        CHECK(r.method == "PUT");
+        CHECK(r.target == "/bkt/run/.tdbg/claims/worker_0.json");
+        CHECK(r.headers.at("if-none-match") == "*");
+    }
+    CHECK(requests[0].body == "mine");
+}
+
+TEST_CASE("s3 put_if_absent on a server without conditional PUTs lists candidates, and the first one wins") {
+    // 501 (not retried), then: HEAD (absent), PUT of this caller's candidate, a listing in which
+    // another caller's earlier candidate comes first, DELETE of this caller's candidate.
+    const std::string listing = "<ListBucketResult><IsTruncated>false</IsTruncated>"
+                                "<Contents><Key>run/c/w~00000000000000000001-00000000</Key></Contents>"
+                                "<Contents><Key>run/c/w~99999999999999999999-ffffffff</Key></Contents>"
+                                "</ListBucketResult>";
+    fake_http_server server({claim_test_error(501, "NotImplemented"), claim_test_error(404, "NoSuchKey"),
+                             {200, "", {"ETag: \"x\""}, false}, {200, listing, {}, false}, {204, "", {}, false},
+                             // the second call goes to the listing at once: the key is there
+                             {200, "", {}, false}});
+    const tdbg::s3_storage s("s3://bkt/run", claim_test_options(server.endpoint()));
+    CHECK_FALSE(s.put_if_absent("c/w", "mine"));
+    CHECK_FALSE(s.put_if_absent("c/w", "mine"));
+    const auto requests = server.requests();
+    REQUIRE(requests.size() == 6);
+    CHECK(requests[0].headers.at("if-none-match") == "*");
+    CHECK(requests[1].method == "HEAD");
+    CHECK(requests[2].method == "PUT");
+    const std::string candidate = requests[2].target;
+    CHECK(candidate.rfind("/bkt/run/c/w~", 0) == 0);
+    CHECK(requests[2].headers.count("if-none-match") == 0);
+    CHECK(requests[3].method == "GET");
+    CHECK(requests[4].method == "DELETE");
+    CHECK(requests[4].target == candidate); // the loser's candidate is removed
+    CHECK(requests[5].method == "HEAD");
+    CHECK(requests[5].headers.count("if-none-match") == 0);
+}
+
+TEST_CASE("s3 put_if_absent on the loopback server: the first caller publishes, the next ones do not", "[server]") {
+    auto& server = s3_test_server::instance();
+    TDBG_REQUIRE_S3_SERVER(server);
+    const tdbg::s3_storage s(server.new_run("claims"), server.options());
+    CHECK(s.put_if_absent(".tdbg/claims/worker_0.json", "first"));
+    CHECK_FALSE(s.put_if_absent(".tdbg/claims/worker_0.json", "second"));
+    CHECK(s.read(".tdbg/claims/worker_0.json") == "first");
+    CHECK(s.list("") == std::vector<std::string>{".tdbg/claims/worker_0.json"}); // no candidate left behind
+}
+
+TEST_CASE("s3 hooks racing for one worker of one run on the loopback server: one starts, the other is refused", "[server]") {
+    auto& server = s3_test_server::instance();
+    TDBG_REQUIRE_S3_SERVER(server);
+    const std::string url = server.new_run("claimed");
+    const tdbg::s3_storage s(url, server.options());
+    std::optional<tdbg::hook> first;
+    first.emplace(s, claim_test_hook_options());
+    CHECK_THROWS_WITH(tdbg::hook(s, claim_test_hook_options()),
+                      Catch::Contains(url) && Catch::Contains("another job's run of worker_0"));
+    first->begin_step();
+    first->save_tensor("w", tdbg::tensor_value::scalar(1.0F));
+    first->close();
+    CHECK_FALSE(first->write_error());
+    CHECK(tdbg::open_trial(s, "claimed").steps() == std::vector<std::int64_t>{0});
+}
+
+TEST_CASE("a hook built while S3 refuses connections constructs, trains, and reports the outage by its policy") {
+    const std::string endpoint = "http://127.0.0.1:" + std::to_string(refusing_port());
+    auto s3 = claim_test_options(endpoint);
+    s3.retry.max_attempts = 2;
+    s3.connect_timeout = 2000ms;
+    const tdbg::s3_storage storage("s3://bucket/runs/outage", s3);
+    for (const bool writing : {true, false}) {
+        INFO((writing ? "worker_0" : "worker_1, which writes only the end marker"));
+        auto o = claim_test_hook_options();
+        o.worker = writing ? "worker_0" : "worker_1";
+        o.num_workers = 2;
+        {
+            std::optional<tdbg::hook> h;
+            REQUIRE_NOTHROW(h.emplace(storage, o)); // disable (the default): printed, training goes on
+            REQUIRE(h->write_error());
+            CHECK_THAT(*h->write_error(), Catch::Contains(endpoint));
+            for (int step = 0; step < 3; ++step) {
+                CHECK_NOTHROW(h->begin_step());
+                CHECK_NOTHROW(h->save_tensor("w", tdbg::tensor_value::scalar(static_cast<float>(step))));
+            }
+            CHECK_NOTHROW(h->close());
+        }
+        {
+            o.on_write_error = tdbg::write_error_policy::rethrow;
+            std::optional<tdbg::hook> h;
+            REQUIRE_NOTHROW(h.emplace(storage, o));
+            CHECK_THROWS_AS(h->begin_step(), tdbg::s3_error); // once, by the next call
+            for (int step = 0; step < 3; ++step) {
+                CHECK_NOTHROW(h->begin_step());
+                CHECK_NOTHROW(h->save_tensor("w", tdbg::tensor_value::scalar(static_cast<float>(step))));
+            }
+            CHECK(h->global_step() == 2);
+            CHECK_NOTHROW(h->close());
+            REQUIRE(h->write_error());
+            CHECK_THAT(*h->write_error(), Catch::Contains("Connection refused") || Catch::Contains("connect"));
+        }
+    }
+}
