@@ -46,8 +46,12 @@ constexpr const char* diff_help = "usage: tdbg diff RUN_A RUN_B [options]\n\n"
                                   "  --mode MODE         only the steps of TRAIN, EVAL, PREDICT or GLOBAL\n"
                                   "  --ignore-missing    tensors, steps and workers of one run only are listed,\n"
                                   "                      not counted as differences\n"
-                                  "  --json              print a JSON document (\"tdbg-diff/1\"); differences that\n"
-                                  "                      are not finite numbers (NaN against a number) are null\n\n"
+                                  "  --json              print a JSON document (\"tdbg-diff/1\"); a difference that\n"
+                                  "                      is not a finite number is null: infinite where elements\n"
+                                  "                      were compared (NaN against a number, a relative\n"
+                                  "                      difference against 0), undefined where none was\n"
+                                  "                      (another dtype or shape); first_divergence is null when\n"
+                                  "                      the runs part only by tensors saved in one of them\n\n"
                                   "exit status: 0 the runs agree within the tolerances, 1 they differ, 2 an error.\n";
 
 struct diff_cli_options {

@@ -1,6 +1,8 @@
 // `tdbg dump DIR --json`: the reading of a whole run in the golden schema
-// ("smdebug-golden/1"), laid out as Python's json.dumps(indent=1, sort_keys=True).
+// ("smdebug-golden/1"), laid out as Python's json.dumps(indent=1, sort_keys=True),
+// written as it is read (golden.hpp's write_golden_document).
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -29,8 +31,12 @@ constexpr const char* dump_help =
 int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
     std::vector<std::string> flags;
     const auto positional = tdbg::cli::positional_args(args, {"--json"}, flags);
-    const tdbg::trial trial = tdbg::cli::open_run(tdbg::cli::single_run_argument(positional));
-    out << tdbg::cli::json_document_text(tdbg::cli::golden_document(trial, fmt::format("tdbg {} (C++)", TDBG_VERSION)));
+    // The document is written as it is made, a tensor step at a time, and the event files
+    // kept in memory are bounded: memory grows with the run's index, not with its values.
+    tdbg::trial_options options;
+    options.file_cache_bytes = std::uint64_t{8} << 20U;
+    const tdbg::trial trial = tdbg::cli::open_run(tdbg::cli::single_run_argument(positional), options);
+    tdbg::cli::write_golden_document(trial, fmt::format("tdbg {} (C++)", TDBG_VERSION), out);
     out.flush();
     return tdbg::cli::exit_ok;
 }

@@ -9,11 +9,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <exception>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -22,6 +25,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -69,6 +73,9 @@ constexpr const char* rules_help =
     "                      (waits up to 60 s for a run that has not started;\n"
     "                      without it, the steps written so far are evaluated)\n"
     "  --poll SECONDS      how often --follow looks for new steps (default 0.5)\n"
+    "  --jobs N            threads --follow evaluates its rules on, 1 to 1024\n"
+    "                      (default: the number of cores); a thread takes turns\n"
+    "                      at several rules, each as its steps come\n"
     "  --progress FILE     write a JSON line to FILE (emptied first) at each step\n"
     "                      evaluated, for a program that follows the evaluation:\n"
     "                      {\"rule\": NAME, \"step\": N, \"outcome\": \"triggered\",\n"
@@ -107,6 +114,7 @@ struct rules_options {
     std::optional<std::string> junit;
     std::string output = "-";
     std::size_t threads = 0;
+    std::size_t jobs = std::max(1U, std::thread::hardware_concurrency());
     bool verbose = false;
     bool list = false;
 };
@@ -176,6 +184,8 @@ rules_options parse_rules_args(const std::vector<std::string>& args) {
             }
         } else if (a == "--threads") {
             o.threads = tdbg::cli::parse_count(a, value_of(i), 0, 1024); // 0: all cores
+        } else if (a == "--jobs") {
+            o.jobs = tdbg::cli::parse_count(a, value_of(i), 1, 1024);
         } else if (a == "--verbose") {
             o.verbose = true;
         } else if (a == "--list") {
@@ -364,55 +374,192 @@ struct rule_outcome {
     bool interrupted = false;
 };
 
-// Evaluates `r` as any_rule::evaluate does (an error becomes status Error and what
-// was found before it is kept), and ends between two steps once a signal came.
-// With `follow`, a step not written yet is waited for here (the evaluation says
-// which), so that the wait ends as soon as a signal comes, and the rule is asked
-// meanwhile whether it fires without the step (StalledTrainingRule).
-rule_outcome evaluate_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options options, bool follow,
-                           const tdbg::cli::interruption& signals) {
-    options.stop_requested = [&signals] { return signals.requested(); };
-    if (follow) {
-        options.step_timeout.reset(); // waited for below, as long as it takes
+// One rule's evaluation (tdbg::rules::rule_evaluation) as this command takes turns at it:
+// an error becomes status Error and what was found before it is kept, as any_rule::evaluate
+// does; a signal ends it between two steps. turn() evaluates the steps that are there and
+// returns once the evaluation has ended or, with `follow`, must wait for a step not written
+// yet. The wait is the caller's (rule_turns), so that one thread can follow several rules and
+// a signal ends it at once; the rule is asked meanwhile whether it fires without the step
+// (StalledTrainingRule).
+class followed_rule {
+public:
+    followed_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options options, bool follow,
+                  const tdbg::cli::interruption& signals)
+        : rule_(&r), evaluation_(r.get(), with_signals(std::move(options), follow, signals)), follow_(follow),
+          signals_(&signals) {}
+
+    /// Evaluates what it can; true once the evaluation has ended.
+    bool turn() {
+        try {
+            if (!follow_) {
+                evaluation_.run(); // a snapshot: steps not there yet are skipped, never waited for
+                return true;
+            }
+            const tdbg::rules::advance_result a = evaluation_.advance();
+            if (a.state == tdbg::rules::evaluation_state::done) {
+                return true;
+            }
+            if (a.state == tdbg::rules::evaluation_state::waiting) {
+                tdbg::rules::any_rule& r = *rule_;
+                if (announced_ != a.waiting_for) {
+                    announced_ = a.waiting_for;
+                    r->logger().debug(a.waiting_for
+                                          ? fmt::format("rule {}: waiting for step {}", r.name(), *a.waiting_for)
+                                          : fmt::format("rule {}: waiting for the run's first step", r.name()));
+                }
+                if (evaluation_.check_while_waiting()) {
+                    r->logger().debug(fmt::format("rule {}: fired while waiting for step {}", r.name(), *a.waiting_for));
+                }
+            }
+            return false;
+        } catch (const std::exception& e) {
+            // A read the signal cut short (an S3 request cancelled) is the signal's doing.
+            error_ = signals_->requested() ? std::nullopt
+                                           : std::optional<std::string>(*e.what() != '\0' ? e.what() : "unknown error");
+            interrupted_ = signals_->requested();
+            return true;
+        }
     }
-    const std::chrono::milliseconds poll = options.poll_interval;
-    tdbg::rules::rule_evaluation evaluation(r.get(), std::move(options));
-    rule_outcome outcome;
-    try {
-        if (!follow) {
-            evaluation.run(); // a snapshot: steps not there yet are skipped, never waited for
+
+    /// Ends the evaluation at a signal that came while it waited for a step.
+    void interrupt() { evaluation_.interrupt(); }
+
+    /// The outcome, once turn() returned true (or interrupt() was called).
+    rule_outcome outcome() && {
+        rule_outcome out;
+        out.result = evaluation_.take_result();
+        if (error_) {
+            out.result.error = *error_;
         }
-        std::optional<std::optional<std::int64_t>> announced; // the step whose wait was logged
-        while (follow && !evaluation.done()) {
-            const tdbg::rules::advance_result a = evaluation.advance();
-            if (a.state != tdbg::rules::evaluation_state::waiting) {
-                continue;
-            }
-            if (announced != a.waiting_for) {
-                announced = a.waiting_for;
-                r->logger().debug(a.waiting_for ? fmt::format("rule {}: waiting for step {}", r.name(), *a.waiting_for)
-                                                : fmt::format("rule {}: waiting for the run's first step", r.name()));
-            }
-            if (evaluation.check_while_waiting()) {
-                r->logger().debug(fmt::format("rule {}: fired while waiting for step {}", r.name(), *a.waiting_for));
-            }
-            if (signals.wait(poll)) {
-                evaluation.interrupt();
-            }
+        if (interrupted_) {
+            out.result.end = tdbg::rules::evaluation_end::interrupted; // status Stopped unless it found issues
         }
-    } catch (const std::exception& e) {
-        outcome.result = evaluation.take_result();
-        if (signals.requested()) { // a read the signal cut short (an S3 request cancelled)
-            outcome.result.end = tdbg::rules::evaluation_end::interrupted;
-            outcome.interrupted = true;
-            return outcome;
-        }
-        outcome.result.error = *e.what() != '\0' ? e.what() : "unknown error";
-        return outcome;
+        out.interrupted = out.result.end == tdbg::rules::evaluation_end::interrupted;
+        return out;
     }
-    outcome.result = evaluation.take_result();
-    outcome.interrupted = outcome.result.end == tdbg::rules::evaluation_end::interrupted;
-    return outcome;
+
+private:
+    static tdbg::rules::invoke_options with_signals(tdbg::rules::invoke_options options, bool follow,
+                                                     const tdbg::cli::interruption& signals) {
+        options.stop_requested = [&signals] { return signals.requested(); };
+        if (follow) {
+            options.step_timeout.reset(); // waited for by the caller, as long as it takes
+        }
+        return options;
+    }
+
+    tdbg::rules::any_rule* rule_;
+    tdbg::rules::rule_evaluation evaluation_;
+    bool follow_;
+    const tdbg::cli::interruption* signals_;
+    std::optional<std::string> error_;
+    bool interrupted_ = false;
+    std::optional<std::optional<std::int64_t>> announced_; // the step whose wait was logged
+};
+
+// The turns of rules evaluated side by side on a bounded number of threads: any thread that
+// calls work() takes the rule whose turn is due first, and a rule that waits for a step comes
+// back a poll interval later. So a thread follows several rules, however many there are.
+class rule_turns {
+public:
+    rule_turns(std::size_t rules, std::chrono::milliseconds poll, const tdbg::cli::interruption& signals,
+               std::function<bool(std::size_t)> turn, std::function<void(std::size_t)> interrupt)
+        : poll_(poll), signals_(signals), turn_(std::move(turn)), interrupt_(std::move(interrupt)), remaining_(rules) {
+        for (std::size_t i = 0; i < rules; ++i) {
+            queue_.push_back({i, clock::time_point{}});
+        }
+    }
+
+    /// Takes turns until every rule has ended. Never throws: an exception that is not a
+    /// rule's error is kept for rethrow().
+    void work() noexcept {
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            changed_.wait(lock, [this] { return remaining_ == 0 || !queue_.empty(); });
+            if (remaining_ == 0) {
+                return;
+            }
+            const due next = queue_.front();
+            queue_.pop_front();
+            lock.unlock();
+            bool ended = true;
+            try {
+                const auto now = clock::now();
+                if (next.at > now &&
+                    signals_.wait(std::chrono::ceil<std::chrono::milliseconds>(next.at - now))) {
+                    interrupt_(next.rule); // a signal while it waited for a step
+                } else {
+                    ended = turn_(next.rule);
+                }
+            } catch (...) {
+                const std::lock_guard<std::mutex> guard(mutex_);
+                if (!error_) {
+                    error_ = std::current_exception();
+                }
+            }
+            lock.lock();
+            if (ended) {
+                --remaining_;
+            } else {
+                queue_.push_back({next.rule, clock::now() + poll_}); // the queue stays ordered by time
+            }
+            changed_.notify_all();
+        }
+    }
+
+    /// After work() returned on every thread: the first exception a turn threw, if any.
+    void rethrow() const {
+        if (error_) {
+            std::rethrow_exception(error_);
+        }
+    }
+
+private:
+    using clock = std::chrono::steady_clock;
+    struct due {
+        std::size_t rule;
+        clock::time_point at;
+    };
+
+    std::chrono::milliseconds poll_;
+    const tdbg::cli::interruption& signals_;
+    std::function<bool(std::size_t)> turn_;
+    std::function<void(std::size_t)> interrupt_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<due> queue_;
+    std::size_t remaining_;
+    std::exception_ptr error_;
+};
+
+// Runs `work` on `threads` threads, this one among them; a thread that cannot be started
+// (a limit on processes, RLIMIT_NPROC) leaves the work to those there. Returns how many
+// could not be started and why.
+std::pair<std::size_t, std::string> run_on_threads(std::size_t threads, const std::function<void()>& work) {
+    std::vector<std::thread> helpers;
+    std::pair<std::size_t, std::string> missing{0, ""};
+    // Joined however this function is left: a joinable std::thread must never be destroyed.
+    struct joiner {
+        std::vector<std::thread>& threads;
+        joiner(const joiner&) = delete;
+        joiner& operator=(const joiner&) = delete;
+        ~joiner() {
+            for (std::thread& t : threads) {
+                t.join();
+            }
+        }
+    } const join_all{helpers};
+    helpers.reserve(threads);
+    for (std::size_t i = 1; i < threads; ++i) {
+        try {
+            helpers.emplace_back(work);
+        } catch (const std::system_error& e) {
+            missing = {threads - i, e.what()};
+            break;
+        }
+    }
+    work();
+    return missing;
 }
 
 // The "smdebug-rules/1" document; when a signal cut evaluations short, it names the signal.
@@ -498,33 +645,53 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
             shown_end = steps.back() + 1;
         }
     }
-    std::vector<rule_outcome> outcomes(rules.size());
-    const auto started = std::chrono::steady_clock::now();
-    auto evaluate = [&](std::size_t i) {
+    std::vector<followed_rule> evaluations;
+    std::vector<std::string> shown_names;
+    for (std::size_t i = 0; i < rules.size(); ++i) {
         tdbg::rules::invoke_options options = base_options;
-        const std::string shown_name =
-            rules[i].configuration_name().empty() ? rules[i].name() : rules[i].configuration_name();
-        options.on_step = [&progress, &progress_lines, &shown_name, i](std::int64_t step,
-                                                                       tdbg::rules::step_outcome what) {
+        shown_names.push_back(rules[i].configuration_name().empty() ? rules[i].name()
+                                                                    : rules[i].configuration_name());
+        options.on_step = [&progress, &progress_lines, &shown_names, i](std::int64_t step,
+                                                                        tdbg::rules::step_outcome what) {
             progress.step(i, step);
-            progress_lines.step(shown_name, step, what);
+            progress_lines.step(shown_names[i], step, what);
         };
-        progress.start(i, shown_name, options.start_step, shown_end);
-        outcomes[i] = evaluate_rule(rules[i], std::move(options), o.follow, signals);
-        progress.done(i);
-    };
-    if (o.follow && rules.size() > 1) {
-        std::vector<std::thread> threads;
-        for (std::size_t i = 0; i < rules.size(); ++i) {
-            threads.emplace_back(evaluate, i);
-        }
-        for (auto& t : threads) {
-            t.join();
-        }
-    } else {
-        for (std::size_t i = 0; i < rules.size(); ++i) {
-            evaluate(i);
-        }
+        evaluations.emplace_back(rules[i], std::move(options), o.follow, signals);
+    }
+    const auto started = std::chrono::steady_clock::now();
+    std::vector<char> begun(rules.size(), 0); // each touched by the thread taking the rule's turn
+    rule_turns turns(
+        rules.size(), trial_options.poll_interval, signals,
+        [&](std::size_t i) {
+            if (begun[i] == 0) {
+                begun[i] = 1;
+                progress.start(i, shown_names[i], base_options.start_step, shown_end);
+            }
+            const bool ended = evaluations[i].turn();
+            if (ended) {
+                progress.done(i);
+            }
+            return ended;
+        },
+        [&](std::size_t i) {
+            evaluations[i].interrupt();
+            progress.done(i);
+        });
+    // A snapshot evaluates its rules one after the other (each with --threads for its steps);
+    // --follow takes turns at its rules on up to --jobs threads, as their steps come.
+    const std::size_t threads = o.follow ? std::min(rules.size(), o.jobs) : 1;
+    const auto [missing, why] = run_on_threads(threads, [&turns] { turns.work(); });
+    if (missing > 0) {
+        err << fmt::format("tdbg rules: note: only {} of {} threads could be started ({}): the rules take turns "
+                           "on {}\n",
+                           threads - missing, threads, tdbg::detail::terminal_safe(why),
+                           threads - missing == 1 ? "one" : "them");
+    }
+    turns.rethrow();
+    std::vector<rule_outcome> outcomes;
+    outcomes.reserve(evaluations.size());
+    for (followed_rule& e : evaluations) {
+        outcomes.push_back(std::move(e).outcome());
     }
     progress.finish();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -7,10 +7,13 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -226,8 +229,9 @@ inline json_value golden_entry(const tdbg::tensor& t, const tensor_step_info& in
 
 } // namespace detail
 
-/// The whole run as the golden schema describes it. `producer` names the program.
-inline json_value golden_document(const trial& t, const std::string& producer) {
+/// What the golden schema says of the run but its steps and tensors: the document less
+/// "steps", "global_step_to_mode" and "tensors" (write_golden_document writes those as it goes).
+inline json_value golden_document_head(const trial& t, const std::string& producer) {
     using json = json_value;
     json doc;
     doc["format"] = golden_format;
@@ -236,26 +240,12 @@ inline json_value golden_document(const trial& t, const std::string& producer) {
     doc["num_workers"] = t.num_workers();
     doc["workers"] = json::array_of(t.workers());
 
-    json modes = json::array();
     std::vector<std::string> mode_names;
     for (const mode m : t.modes()) {
         mode_names.emplace_back(mode_name(m));
     }
     std::sort(mode_names.begin(), mode_names.end());
     doc["modes"] = json::array_of(mode_names);
-
-    json steps = json::object();
-    for (const mode m : all_modes) {
-        steps[std::string(mode_name(m))] = json::array_of(t.steps(m));
-    }
-    doc["steps"] = std::move(steps);
-
-    json step_modes = json::object();
-    for (const std::int64_t step : t.steps()) {
-        step_modes[std::to_string(step)] =
-            json::object({{"mode", std::string(mode_name(*t.mode(step)))}, {"mode_step", *t.mode_step(step)}});
-    }
-    doc["global_step_to_mode"] = std::move(step_modes);
 
     doc["tensor_names"] = json::array_of(t.tensor_names());
     json by_mode = json::object();
@@ -285,25 +275,195 @@ inline json_value golden_document(const trial& t, const std::string& producer) {
         collections[name] = std::move(item);
     }
     doc["collections"] = std::move(collections);
-
-    json tensors = json::object();
-    for (const std::string& name : t.tensor_names()) {
-        const auto tensor = t.tensor(name);
-        json item;
-        json tensor_steps = json::object();
-        for (const mode m : all_modes) {
-            tensor_steps[std::string(mode_name(m))] = json::array_of(tensor.steps(m));
-        }
-        item["steps"] = std::move(tensor_steps);
-        json entries = json::array();
-        for (const tensor_step_info& info : tensor.entries()) {
-            entries.push_back(detail::golden_entry(tensor, info));
-        }
-        item["entries"] = std::move(entries);
-        tensors[name] = std::move(item);
-    }
-    doc["tensors"] = std::move(tensors);
     return doc;
+}
+
+namespace detail {
+
+// The golden document's text, written as it is made: JSON as json.dumps(indent=1,
+// sort_keys=True) lays it out, a piece at a time, into `out` in blocks.
+class golden_text_writer {
+public:
+    explicit golden_text_writer(std::ostream& out) : out_(out) {
+        style_.indent = 1; // as json_document_text
+        style_.sort_keys = true;
+        style_.replace_invalid_utf8 = true;
+    }
+    golden_text_writer(const golden_text_writer&) = delete;
+    golden_text_writer& operator=(const golden_text_writer&) = delete;
+    ~golden_text_writer() = default;
+
+    void raw(std::string_view text) {
+        buffer_ += text;
+        if (buffer_.size() >= block) {
+            flush();
+        }
+    }
+    // A line break and the indentation of nesting level `depth`.
+    void newline(int depth) {
+        buffer_.push_back('\n');
+        buffer_.append(static_cast<std::size_t>(depth), ' ');
+    }
+    // `key` and its separator, as an object member's start.
+    void key(std::string_view k) {
+        format::append_json_string(buffer_, k, true);
+        buffer_ += ": ";
+    }
+    // `v` as dump_json lays it out at nesting level `depth`: each of its line breaks indented
+    // `depth` more (strings hold no raw line break: json.dumps escapes them).
+    void value(const json_value& v, int depth) {
+        const std::string text = format::dump_json(v, style_);
+        std::size_t from = 0;
+        for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', from)) {
+            buffer_.append(text, from, at - from);
+            newline(depth);
+            from = at + 1;
+        }
+        raw(std::string_view(text).substr(from));
+    }
+    void flush() {
+        out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+        buffer_.clear();
+    }
+
+private:
+    static constexpr std::size_t block = std::size_t{1} << 16U;
+    std::ostream& out_;
+    format::json_style style_;
+    std::string buffer_;
+};
+
+// A list of integers at nesting level `depth`, as dump_json lays it out.
+inline void write_golden_integers(const std::vector<std::int64_t>& list, int depth, golden_text_writer& w) {
+    if (list.empty()) {
+        w.raw("[]");
+        return;
+    }
+    w.raw("[");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        w.raw(i == 0 ? "" : ",");
+        w.newline(depth + 1);
+        w.raw(std::to_string(list[i]));
+    }
+    w.newline(depth);
+    w.raw("]");
+}
+
+// The "steps" member's value at nesting level 1: each mode's steps.
+inline void write_golden_steps(const trial& t, golden_text_writer& w) {
+    std::vector<std::string> names;
+    for (const mode m : all_modes) {
+        names.emplace_back(mode_name(m));
+    }
+    std::sort(names.begin(), names.end());
+    w.raw("{");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        w.raw(i == 0 ? "" : ",");
+        w.newline(2);
+        w.key(names[i]);
+        write_golden_integers(t.steps(parse_mode(names[i])), 2, w);
+    }
+    w.newline(1);
+    w.raw("}");
+}
+
+// The "global_step_to_mode" member's value at nesting level 1, a step at a time, in the
+// order of sort_keys: the steps' decimal text sorted as text.
+inline void write_golden_step_modes(const trial& t, golden_text_writer& w) {
+    std::vector<std::pair<std::string, std::int64_t>> steps;
+    for (const std::int64_t step : t.steps()) {
+        steps.emplace_back(std::to_string(step), step);
+    }
+    std::sort(steps.begin(), steps.end());
+    if (steps.empty()) {
+        w.raw("{}");
+        return;
+    }
+    w.raw("{");
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        w.raw(i == 0 ? "" : ",");
+        w.newline(2);
+        w.key(steps[i].first);
+        const std::int64_t step = steps[i].second;
+        w.value(json_value::object({{"mode", std::string(mode_name(*t.mode(step)))}, {"mode_step", *t.mode_step(step)}}),
+                2);
+    }
+    w.newline(1);
+    w.raw("}");
+}
+
+// The "tensors" member's value at nesting level 1, a tensor step at a time.
+inline void write_golden_tensors(const trial& t, golden_text_writer& w) {
+    std::vector<std::string> names = t.tensor_names();
+    std::sort(names.begin(), names.end()); // as sort_keys orders the object's members
+    if (names.empty()) {
+        w.raw("{}");
+        return;
+    }
+    w.raw("{");
+    for (std::size_t n = 0; n < names.size(); ++n) {
+        const auto tensor = t.tensor(names[n]);
+        w.raw(n == 0 ? "" : ",");
+        w.newline(2);
+        w.key(names[n]);
+        w.raw("{");
+        w.newline(3);
+        w.key("entries");
+        const std::vector<tensor_step_info> entries = tensor.entries();
+        if (entries.empty()) {
+            w.raw("[]");
+        } else {
+            w.raw("[");
+            for (std::size_t i = 0; i < entries.size(); ++i) {
+                w.raw(i == 0 ? "" : ",");
+                w.newline(4);
+                w.value(golden_entry(tensor, entries[i]), 4);
+            }
+            w.newline(3);
+            w.raw("]");
+        }
+        w.raw(",");
+        w.newline(3);
+        w.key("steps");
+        json_value tensor_steps = json_value::object();
+        for (const mode m : all_modes) {
+            tensor_steps[std::string(mode_name(m))] = json_value::array_of(tensor.steps(m));
+        }
+        w.value(tensor_steps, 3);
+        w.newline(2);
+        w.raw("}");
+    }
+    w.newline(1);
+    w.raw("}");
+}
+
+} // namespace detail
+
+/// Writes the whole run as the golden schema describes it to `out`, byte for byte as
+/// json_document_text() lays the document out (a newline last), a tensor step at a time:
+/// memory grows with the run's index, not with what is written. `producer` names the program.
+inline void write_golden_document(const trial& t, const std::string& producer, std::ostream& out) {
+    detail::golden_text_writer w(out);
+    const json_value head = golden_document_head(t, producer);
+    // Every member, in the order of sort_keys: the head's, and those written as they go.
+    std::vector<std::pair<std::string, std::function<void()>>> members;
+    for (const format::json_member& m : head.members()) {
+        members.emplace_back(m.key, [&w, &m] { w.value(m.value, 1); });
+    }
+    members.emplace_back("steps", [&] { detail::write_golden_steps(t, w); });
+    members.emplace_back("global_step_to_mode", [&] { detail::write_golden_step_modes(t, w); });
+    members.emplace_back("tensors", [&] { detail::write_golden_tensors(t, w); });
+    std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    w.raw("{");
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        w.raw(i == 0 ? "" : ",");
+        w.newline(1);
+        w.key(members[i].first);
+        members[i].second();
+    }
+    w.newline(0);
+    w.raw("}\n");
+    w.flush();
 }
 
 } // namespace tdbg::cli

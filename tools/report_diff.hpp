@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -47,6 +48,14 @@ public:
     [[nodiscard]] double number(std::string_view key) const {
         return checked(key, get(key).is_number(), "a number").as_double();
     }
+    /// A number, or none for null: `tdbg diff --json` writes null for a difference that is not finite.
+    [[nodiscard]] std::optional<double> number_or_null(std::string_view key) const {
+        const auto& v = get(key);
+        if (v.is_null()) {
+            return std::nullopt;
+        }
+        return checked(key, v.is_number(), "a number or null").as_double();
+    }
     [[nodiscard]] std::int64_t integer(std::string_view key) const {
         const auto& v = checked(key, get(key).is_integer(), "a whole number");
         try {
@@ -68,6 +77,9 @@ public:
         }
         return m;
     }
+
+    /// The member `key`, or nullptr when there is none.
+    [[nodiscard]] const tdbg::format::json_value* find(std::string_view key) const { return object_.find(key); }
 
     [[noreturn]] void fail(const std::string& what) const {
         throw tdbg::error(fmt::format("--diff {}: {}", file_, what));
@@ -94,8 +106,8 @@ inline diverging_tensor read_diverging_tensor(const diff_fields& f) {
     t.step = f.integer("step");
     t.mode = f.mode("mode");
     t.mode_step = f.integer("mode_step");
-    t.max_abs_diff = f.number("max_abs_diff");
-    t.max_rel_diff = f.number("max_rel_diff");
+    t.max_abs_diff = f.number_or_null("max_abs_diff");
+    t.max_rel_diff = f.number_or_null("max_rel_diff");
     return t;
 }
 
@@ -130,6 +142,13 @@ inline diff_summary parse_diff(std::string_view text, const std::string& file) {
             }
             first.index.push_back(index.at(i).as_int64());
         }
+        // "flat_index" (since tdbg diff wrote it; a file without it tells by the index alone).
+        const auto* flat = f.find("flat_index");
+        if (flat != nullptr && !flat->is_null() && !flat->is_integer()) {
+            f.fail(fmt::format("first_divergence: \"flat_index\" is a JSON {}, expected a whole number or null",
+                               flat->type_name()));
+        }
+        first.elements_compared = (flat != nullptr && flat->is_integer()) || !first.index.empty();
         d.first = first;
     }
     const auto& tensors = top.array("tensors");
@@ -146,8 +165,10 @@ inline diff_summary parse_diff(std::string_view text, const std::string& file) {
             names->push_back(list.at(i).as_string());
         }
     }
-    if (!d.agree && !d.first) {
-        top.fail(R"("agree" is false but "first_divergence" is null)");
+    // Runs that part only by the tensors they hold have no first divergence (null): a tensor of
+    // one run only is listed, not compared step by step.
+    if (!d.agree && !d.first && d.only_in_a.empty() && d.only_in_b.empty()) {
+        top.fail(R"("agree" is false but "first_divergence" is null and no tensor is in one run only)");
     }
     return d;
 }

@@ -103,13 +103,18 @@ struct diverging_tensor {
     std::int64_t step = 0; ///< global step
     std::string mode;
     std::int64_t mode_step = 0;
-    double max_abs_diff = 0, max_rel_diff = 0;
+    /// The largest absolute and relative differences; none where `tdbg diff --json` wrote null,
+    /// a difference that is not a finite number (see difference_text).
+    std::optional<double> max_abs_diff, max_rel_diff;
 };
 
 /// Where two runs first differ.
 struct first_divergence : diverging_tensor {
     std::string worker;
     std::vector<std::int64_t> index; ///< of the element that differs most
+    /// Whether elements were compared (flat_index set): a difference that is null is then an
+    /// infinite one; else (another dtype or shape, a value in one run only) it is undefined.
+    bool elements_compared = false;
     std::string reason;
 };
 
@@ -183,6 +188,16 @@ inline std::string format_value(double v) {
         return v > 0 ? "inf" : "-inf";
     }
     return detail::compact_exponent(fmt::format("{:.4g}", v));
+}
+
+/// A difference from `tdbg diff --json`: the number; for null, "inf" where elements were compared
+/// (a NaN or an infinity against a number, a relative difference against 0), else "undefined"
+/// (nothing compared element by element: another dtype or shape, a value in one run only).
+inline std::string difference_text(const std::optional<double>& v, bool elements_compared) {
+    if (v) {
+        return format_value(*v);
+    }
+    return elements_compared ? "inf" : "undefined";
 }
 
 /// A tick label on an axis whose ticks are `step` apart: just the digits that tell ticks apart.
@@ -1144,12 +1159,15 @@ inline std::string diff_box(const diff_summary& d) {
         fact("first divergence",
              fmt::format("<b>step {}</b> ({} {}), {}{}", f.step, escape(f.mode), f.mode_step, tensor_names(f),
                          f.worker.empty() ? std::string() : ", " + escape(f.worker)));
-        fact("difference", fmt::format("max abs {}, max rel {}{}", escape(format_value(f.max_abs_diff)),
-                                       escape(format_value(f.max_rel_diff)),
-                                       f.index.empty() ? std::string() : " at [" + index + "]"));
+        fact("difference",
+             fmt::format("max abs {}, max rel {}{}", escape(difference_text(f.max_abs_diff, f.elements_compared)),
+                         escape(difference_text(f.max_rel_diff, f.elements_compared)),
+                         f.index.empty() ? std::string() : " at [" + index + "]"));
         if (!f.reason.empty()) {
             fact("reason", escape(f.reason));
         }
+    } else if (!d.agree) {
+        fact("first divergence", "none at a step both runs hold: the runs hold different tensors");
     }
     if (!d.tensors.empty()) {
         constexpr std::size_t shown = 12;

@@ -15,6 +15,8 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xbuilder.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "browser.hpp"
 #include "report_html.hpp"
 #include "support.hpp"
@@ -275,6 +277,120 @@ TEST_CASE("tdbg report --diff refuses what is not tdbg diff output, naming the f
     CHECK(r.status == 2);
     CHECK(r.err.find("--diff " + (runs.dir.path() / "missing.json").string() + ": cannot read it") !=
           std::string::npos);
+}
+
+namespace {
+
+// A run of 3 TRAIN steps for the diff round trip: w = [w0, 1], s of `s_size` elements, n = [n0];
+// with `extra`, a tensor "only/extra" too.
+void write_diff_run(const fs::path& dir, float w0, std::size_t s_size, float n0, bool extra) {
+    tdbg::hook_options o;
+    o.out_dir = dir.string();
+    o.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt});
+    o.include_regex = {".*"};
+    tdbg::hook h(o);
+    h.set_mode(tdbg::mode::train);
+    for (int step = 0; step < 3; ++step) {
+        h.begin_step();
+        h.save_tensor("w", xt::xarray<float>{w0, 1.0F});
+        h.save_tensor("s", xt::xarray<float>(xt::ones<float>({s_size})));
+        h.save_tensor("n", xt::xarray<float>{step == 2 ? n0 : 1.0F});
+        if (extra) {
+            h.save_tensor("only/extra", xt::xarray<float>{1.0F});
+        }
+    }
+    h.close();
+}
+
+// `tdbg diff A B --json [ARGS]` into `file`, its exit status.
+int diff_json_into(const fs::path& a, const fs::path& b, const fs::path& file, const std::vector<std::string>& args = {}) {
+    std::vector<std::string> command{"diff", a.string(), b.string(), "--json"};
+    command.insert(command.end(), args.begin(), args.end());
+    const auto d = tdbg::test::run_program(TDBG_CLI_PATH, command);
+    tdbg::test::write_file(file, d.out);
+    return d.status;
+}
+
+} // namespace
+
+TEST_CASE("tdbg report --diff reads what tdbg diff --json writes: infinite and undefined differences, no first divergence") {
+    temp_dir dir("report_diff_nulls");
+    // Run A holds a 0 where run B holds 0.001 (a relative difference against 0: infinite), a
+    // tensor of another shape (no element compared: undefined), and 1 where B holds NaN at step 2.
+    const fs::path a = dir.path() / "a";
+    const fs::path b = dir.path() / "b";
+    write_diff_run(a, 0.0F, 2, 1.0F, false);
+    write_diff_run(b, 1e-3F, 3, std::nanf(""), false);
+    const fs::path diff = dir.path() / "diff.json";
+    REQUIRE(diff_json_into(a, b, diff) == 1);
+    const auto doc = nlohmann::json::parse(read_file(diff));
+    INFO(doc.dump(1));
+    REQUIRE(doc.at("tensors").size() == 3);
+    CHECK(doc.at("first_divergence").at("tensor") == "s"); // at step 0, "s" < "w"
+    CHECK(doc.at("first_divergence").at("max_abs_diff").is_null());
+    CHECK(doc.at("first_divergence").at("flat_index").is_null());
+    for (const auto& t : doc.at("tensors")) {
+        CHECK(t.at("max_rel_diff").is_null()); // every one: against 0, none compared, NaN
+    }
+
+    auto r = report_of({a.string(), b.string(), "-o", "-", "--diff", diff.string()});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("<section class=\"diff\" id=\"diff\"><h3>The runs diverge"));
+    CHECK_THAT(r.out, Catch::Contains("<dt>first divergence</dt><dd><b>step 0</b> (TRAIN 0), s, worker_0</dd>"));
+    CHECK_THAT(r.out, Catch::Contains("<dt>difference</dt><dd>max abs undefined, max rel undefined</dd>"));
+    CHECK_THAT(r.out, Catch::Contains("<dt>differing tensors (3)</dt>"));
+
+    // Only "w" compared: the first divergence is at an element, its relative difference infinite.
+    REQUIRE(diff_json_into(a, b, diff, {"--tensors", "^w$"}) == 1);
+    const auto w = nlohmann::json::parse(read_file(diff)).at("first_divergence");
+    CHECK(w.at("max_abs_diff") == 1e-3F);
+    CHECK(w.at("max_rel_diff").is_null());
+    r = report_of({a.string(), b.string(), "-o", "-", "--diff", diff.string()});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("<dt>difference</dt><dd>max abs 0.001, max rel inf at [0]</dd>"));
+
+    // A NaN against a number: an infinite absolute and relative difference.
+    REQUIRE(diff_json_into(a, b, diff, {"--tensors", "^n$"}) == 1);
+    CHECK(nlohmann::json::parse(read_file(diff)).at("first_divergence").at("max_abs_diff").is_null());
+    r = report_of({a.string(), b.string(), "-o", "-", "--diff", diff.string()});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("<dt>first divergence</dt><dd><b>step 2</b> (TRAIN 2), n, worker_0</dd>"));
+    CHECK_THAT(r.out, Catch::Contains("<dt>difference</dt><dd>max abs inf, max rel inf at [0]</dd>"));
+}
+
+TEST_CASE("tdbg report --diff reads tdbg diff --json of runs that part only by a tensor saved in one run") {
+    temp_dir dir("report_diff_no_first");
+    const fs::path a = dir.path() / "a";
+    const fs::path b = dir.path() / "b";
+    write_diff_run(a, 0.5F, 2, 1.0F, true);
+    write_diff_run(b, 0.5F, 2, 1.0F, false);
+    const fs::path diff = dir.path() / "diff.json";
+    REQUIRE(diff_json_into(a, b, diff) == 1);
+    const auto doc = nlohmann::json::parse(read_file(diff));
+    CHECK(doc.at("agree") == false);
+    CHECK(doc.at("first_divergence").is_null());
+    CHECK(doc.at("only_in_a") == nlohmann::json::array({"only/extra"}));
+
+    const auto r = report_of({a.string(), b.string(), "-o", "-", "--diff", diff.string()});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("<section class=\"diff\" id=\"diff\"><h3>The runs diverge"));
+    CHECK_THAT(r.out, Catch::Contains("<dt>first divergence</dt><dd>none at a step both runs hold: the runs hold "
+                                      "different tensors</dd>"));
+    CHECK_THAT(r.out, Catch::Contains("1 tensors only in " + tdbg::cli::report::escape(a.string())));
+    CHECK(count_of(r.out, "<g class=\"divergence\"") == 0); // no step to mark
+
+    // What is not consistent is still refused: runs that differ, with nothing that says where.
+    std::string text = read_file(diff);
+    text.replace(text.find("\"only/extra\""), 12, "");
+    tdbg::test::write_file(diff, text);
+    const auto refused = report_of({a.string(), b.string(), "-o", "-", "--diff", diff.string()});
+    CHECK(refused.status == 2);
+    CHECK_THAT(refused.err, Catch::Contains("\"agree\" is false but \"first_divergence\" is null and no tensor is "
+                                            "in one run only"));
 }
 
 TEST_CASE("tdbg report names runs as asked and refuses names it cannot tell apart") {

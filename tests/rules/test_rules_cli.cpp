@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -29,6 +32,7 @@
 
 #include "reference_defaults.hpp"
 #include "rule_run.hpp"
+#include "storage/unprivileged.hpp"
 #include "support.hpp"
 #include "tdbg/format/layout.hpp"
 
@@ -43,12 +47,20 @@ cli_result tdbg_rules(std::vector<std::string> args) {
 
 std::vector<std::int64_t> steps_of(const nlohmann::json& j) { return j.get<std::vector<std::int64_t>>(); }
 
+// How a background `tdbg rules` may be limited: RLIMIT_NPROC, the processes and threads of its
+// user, as `prlimit --nproc=N` sets it. Root ignores that limit: as root the program runs as
+// user 65534 (set up with tdbg::test::run_unprivileged), from `program`, a copy it can reach.
+struct thread_limit {
+    std::string program;
+    rlim_t nproc = 1;
+};
+
 // `tdbg rules ARGS` running in the background, its standard output and error read
 // as they come, so that a test can act once the program says something.
 class background_rules {
 public:
-    explicit background_rules(std::vector<std::string> args) {
-        args.insert(args.begin(), {TDBG_CLI_PATH, "rules"});
+    explicit background_rules(std::vector<std::string> args, const std::optional<thread_limit>& limit = std::nullopt) {
+        args.insert(args.begin(), {limit ? limit->program : std::string(TDBG_CLI_PATH), "rules"});
         std::vector<char*> argv;
         for (auto& a : args) {
             argv.push_back(a.data());
@@ -73,6 +85,18 @@ public:
             const int null_in = ::open("/dev/null", O_RDONLY);
             if (null_in < 0 || ::dup2(null_in, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(err[1], 2) < 0) {
                 ::_exit(126);
+            }
+            if (limit) {
+                // The user first (as root), then the limit: setuid() under a limit already
+                // exceeded would mark the process, and execv() would then fail.
+                if (::geteuid() == 0 &&
+                    (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)) {
+                    ::_exit(125);
+                }
+                const rlimit nproc{limit->nproc, limit->nproc};
+                if (::setrlimit(RLIMIT_NPROC, &nproc) != 0) {
+                    ::_exit(125);
+                }
             }
             ::execv(argv[0], argv.data());
             ::_exit(127);
@@ -560,4 +584,73 @@ TEST_CASE("tdbg rules --follow interrupted by SIGTERM prints its text results an
     CHECK_THAT(rules.out, Catch::Contains("ExplodingTensor: Stopped\n"
                                           "  interrupted before step 3: it and later steps were not evaluated\n"
                                           "  steps evaluated: 3\n"));
+}
+
+TEST_CASE("tdbg rules --follow under a limit on threads (RLIMIT_NPROC) takes turns at its rules on the threads it gets") {
+    // Where the program can run as a user whose threads are limited: the run and a copy of the
+    // program in a directory that user reaches.
+    const tdbg::test::unprivileged_scratch dir("rules_cli_nproc");
+    if (const std::string why = dir.why_unreachable(); !why.empty()) {
+        TDBG_SKIP(why);
+    }
+    const auto program = dir.path() / "tdbg";
+    std::filesystem::copy_file(TDBG_CLI_PATH, program);
+    std::filesystem::permissions(program, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                              std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                              std::filesystem::perms::others_exec);
+    const auto runnable = tdbg::test::run_unprivileged([&] { return ::access(program.c_str(), X_OK) == 0 ? 0 : 1; });
+    if (!runnable) {
+        TDBG_SKIP("root's powers cannot be given up here, and root ignores RLIMIT_NPROC");
+    }
+    if (*runnable != 0) {
+        TDBG_SKIP("user 65534 cannot run a program from " << dir.path().string() << " (mounted noexec?)");
+    }
+    const tdbg::test::rule_run run(dir.path() / "run");
+    write_abandoned_run(run);
+    const std::vector<std::string> three_rules{"--rule",  "VanishingGradient", "--rule",  "ExplodingTensor",
+                                               "--rule",  "AllZero",           "--param", "tensor_regex=gradient/w",
+                                               "--jobs",  "3",                 "--follow", "--poll",
+                                               "0.02",    "--verbose",         "--json"};
+    std::vector<std::string> args{run.path()};
+    args.insert(args.end(), three_rules.begin(), three_rules.end());
+
+    // One thread in all for the user: no thread can be started. The program's own thread takes
+    // turns at the three rules while the run is written: each waits for step 3, which comes.
+    background_rules rules(args, thread_limit{program.string(), 1});
+    for (const char* rule : {"VanishingGradient", "ExplodingTensor", "AllZero"}) {
+        INFO(rules.err);
+        REQUIRE(rules.wait_for_stderr(std::string("rule ") + rule + ": waiting for step 3"));
+    }
+    run.step(3, {{"gradient/w", tdbg::test::f32({0.0F, 0.0F}), {}}});
+    run.end();
+    const int status = rules.finish();
+    INFO(rules.err);
+    REQUIRE(WIFEXITED(status)); // never SIGABRT (std::terminate)
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK_THAT(rules.err, Catch::Contains("tdbg rules: note: only 1 of 3 threads could be started (") &&
+                              Catch::Contains("): the rules take turns on one"));
+    const auto doc = nlohmann::json::parse(rules.out);
+    REQUIRE(doc.at("results").size() == 3);
+    const auto& vanishing = doc.at("results")[0];
+    CHECK(steps_of(vanishing.at("triggered_steps")) == std::vector<std::int64_t>{2, 3});
+    CHECK(steps_of(vanishing.at("not_triggered_steps")) == std::vector<std::int64_t>{0, 1});
+    const auto& exploding = doc.at("results")[1];
+    CHECK(steps_of(exploding.at("not_triggered_steps")) == std::vector<std::int64_t>{0, 1, 2, 3});
+    const auto& all_zero = doc.at("results")[2];
+    CHECK(steps_of(all_zero.at("triggered_steps")) == std::vector<std::int64_t>{3});
+    for (const auto& r : doc.at("results")) {
+        CHECK(r.at("end") == "no_more_data");
+    }
+
+    // Limits that let some of the threads start (as root, user 65534 has no other process):
+    // the same results, whichever thread starting fails.
+    const std::string expected = rules.out;
+    for (const rlim_t nproc : {2, 3, 4, 6, 8}) {
+        background_rules limited(args, thread_limit{program.string(), nproc});
+        const int s = limited.finish();
+        INFO("RLIMIT_NPROC " << nproc << ": " << limited.err);
+        REQUIRE(WIFEXITED(s));
+        CHECK(WEXITSTATUS(s) == 1);
+        CHECK(limited.out == expected);
+    }
 }
