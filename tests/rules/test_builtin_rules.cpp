@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "tdbg/format/layout.hpp"
 #include "tdbg/rules/builtin/stalled_training_rule.hpp"
 #include "tdbg/rules/invoke.hpp"
+#include "tdbg/rules/logger.hpp"
 #include "tdbg/rules/registry.hpp"
 #include "tdbg/trial/trial.hpp"
 
@@ -41,6 +43,73 @@ tdbg::rules::evaluation_result evaluate(const tdbg::test::temp_dir& dir, const s
 }
 
 } // namespace
+
+TEST_CASE("ExplodingTensor, AllZero, UnchangedTensor and WeightUpdateRatio judge each worker's value on its own") {
+    tdbg::test::temp_dir dir("per_worker");
+    tdbg::test::rule_run run(dir.path());
+    for (const char* worker : {"worker_0", "worker_1"}) {
+        run.collections({{"all", ".*"}, {"weights", "^w$"}}, worker, 2);
+    }
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const tdbg::reduction mean{tdbg::reduction_kind::mean, false};
+    const step_tensor only_mean{"w", std::nullopt, {{mean, scalar(1.0F)}}}; // no value at this step
+    run.step(0, {{"w", f32({1, 2}), {}}}, tdbg::mode::train, std::nullopt, "worker_0");
+    run.step(0, {{"w", f32({1, 2}), {}}}, tdbg::mode::train, std::nullopt, "worker_1");
+    run.step(1, {{"w", f32({1, 2}), {}}}, tdbg::mode::train, std::nullopt, "worker_0");
+    run.step(1, {{"w", f32({nan, 0}), {}}}, tdbg::mode::train, std::nullopt, "worker_1");
+    run.step(2, {only_mean}, tdbg::mode::train, std::nullopt, "worker_0");
+    run.step(2, {{"w", f32({0, 0}), {}}}, tdbg::mode::train, std::nullopt, "worker_1");
+    run.step(3, {only_mean}, tdbg::mode::train, std::nullopt, "worker_0");
+    run.step(3, {only_mean}, tdbg::mode::train, std::nullopt, "worker_1");
+    run.end();
+    const auto evaluate_logged = [&](const std::string& rule, std::map<std::string, std::string> params,
+                                     const tdbg::rules::log_capture& log) {
+        auto r = tdbg::rules::registry::create(rule, tdbg::create_trial(dir.path().string()),
+                                               tdbg::rules::rule_params(std::move(params)), {}, log.logger());
+        auto result = r.evaluate();
+        INFO(result.error);
+        REQUIRE(result.error.empty());
+        return result;
+    };
+    using tdbg::rules::log_level;
+    {
+        // worker_1's NaN at step 1; at step 2 worker_0 saved no value and worker_1's is finite.
+        tdbg::rules::log_capture log;
+        const auto result = evaluate_logged("ExplodingTensor", {}, log);
+        CHECK(result.triggered_steps == steps{1});
+        CHECK(result.not_triggered_steps == steps{0, 2});
+        CHECK(result.skipped_steps.at("TensorUnavailableForStep") == steps{3});
+        CHECK(log.contains("condition met at step 1 (w (worker_1) is not finite)", log_level::warning));
+    }
+    {
+        tdbg::rules::log_capture log;
+        const auto result = evaluate_logged("AllZero", {{"collection_names", "all"}}, log);
+        CHECK(result.triggered_steps == steps{2}); // worker_1 only; worker_0 has no value there
+        CHECK(result.not_triggered_steps == steps{0, 1});
+        CHECK(result.skipped_steps.at("TensorUnavailableForStep") == steps{3});
+        CHECK(log.contains("condition met at step 2 (w (worker_1) is 100% zeros)", log_level::warning));
+    }
+    {
+        // A worker missing one of the steps is not judged: at step 2 worker_1 alone (changed), at
+        // step 3 neither has both values.
+        tdbg::rules::log_capture log;
+        const auto result = evaluate_logged("UnchangedTensor", {{"collection_names", "all"}, {"num_steps", "2"}}, log);
+        CHECK(result.triggered_steps == steps{1});
+        CHECK(result.not_triggered_steps == steps{2});
+        CHECK(result.skipped_steps.at("TensorUnavailableForStep") == steps{0, 3});
+        CHECK(log.contains("condition met at step 1 (w (worker_0) unchanged over steps 0..1)", log_level::warning));
+    }
+    {
+        // worker_0 did not move from step 0 to 1 (ratio 0 < small_threshold); at step 2 only
+        // worker_1 has both values (a NaN ratio is out of neither bound).
+        tdbg::rules::log_capture log;
+        const auto result = evaluate_logged("WeightUpdateRatio", {}, log);
+        CHECK(result.triggered_steps == steps{1});
+        CHECK(result.not_triggered_steps == steps{2});
+        CHECK(result.skipped_steps.at("TensorUnavailableForStep") == steps{0, 3});
+        CHECK(log.contains("condition met at step 1 (update ratio of w (worker_0) = 0)", log_level::warning));
+    }
+}
 
 TEST_CASE("DeadRelu: more than threshold_layer percent of a layer's units inactive") {
     tdbg::test::temp_dir dir("dead_relu");

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <string>
 #include <thread>
@@ -290,12 +291,20 @@ public:
                                   inputs[2].request == required_tensors(step)[2];
         const auto& loss = inputs[0].value;
         served[step] = loss ? tdbg::rules::scalar_of(*loss) : -1.0;
+        if (!loss) {
+            try {
+                std::rethrow_exception(inputs[0].error); // why it is missing
+            } catch (const tdbg::tensor_unavailable_for_step& e) {
+                missing_at[step] = e.step();
+            }
+        }
         means[step] = tdbg::rules::scalar_of(*inputs[2].value);
         return false;
     }
     std::map<std::int64_t, double> served;
     std::map<std::int64_t, double> means;
     std::map<std::int64_t, bool> in_declared_order;
+    std::map<std::int64_t, std::int64_t> missing_at; // the step of the exception a missing optional input kept
 
 private:
     static constexpr tdbg::reduction mean_of{tdbg::reduction_kind::mean, false};
@@ -303,7 +312,7 @@ private:
 
 } // namespace
 
-TEST_CASE("declared tensors are fetched before invoke_at_step, and a missing required one skips the step") {
+TEST_CASE("declared tensors are fetched before invoke_at_step, a missing optional one keeps why, a missing required one skips the step") {
     tdbg::test::temp_dir dir("invoke_declared");
     tdbg::test::rule_run run(dir.path());
     run.collections({{"all", ".*"}});
@@ -317,6 +326,7 @@ TEST_CASE("declared tensors are fetched before invoke_at_step, and a missing req
     CHECK(result.not_triggered_steps == std::vector<std::int64_t>{0, 1});
     CHECK(result.skipped_steps.at("TensorUnavailableForStep") == std::vector<std::int64_t>{2});
     CHECK(r.served == std::map<std::int64_t, double>{{0, 0.5}, {1, -1.0}});
+    CHECK(r.missing_at == std::map<std::int64_t, std::int64_t>{{1, 1}}); // tensor_unavailable_for_step, kept
     CHECK(r.means == std::map<std::int64_t, double>{{0, 2.0}, {1, 5.0}}); // computed from the values
     CHECK(r.in_declared_order == std::map<std::int64_t, bool>{{0, true}, {1, true}});
 }

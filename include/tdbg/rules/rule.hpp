@@ -38,7 +38,8 @@
 ///     what a step reads, declared once. invoke_rule waits for it and fetches it
 ///     up front (in parallel), and passes it to
 ///     `invoke_at_step(std::int64_t step, const step_inputs& inputs)`, in the
-///     order declared;
+///     order declared (an optional input that is not there keeps the exception
+///     its read threw, `step_inputs::input::error`);
 ///   - `verdict while_waiting(std::int64_t next_step)`: called now and then while a
 ///     live run's next step is waited for (`tdbg rules --follow`, the watcher); met,
 ///     the rule fires at `next_step` without it (StalledTrainingRule: no step for
@@ -50,6 +51,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -83,8 +85,8 @@ struct tensor_request {
     std::optional<std::string> worker;
     /// 0 for the base trial, i for other_trials()[i - 1].
     std::size_t trial_index = 0;
-    /// When true a missing value is no error: the input is then nullopt.
-    /// Otherwise the exception the trial throws skips the step, as smdebug's fetch does.
+    /// When true a missing value is no error: the input is then nullopt, and its `error`
+    /// says why. Otherwise the exception the trial throws skips the step, as smdebug's fetch does.
     bool optional = false;
 
     friend bool operator==(const tensor_request& a, const tensor_request& b) noexcept {
@@ -140,6 +142,10 @@ public:
     struct input {
         tensor_request request;
         std::optional<tensor_value> value;
+        /// Why an optional input is not there: the exception its read threw
+        /// (tensor_unavailable_for_step, ...), to rethrow where reading it would
+        /// have thrown; null when the value is there.
+        std::exception_ptr error;
     };
 
     step_inputs() = default;

@@ -9,9 +9,12 @@
 /// checked. String and empty values, and tensors saved only as reductions,
 /// are not evaluated; a step where no selected tensor can be is skipped
 /// (TensorUnavailableForStep). Parallel steps.
+/// What a step reads (each worker's value of each selected tensor) is declared
+/// (required_tensors) and fetched up front.
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/detail/selection.hpp"
@@ -28,8 +31,10 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit all_zero(trial base, const rule_params& params = rule_params());
 
+    /// The value of every selected tensor at `step`, from each worker that wrote it.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when a selected tensor's value at `step` is at least `threshold` percent zeros.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
     detail::tensor_selection selection_;

@@ -14,12 +14,14 @@
 /// channel. A tensor with too few dimensions is not evaluated; a step with no
 /// evaluable tensor is skipped (TensorUnavailableForStep). Accumulates:
 /// evaluated sequentially.
+/// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/detail/selection.hpp"
@@ -35,8 +37,10 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit check_input_images(trial base, const rule_params& params = rule_params());
 
+    /// The value of every input image tensor at `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Adds the step's images; met once enough were seen and a channel's mean is off.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step);
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
 private:
     double threshold_mean_;

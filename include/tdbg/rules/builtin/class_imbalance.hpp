@@ -16,7 +16,9 @@
 /// mispredicted samples of some class exceeds threshold_misprediction. A step
 /// without labels and predictions is skipped (TensorUnavailableForStep).
 /// Counts accumulate: evaluated sequentially.
+/// What a step reads is declared (required_tensors) and fetched up front.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string_view>
@@ -36,8 +38,10 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit class_imbalance(trial base, const rule_params& params = rule_params());
 
+    /// The values of the labels, then of the predictions, at `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Counts the step's labels; met once enough are counted and the classes are imbalanced.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step);
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
 private:
     struct class_count {
@@ -45,9 +49,9 @@ private:
         std::int64_t mispredicted = 0;
     };
 
-    // The real-valued values at `step` of the tensors `selection` names.
-    [[nodiscard]] TDBG_DECL std::vector<tensor_value> values_at(const detail::tensor_selection& selection,
-                                                                std::int64_t step) const;
+    // The real-valued values among inputs [first, last) (not saved at the step: left out).
+    [[nodiscard]] TDBG_DECL static std::vector<const tensor_value*> values_at(const step_inputs& inputs,
+                                                                              std::size_t first, std::size_t last);
 
     double threshold_imbalance_;
     double threshold_misprediction_;

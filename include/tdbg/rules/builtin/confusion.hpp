@@ -18,7 +18,9 @@
 /// confusion[j][i] / n_i > max_off_diag for some j != i (empty columns are
 /// not judged). A step without labels and predictions is skipped
 /// (TensorUnavailableForStep). Parallel steps.
+/// What a step reads is declared (required_tensors) and fetched up front.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,14 +42,18 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit confusion(trial base, const rule_params& params = rule_params());
 
+    /// The values of the labels, then of the predictions, at `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when the step's confusion matrix fails min_diag or max_off_diag.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
-    // The real-valued values at `step` of the tensor `tensor_name` and of those `selection` names.
-    [[nodiscard]] TDBG_DECL std::vector<tensor_value> values_at(const detail::tensor_selection& selection,
-                                                                const std::string& tensor_name,
-                                                                std::int64_t step) const;
+    // The tensor `tensor_name` (first, when the trial has it) and those `selection` names.
+    [[nodiscard]] TDBG_DECL std::vector<std::string> names_of(const detail::tensor_selection& selection,
+                                                              const std::string& tensor_name) const;
+    // The real-valued values among inputs [first, last) (not saved at the step: left out).
+    [[nodiscard]] TDBG_DECL static std::vector<const tensor_value*> values_at(const step_inputs& inputs,
+                                                                              std::size_t first, std::size_t last);
 
     std::optional<std::int64_t> category_no_;
     std::string labels_name_;

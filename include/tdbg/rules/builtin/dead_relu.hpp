@@ -11,9 +11,11 @@
 /// and every position of the others is a unit, a 0-d or 1-d tensor is one
 /// sample. Tensors without a value are not evaluated; a step with none is
 /// skipped (TensorUnavailableForStep). Parallel steps.
+/// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/detail/selection.hpp"
@@ -30,8 +32,10 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit dead_relu(trial base, const rule_params& params = rule_params());
 
+    /// The value of every selected tensor at `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when some ReLU layer at `step` has too many dead units.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
     detail::tensor_selection selection_;

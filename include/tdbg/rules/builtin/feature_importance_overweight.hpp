@@ -10,9 +10,11 @@
 /// per feature, "feature_importance/weight/f0", ...). With no more than
 /// `nfeatures` features, or a total that is not positive, nothing is judged
 /// and the step is skipped (TensorUnavailableForStep). Parallel steps.
+/// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/detail/selection.hpp"
@@ -29,8 +31,10 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit feature_importance_overweight(trial base, const rule_params& params = rule_params());
 
+    /// The value of every selected feature importance tensor at `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when the top `nfeatures` importances at `step` are more than `threshold` of the total.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
     double threshold_;

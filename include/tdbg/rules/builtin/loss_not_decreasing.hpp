@@ -28,6 +28,10 @@
 ///     been increasing", a loss that went up and has not come back down.
 /// Values of the first worker that wrote the step. Keeps state between steps:
 /// evaluated sequentially.
+/// Its inputs are not declared (required_tensors): which losses a step reads
+/// depends on what earlier steps read (a loss is checked again num_steps after its
+/// last check, and a check counts only when both values were scalars), and the
+/// mode is picked, and kept, at the first step where a loss has steps.
 
 #include <cstdint>
 #include <map>

@@ -10,6 +10,7 @@
 /// to every token, else one per token). Tensors without a value are not
 /// evaluated; a step with none is skipped (TensorUnavailableForStep).
 /// Parallel steps.
+/// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
 #include <string_view>
@@ -30,8 +31,10 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit nlp_sequence_ratio(trial base, const rule_params& params = rule_params());
 
+    /// The value of every selected tensor at `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when a token's share of some sequence tensor at `step` is above its threshold.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
     detail::tensor_selection selection_;

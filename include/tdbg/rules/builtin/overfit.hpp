@@ -16,6 +16,7 @@
 /// such step meets it too; a ratio at or below resets the count). Steps of
 /// other modes, and steps before a first TRAIN phase, evaluate to False. Keeps
 /// state: evaluated sequentially.
+/// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
 #include <map>
@@ -39,8 +40,11 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit overfit(trial base, const rule_params& params = rule_params());
 
+    /// The value of every selected loss at `step`, when it is a training or validation
+    /// step from `start_step` on.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Records the step's losses; met at an EVAL step once the ratio stayed above the threshold long enough.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step);
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
 private:
     struct loss_state {

@@ -14,6 +14,7 @@
 /// or patience_validation (EVAL), and at every later step of that mode until a
 /// new optimum. Steps of other modes, or without a loss, evaluate to False.
 /// Keeps state: evaluated sequentially.
+/// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
 #include <map>
@@ -21,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/core/mode.hpp"
@@ -37,8 +39,10 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit overtraining(trial base, const rule_params& params = rule_params());
 
+    /// The value of every loss at `step`, when it is a training or validation step.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when, at this TRAIN or EVAL step, a loss has gone too long without a new optimum.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step);
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
 private:
     struct progress {

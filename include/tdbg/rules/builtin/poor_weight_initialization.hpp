@@ -19,11 +19,14 @@
 /// A step where none of the three can be evaluated is skipped
 /// (TensorUnavailableForStep). The rule reads earlier steps but keeps no
 /// state: parallel steps.
+/// What a step reads is declared (required_tensors) and fetched up front, the
+/// gradients and losses too (read before only when the activation check was not met).
 
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/detail/selection.hpp"
@@ -40,17 +43,25 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit poor_weight_initialization(trial base, const rule_params& params = rule_params());
 
+    /// At one of the first `steps` steps: the activation inputs and gradients at `step`,
+    /// and the losses at `step` and `patience` saved steps before.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when `step`, one of the first `steps`, shows a poor initialisation.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
-    // Calls `f(name, value)` for every tensor of `selection` with a value at `step`.
-    TDBG_DECL void for_each_value(const detail::tensor_selection& selection, std::int64_t step,
-                                  const std::function<void(const std::string&, const tensor_value&)>& f) const;
-    // The three checks; each sets `evaluated` when it could judge the step.
-    [[nodiscard]] TDBG_DECL verdict activation_variance(std::int64_t step, bool& evaluated) const;
-    [[nodiscard]] TDBG_DECL verdict gradient_spread(std::int64_t step, bool& evaluated) const;
-    [[nodiscard]] TDBG_DECL verdict loss_stalled(std::int64_t step, bool& evaluated) const;
+    // True when `step` is one of the run's first `steps` steps (the only ones judged).
+    [[nodiscard]] TDBG_DECL bool judged(std::int64_t step) const;
+    // Calls `f(name, value)` for every input of `range` with a value at its step.
+    TDBG_DECL static void for_each_value(const step_inputs& inputs, detail::input_range range,
+                                         const std::function<void(const std::string&, const tensor_value&)>& f);
+    // The three checks, each over its inputs; each sets `evaluated` when it could judge the step.
+    [[nodiscard]] TDBG_DECL verdict activation_variance(const step_inputs& inputs, detail::input_range range,
+                                                        bool& evaluated) const;
+    [[nodiscard]] TDBG_DECL verdict gradient_spread(const step_inputs& inputs, detail::input_range range,
+                                                    bool& evaluated) const;
+    [[nodiscard]] TDBG_DECL verdict loss_stalled(const step_inputs& inputs, detail::input_range range,
+                                                 bool& evaluated) const;
 
     detail::tensor_selection activations_;
     detail::tensor_selection gradients_{{"gradients"}, {}, false};

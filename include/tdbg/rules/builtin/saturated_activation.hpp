@@ -17,10 +17,12 @@
 /// thresholds, one containing "tanh" the tanh thresholds; others are not
 /// evaluated. Units and samples as in DeadRelu (first dimension = batch).
 /// A step with no evaluable tensor is skipped (TensorUnavailableForStep). Parallel steps.
+/// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/detail/selection.hpp"
@@ -38,8 +40,10 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit saturated_activation(trial base, const rule_params& params = rule_params());
 
+    /// The value of every selected tanh or sigmoid input at `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when some tanh or sigmoid layer at `step` has too many saturated units.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
     // The (min, max) of `activation` ("tanh", "sigmoid"): AWS's threshold_<activation>_min and _max,

@@ -14,6 +14,8 @@
 /// skipped (StepUnavailable). A tensor the other run does not have at that
 /// step is not compared; a step where nothing can be compared is skipped
 /// (TensorUnavailableForStep). Parallel steps.
+/// What a step reads (the values here and in the other run) is declared
+/// (required_tensors) and fetched up front, once the other run has reached the step.
 
 #include <cstdint>
 #include <string_view>
@@ -35,8 +37,11 @@ public:
     /// with the run at the `other_trials` parameter's location).
     TDBG_DECL similar_across_runs(trial base, std::vector<trial> others, const rule_params& params = rule_params());
 
+    /// The value of every selected tensor at `step`, here and (where it has the tensor)
+    /// in the other run, once that run has reached `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when a selected tensor differs between the runs at `step`.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
     // `others`, or when empty the run at the `other_trials` (or `other_trial`) parameter.

@@ -18,6 +18,8 @@
 /// clock, and fires at that step once more than `threshold` seconds of wall-clock
 /// time have passed since the last step's time (`while_waiting`), as SageMaker's
 /// rule container does; the stop-training action then runs too.
+/// It reads no tensor (the wall time of the step's event file): nothing to
+/// declare (required_tensors).
 
 #include <cstdint>
 #include <optional>

@@ -11,9 +11,11 @@
 /// AWS's "base 2 logarithm of the largest node ID" made exact for complete
 /// trees (ids 0..2^(d+1)-2 give depth d). A step without node ids is skipped
 /// (TensorUnavailableForStep). Parallel steps.
+/// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/detail/selection.hpp"
@@ -30,8 +32,10 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit tree_depth(trial base, const rule_params& params = rule_params());
 
+    /// The value of every trees/Node tensor at `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when the trees' depth at `step` is below `depth`.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
     double depth_;

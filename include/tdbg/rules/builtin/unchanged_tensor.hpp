@@ -14,11 +14,15 @@
 /// a changed shape is a change); a worker missing one of the steps is not
 /// evaluated. A step where no tensor can be is skipped (TensorUnavailableForStep).
 /// Parallel steps (the rule keeps no state; it reads the earlier steps).
+/// What a step reads (each worker's values at the last num_steps steps) is declared
+/// (required_tensors) and fetched up front.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/detail/selection.hpp"
@@ -35,12 +39,17 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit unchanged_tensor(trial base, const rule_params& params = rule_params());
 
+    /// The values of every selected tensor at its last `num_steps` steps up to `step`,
+    /// from each worker that wrote it at `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when a selected tensor's last `num_steps` values are all close.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
-    // Whether `tensor_name` stayed unchanged up to `step`; nullopt: it cannot be evaluated.
-    [[nodiscard]] TDBG_DECL std::optional<verdict> unchanged(const std::string& tensor_name, std::int64_t step) const;
+    // Whether the tensor of `tensor_inputs` (num_steps values per worker) stayed unchanged up to
+    // `step`; nullopt: it cannot be evaluated.
+    [[nodiscard]] TDBG_DECL std::optional<verdict>
+    unchanged(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const;
 
     detail::tensor_selection selection_;
     std::int64_t num_steps_;

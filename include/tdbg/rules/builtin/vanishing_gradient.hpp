@@ -9,9 +9,11 @@
 /// value. A gradient without either at this step is not evaluated; a step
 /// where no gradient can be is skipped (TensorUnavailableForStep). Steps are
 /// independent: evaluated in parallel.
+/// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/detail/selection.hpp"
@@ -28,8 +30,10 @@ public:
     /// The rule over `trial`, configured by `params`.
     TDBG_DECL explicit vanishing_gradient(trial base, const rule_params& params = rule_params());
 
+    /// The mean |value| of every gradient at `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when some gradient's mean |value| at `step` is below the threshold.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
     double threshold_;

@@ -14,11 +14,16 @@
 /// weight is not evaluated. Norms are Euclidean over all elements. Each worker
 /// is compared with itself; met for any weight and worker. A step where no
 /// weight can be evaluated is skipped (TensorUnavailableForStep). Parallel steps.
+/// What a step reads (each worker's values at both steps) is declared
+/// (required_tensors) and fetched up front.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/core/mode.hpp"
@@ -36,13 +41,23 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit weight_update_ratio(trial base, const rule_params& params = rule_params());
 
+    /// The values of every weight at `step` and at the step it is compared with, from each worker.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
     /// Met when some weight's update ratio at `step` is out of bounds.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step) const;
+    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
 private:
-    // Whether the update of `tensor_name` at mode step `s` of `m` is out of bounds; nullopt: not evaluable.
-    [[nodiscard]] TDBG_DECL std::optional<verdict> out_of_bounds(const std::string& tensor_name, std::int64_t s,
-                                                                 mode m) const;
+    // The mode the weights are compared in (TRAIN when one of `names` has training steps, else
+    // GLOBAL) and `step`'s step in it; nullopt when `step` is of another mode.
+    [[nodiscard]] TDBG_DECL std::optional<std::pair<mode, std::int64_t>>
+    mode_step(const std::vector<std::string>& names, std::int64_t step) const;
+    // The step of `m` that `t` at mode step `s` is compared with; nullopt: not evaluable.
+    [[nodiscard]] TDBG_DECL std::optional<std::int64_t> compared_step(const tdbg::tensor& t, std::int64_t s,
+                                                                      mode m) const;
+    // Whether the update of the tensor of `tensor_inputs` (now and before, per worker) is out
+    // of bounds; nullopt: not evaluable.
+    [[nodiscard]] TDBG_DECL std::optional<verdict> out_of_bounds(const step_inputs& inputs,
+                                                                 detail::input_range tensor_inputs) const;
 
     std::optional<std::int64_t> num_steps_;
     double large_threshold_;

@@ -16,6 +16,7 @@
 #include "tdbg/config.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
+#include "tdbg/core/tensor_value.hpp"
 #include "tdbg/rules/rule.hpp"
 #include "tdbg/rules/rule_params.hpp"
 #include "tdbg/trial/tensor.hpp"
@@ -68,6 +69,29 @@ private:
 /// Reads SageMaker's `collection_names` and `tensor_regex` (comma-separated lists, default None).
 [[nodiscard]] TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_when_empty,
                                                   const std::vector<std::string>& default_regexes = {});
+
+/// The value of a fetched input; when it is not there, throws what reading it threw
+/// (its `error`), as a rule reading it at the step itself would have seen.
+[[nodiscard]] TDBG_DECL const tensor_value& value_of(const step_inputs::input& in);
+
+/// The value of a fetched input, or nullptr when it was not saved for its step
+/// (tensor_unavailable_for_step); any other reason it is not there is thrown.
+[[nodiscard]] TDBG_DECL const tensor_value* value_if_saved(const step_inputs::input& in);
+
+/// The inputs [first, last) of one tensor.
+struct input_range {
+    std::size_t first = 0;
+    std::size_t last = 0;
+};
+
+/// `inputs` cut where the tensor they name changes: a rule declares each tensor's
+/// inputs together (for each worker, each step), in the order of its selection.
+[[nodiscard]] TDBG_DECL std::vector<input_range> tensor_groups(const step_inputs& inputs);
+
+/// The workers that wrote `t` at `step` of `m`; none when it cannot be evaluated there
+/// (the exceptions any_tensor_index takes for "not evaluated").
+[[nodiscard]] TDBG_DECL std::vector<std::string> workers_at(const tdbg::tensor& t, std::int64_t step,
+                                                            mode m = mode::global);
 
 /// Throws tensor_unavailable_for_step: rule `rule_name` could evaluate none of its `count` tensors at `step`.
 [[noreturn]] TDBG_DECL void throw_none_evaluated(std::size_t count, std::int64_t step, const std::string& rule_name);

@@ -74,16 +74,19 @@ public:
 
 private:
     // Reads what the rule declared for `step`, in parallel. A missing optional
-    // input is nullopt; a missing required one throws (the step is skipped).
+    // input is nullopt, with the exception that says why; a missing required one
+    // throws (the step is skipped).
     static step_inputs fetch(const rule_base& r, std::vector<tensor_request> requests, std::int64_t step,
                              std::size_t threads) {
         if (requests.empty()) {
             return {};
         }
-        // Other steps a request names must have passed, as smdebug's fetch waits for them.
+        // Other steps a request names must have passed, as smdebug's fetch waits for them. A step
+        // the trial has loaded already is not waited for: a wait lists a live run again.
         std::set<std::int64_t> others;
         for (const auto& q : requests) {
-            if (q.trial_index == 0 && q.step_mode == mode::global && q.step != step) {
+            if (q.trial_index == 0 && q.step_mode == mode::global && q.step != step && others.count(q.step) == 0 &&
+                r.base_trial().has_passed_step(q.step) != step_state::available) {
                 others.insert(q.step);
             }
         }
@@ -99,22 +102,27 @@ private:
                 if (!inputs[i].request.optional) {
                     throw;
                 }
+                inputs[i].error = std::current_exception();
             } catch (const tensor_unavailable&) {
                 if (!inputs[i].request.optional) {
                     throw;
                 }
+                inputs[i].error = std::current_exception();
             } catch (const step_unavailable&) {
                 if (!inputs[i].request.optional) {
                     throw;
                 }
+                inputs[i].error = std::current_exception();
             } catch (const invalid_worker&) {
                 if (!inputs[i].request.optional) {
                     throw;
                 }
+                inputs[i].error = std::current_exception();
             } catch (const dtype_mismatch&) {
                 if (!inputs[i].request.optional) {
                     throw; // e.g. a reduction of a string tensor
                 }
+                inputs[i].error = std::current_exception();
             }
         });
         return step_inputs(std::move(inputs));

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -96,6 +97,46 @@ TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_wh
     auto regexes = params.get_optional<std::vector<std::string>>("tensor_regex");
     std::vector<std::string> r = regexes ? *regexes : default_regexes;
     return tensor_selection(collections.value_or(std::vector<std::string>{}), std::move(r), all_when_empty);
+}
+
+TDBG_DECL const tensor_value& value_of(const step_inputs::input& in) {
+    if (in.value) {
+        return *in.value;
+    }
+    if (in.error) {
+        std::rethrow_exception(in.error);
+    }
+    throw tensor_unavailable_for_step(
+        fmt::format("tensor '{}' was not fetched for step {}", in.request.name, in.request.step), in.request.name,
+        in.request.step, in.request.step_mode);
+}
+
+TDBG_DECL const tensor_value* value_if_saved(const step_inputs::input& in) {
+    try {
+        return &value_of(in);
+    } catch (const tensor_unavailable_for_step&) {
+        return nullptr;
+    }
+}
+
+TDBG_DECL std::vector<input_range> tensor_groups(const step_inputs& inputs) {
+    std::vector<input_range> out;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (out.empty() || inputs[i].request.name != inputs[out.back().first].request.name) {
+            out.push_back(input_range{i, i});
+        }
+        out.back().last = i + 1;
+    }
+    return out;
+}
+
+TDBG_DECL std::vector<std::string> workers_at(const tdbg::tensor& t, std::int64_t step, mode m) {
+    try {
+        return t.workers(step, m);
+    } catch (const tensor_unavailable_for_step&) {
+    } catch (const tensor_unavailable&) {
+    } catch (const invalid_worker&) {}
+    return {};
 }
 
 TDBG_DECL void throw_none_evaluated(std::size_t count, std::int64_t step, const std::string& rule_name) {

@@ -24,34 +24,39 @@ TDBG_DECL all_zero::all_zero(trial base, const rule_params& params)
     }
 }
 
-TDBG_DECL verdict all_zero::invoke_at_step(std::int64_t step) const {
-    return detail::any_tensor(selection_.names(base_trial()), step, name(),
-                              [&](const std::string& tensor_name) -> std::optional<verdict> {
-                                  const auto t = tensor(tensor_name);
-                                  bool evaluated = false;
-                                  for (const std::string& worker : t.workers(step)) {
-                                      tensor_value v;
-                                      try {
-                                          v = value(tensor_name, step, mode::global, worker);
-                                      } catch (const tensor_unavailable_for_step&) {
-                                          continue;
-                                      }
-                                      if (v.type() == dtype::string || v.size() == 0) {
-                                          continue;
-                                      }
-                                      evaluated = true;
-                                      const double percent =
-                                          100.0 * static_cast<double>(count_zeros(v)) / static_cast<double>(v.size());
-                                      if (percent >= threshold_) {
-                                          return condition_met(
-                                              fmt::format("{} ({}) is {:.6g}% zeros", tensor_name, worker, percent));
-                                      }
-                                  }
-                                  if (!evaluated) {
-                                      return std::nullopt;
-                                  }
-                                  return verdict(false);
-                              });
+TDBG_DECL std::vector<tensor_request> all_zero::required_tensors(std::int64_t step) const {
+    std::vector<tensor_request> out;
+    for (const std::string& tensor_name : selection_.names(base_trial())) {
+        for (std::string& worker : detail::workers_at(tensor(tensor_name), step)) {
+            tensor_request r = value_request(tensor_name, step, true);
+            r.worker = std::move(worker);
+            out.push_back(std::move(r));
+        }
+    }
+    return out;
+}
+
+TDBG_DECL verdict all_zero::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    const std::vector<detail::input_range> tensors = detail::tensor_groups(inputs);
+    return detail::any_tensor_index(tensors.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
+        bool evaluated = false;
+        for (std::size_t k = tensors[i].first; k < tensors[i].last; ++k) {
+            const tensor_value* v = detail::value_if_saved(inputs[k]);
+            if (v == nullptr || v->type() == dtype::string || v->size() == 0) {
+                continue;
+            }
+            evaluated = true;
+            const double percent = 100.0 * static_cast<double>(count_zeros(*v)) / static_cast<double>(v->size());
+            if (percent >= threshold_) {
+                return condition_met(fmt::format("{} ({}) is {:.6g}% zeros", inputs[k].request.name,
+                                                 *inputs[k].request.worker, percent));
+            }
+        }
+        if (!evaluated) {
+            return std::nullopt;
+        }
+        return verdict(false);
+    });
 }
 
 } // namespace tdbg::rules

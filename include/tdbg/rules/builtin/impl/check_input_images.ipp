@@ -25,15 +25,24 @@ TDBG_DECL check_input_images::check_input_images(trial base, const rule_params& 
     }
 }
 
-TDBG_DECL verdict check_input_images::invoke_at_step(std::int64_t step) {
+TDBG_DECL std::vector<tensor_request> check_input_images::required_tensors(std::int64_t step) const {
+    const auto selected = images_.snapshot(base_trial());
+    std::vector<tensor_request> out;
+    out.reserve(selected->names.size());
+    for (const std::string& tensor_name : selected->names) {
+        out.push_back(value_request(tensor_name, step, true));
+    }
+    return out;
+}
+
+TDBG_DECL verdict check_input_images::invoke_at_step(std::int64_t step, const step_inputs& inputs) {
     bool evaluated = false;
-    for (const std::string& image_name : images_.names(base_trial())) {
-        tensor_value v;
-        try {
-            v = value(image_name, step);
-        } catch (const tensor_unavailable_for_step&) {
+    for (const step_inputs::input& in : inputs) {
+        const tensor_value* image = detail::value_if_saved(in);
+        if (image == nullptr) {
             continue;
         }
+        const tensor_value& v = *image;
         const auto& shape = v.shape();
         const auto c = static_cast<std::size_t>(channel_);
         if (!is_real_valued(v.type()) || shape.size() <= c || v.size() == 0) {

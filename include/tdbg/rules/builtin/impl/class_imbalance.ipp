@@ -23,9 +23,20 @@ TDBG_DECL class_imbalance::class_imbalance(trial base, const rule_params& params
       labels_({}, {params.get("labels_regex", ".*labels")}, false),
       predictions_({}, {params.get("predictions_regex", ".*predictions")}, false) {}
 
-TDBG_DECL verdict class_imbalance::invoke_at_step(std::int64_t step) {
-    const auto labels = values_at(labels_, step);
-    const auto predictions = values_at(predictions_, step);
+TDBG_DECL std::vector<tensor_request> class_imbalance::required_tensors(std::int64_t step) const {
+    std::vector<tensor_request> out;
+    for (const detail::tensor_selection* selection : {&labels_, &predictions_}) {
+        for (const std::string& tensor_name : selection->names(base_trial())) {
+            out.push_back(value_request(tensor_name, step, true));
+        }
+    }
+    return out;
+}
+
+TDBG_DECL verdict class_imbalance::invoke_at_step(std::int64_t step, const step_inputs& inputs) {
+    const std::size_t label_count = labels_.names(base_trial()).size();
+    const auto labels = values_at(inputs, 0, label_count);
+    const auto predictions = values_at(inputs, label_count, inputs.size());
     const std::size_t pairs = std::min(labels.size(), predictions.size());
     if (pairs == 0) {
         throw tensor_unavailable_for_step(
@@ -33,8 +44,8 @@ TDBG_DECL verdict class_imbalance::invoke_at_step(std::int64_t step) {
             tdbg::mode::global);
     }
     for (std::size_t i = 0; i < pairs; ++i) {
-        const auto l = detail::class_ids(labels[i], false);
-        const auto p = detail::class_ids(predictions[i], argmax_);
+        const auto l = detail::class_ids(*labels[i], false);
+        const auto p = detail::class_ids(*predictions[i], argmax_);
         for (std::size_t k = 0; k < l.size(); ++k) {
             auto& c = counts_[l[k]];
             ++c.samples;
@@ -63,16 +74,14 @@ TDBG_DECL verdict class_imbalance::invoke_at_step(std::int64_t step) {
     return false;
 }
 
-TDBG_DECL std::vector<tensor_value> class_imbalance::values_at(const detail::tensor_selection& selection,
-                                                               std::int64_t step) const {
-    std::vector<tensor_value> out;
-    for (const std::string& tensor_name : selection.names(base_trial())) {
-        try {
-            tensor_value v = value(tensor_name, step);
-            if (is_real_valued(v.type())) {
-                out.push_back(std::move(v));
-            }
-        } catch (const tensor_unavailable_for_step&) {}
+TDBG_DECL std::vector<const tensor_value*> class_imbalance::values_at(const step_inputs& inputs, std::size_t first,
+                                                                      std::size_t last) {
+    std::vector<const tensor_value*> out;
+    for (std::size_t i = first; i < last && i < inputs.size(); ++i) {
+        const tensor_value* v = detail::value_if_saved(inputs[i]);
+        if (v != nullptr && is_real_valued(v->type())) {
+            out.push_back(v);
+        }
     }
     return out;
 }

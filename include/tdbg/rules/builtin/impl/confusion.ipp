@@ -30,9 +30,21 @@ TDBG_DECL confusion::confusion(trial base, const rule_params& params)
     }
 }
 
-TDBG_DECL verdict confusion::invoke_at_step(std::int64_t step) const {
-    const auto labels = values_at(labels_, labels_name_, step);
-    const auto predictions = values_at(predictions_, predictions_name_, step);
+TDBG_DECL std::vector<tensor_request> confusion::required_tensors(std::int64_t step) const {
+    std::vector<tensor_request> out;
+    for (const std::string& tensor_name : names_of(labels_, labels_name_)) {
+        out.push_back(value_request(tensor_name, step, true));
+    }
+    for (const std::string& tensor_name : names_of(predictions_, predictions_name_)) {
+        out.push_back(value_request(tensor_name, step, true));
+    }
+    return out;
+}
+
+TDBG_DECL verdict confusion::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    const std::size_t label_count = names_of(labels_, labels_name_).size();
+    const auto labels = values_at(inputs, 0, label_count);
+    const auto predictions = values_at(inputs, label_count, inputs.size());
     const std::size_t pairs = std::min(labels.size(), predictions.size());
     if (pairs == 0) {
         throw tensor_unavailable_for_step(fmt::format("rule Confusion: no labels and predictions at step {}", step), {},
@@ -41,8 +53,8 @@ TDBG_DECL verdict confusion::invoke_at_step(std::int64_t step) const {
     std::vector<std::pair<std::int64_t, std::int64_t>> samples;
     std::int64_t largest = 0;
     for (std::size_t i = 0; i < pairs; ++i) {
-        const auto l = detail::class_ids(labels[i], false);
-        const auto p = detail::class_ids(predictions[i], true);
+        const auto l = detail::class_ids(*labels[i], false);
+        const auto p = detail::class_ids(*predictions[i], true);
         for (std::size_t k = 0; k < std::min(l.size(), p.size()); ++k) {
             samples.emplace_back(l[k], p[k]);
             largest = std::max({largest, l[k], p[k]});
@@ -77,20 +89,23 @@ TDBG_DECL verdict confusion::invoke_at_step(std::int64_t step) const {
     return false;
 }
 
-TDBG_DECL std::vector<tensor_value> confusion::values_at(const detail::tensor_selection& selection,
-                                                         const std::string& tensor_name, std::int64_t step) const {
+TDBG_DECL std::vector<std::string> confusion::names_of(const detail::tensor_selection& selection,
+                                                       const std::string& tensor_name) const {
     std::vector<std::string> names = selection.names(base_trial());
     if (base_trial().has_tensor(tensor_name) && std::find(names.begin(), names.end(), tensor_name) == names.end()) {
         names.insert(names.begin(), tensor_name);
     }
-    std::vector<tensor_value> out;
-    for (const std::string& n : names) {
-        try {
-            tensor_value v = value(n, step);
-            if (is_real_valued(v.type())) {
-                out.push_back(std::move(v));
-            }
-        } catch (const tensor_unavailable_for_step&) {}
+    return names;
+}
+
+TDBG_DECL std::vector<const tensor_value*> confusion::values_at(const step_inputs& inputs, std::size_t first,
+                                                                std::size_t last) {
+    std::vector<const tensor_value*> out;
+    for (std::size_t i = first; i < last && i < inputs.size(); ++i) {
+        const tensor_value* v = detail::value_if_saved(inputs[i]);
+        if (v != nullptr && is_real_valued(v->type())) {
+            out.push_back(v);
+        }
     }
     return out;
 }

@@ -21,21 +21,29 @@ TDBG_DECL dead_relu::dead_relu(trial base, const rule_params& params)
       threshold_inactivity_(params.get("threshold_inactivity", 1.0, non_negative)),
       threshold_layer_(params.get("threshold_layer", 50.0, non_negative)) {}
 
-TDBG_DECL verdict dead_relu::invoke_at_step(std::int64_t step) const {
-    return detail::any_tensor(selection_.names(base_trial()), step, name(),
-                              [&](const std::string& tensor_name) -> std::optional<verdict> {
-                                  const tensor_value v = value(tensor_name, step);
-                                  if (!is_real_valued(v.type()) || v.size() == 0) {
-                                      return std::nullopt;
-                                  }
-                                  const double dead = detail::inactive_unit_percent(v, threshold_inactivity_,
-                                                                                    [](double x) { return x > 0.0; });
-                                  if (dead > threshold_layer_) {
-                                      return condition_met(
-                                          fmt::format("{:.6g}% of the units of {} are dead", dead, tensor_name));
-                                  }
-                                  return verdict(false);
-                              });
+TDBG_DECL std::vector<tensor_request> dead_relu::required_tensors(std::int64_t step) const {
+    const auto selected = selection_.snapshot(base_trial());
+    std::vector<tensor_request> out;
+    out.reserve(selected->names.size());
+    for (const std::string& tensor_name : selected->names) {
+        out.push_back(value_request(tensor_name, step, true));
+    }
+    return out;
+}
+
+TDBG_DECL verdict dead_relu::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
+        const std::string& tensor_name = inputs[i].request.name;
+        const tensor_value& v = detail::value_of(inputs[i]);
+        if (!is_real_valued(v.type()) || v.size() == 0) {
+            return std::nullopt;
+        }
+        const double dead = detail::inactive_unit_percent(v, threshold_inactivity_, [](double x) { return x > 0.0; });
+        if (dead > threshold_layer_) {
+            return condition_met(fmt::format("{:.6g}% of the units of {} are dead", dead, tensor_name));
+        }
+        return verdict(false);
+    });
 }
 
 } // namespace tdbg::rules

@@ -19,26 +19,38 @@ TDBG_DECL exploding_tensor::exploding_tensor(trial base, const rule_params& para
     : rule(std::move(base), params), selection_(detail::selection_from(params, true)),
       only_nan_(params.get("only_nan", false)) {}
 
-TDBG_DECL verdict exploding_tensor::invoke_at_step(std::int64_t step) const {
-    return detail::any_tensor(selection_.names(base_trial()), step, name(),
-                              [&](const std::string& tensor_name) -> std::optional<verdict> {
-                                  const auto t = tensor(tensor_name);
-                                  bool evaluated = false;
-                                  for (const std::string& worker : t.workers(step)) {
-                                      try {
-                                          if (has_non_finite(value(tensor_name, step, mode::global, worker), only_nan_)) {
-                                              return condition_met(fmt::format("{} ({}) is not finite", tensor_name, worker));
-                                          }
-                                          evaluated = true;
-                                      } catch (const tensor_unavailable_for_step&) {
-                                          // this worker saved only reductions or a shape
-                                      }
-                                  }
-                                  if (!evaluated) {
-                                      return std::nullopt;
-                                  }
-                                  return verdict(false);
-                              });
+TDBG_DECL std::vector<tensor_request> exploding_tensor::required_tensors(std::int64_t step) const {
+    std::vector<tensor_request> out;
+    for (const std::string& tensor_name : selection_.names(base_trial())) {
+        for (std::string& worker : detail::workers_at(tensor(tensor_name), step)) {
+            tensor_request r = value_request(tensor_name, step, true);
+            r.worker = std::move(worker);
+            out.push_back(std::move(r));
+        }
+    }
+    return out;
+}
+
+TDBG_DECL verdict exploding_tensor::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    const std::vector<detail::input_range> tensors = detail::tensor_groups(inputs);
+    return detail::any_tensor_index(tensors.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
+        bool evaluated = false;
+        for (std::size_t k = tensors[i].first; k < tensors[i].last; ++k) {
+            const tensor_value* v = detail::value_if_saved(inputs[k]);
+            if (v == nullptr) {
+                continue; // this worker saved only reductions or a shape
+            }
+            if (has_non_finite(*v, only_nan_)) {
+                return condition_met(
+                    fmt::format("{} ({}) is not finite", inputs[k].request.name, *inputs[k].request.worker));
+            }
+            evaluated = true;
+        }
+        if (!evaluated) {
+            return std::nullopt;
+        }
+        return verdict(false);
+    });
 }
 
 } // namespace tdbg::rules

@@ -22,15 +22,23 @@ TDBG_DECL feature_importance_overweight::feature_importance_overweight(trial bas
       nfeatures_(params.get<std::int64_t>("nfeatures", 3, at_least(1))),
       selection_({}, {params.get("tensor_regex", ".*feature_importance/weight")}, false) {}
 
-TDBG_DECL verdict feature_importance_overweight::invoke_at_step(std::int64_t step) const {
+TDBG_DECL std::vector<tensor_request> feature_importance_overweight::required_tensors(std::int64_t step) const {
+    const auto selected = selection_.snapshot(base_trial());
+    std::vector<tensor_request> out;
+    out.reserve(selected->names.size());
+    for (const std::string& tensor_name : selected->names) {
+        out.push_back(value_request(tensor_name, step, true));
+    }
+    return out;
+}
+
+TDBG_DECL verdict feature_importance_overweight::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
     std::vector<double> importance;
-    for (const std::string& tensor_name : selection_.names(base_trial())) {
-        try {
-            const tensor_value v = value(tensor_name, step);
-            if (is_real_valued(v.type())) {
-                for_each_real(v, [&](double x) { importance.push_back(x); });
-            }
-        } catch (const tensor_unavailable_for_step&) {}
+    for (const step_inputs::input& in : inputs) {
+        const tensor_value* v = detail::value_if_saved(in);
+        if (v != nullptr && is_real_valued(v->type())) {
+            for_each_real(*v, [&](double x) { importance.push_back(x); });
+        }
     }
     double total = 0;
     for (double x : importance) {

@@ -33,29 +33,37 @@ TDBG_DECL nlp_sequence_ratio::nlp_sequence_ratio(trial base, const rule_params& 
     }
 }
 
-TDBG_DECL verdict nlp_sequence_ratio::invoke_at_step(std::int64_t step) const {
-    return detail::any_tensor(selection_.names(base_trial()), step, name(),
-                              [&](const std::string& tensor_name) -> std::optional<verdict> {
-                                  const tensor_value v = value(tensor_name, step);
-                                  if (!is_real_valued(v.type()) || v.size() == 0) {
-                                      return std::nullopt;
-                                  }
-                                  std::vector<std::size_t> counts(tokens_.size(), 0);
-                                  for_each_real(v, [&](double x) {
-                                      for (std::size_t i = 0; i < tokens_.size(); ++i) {
-                                          counts[i] += x == tokens_[i] ? 1 : 0;
-                                      }
-                                  });
-                                  for (std::size_t i = 0; i < tokens_.size(); ++i) {
-                                      const double percent =
-                                          100.0 * static_cast<double>(counts[i]) / static_cast<double>(v.size());
-                                      if (percent > thresholds_[i]) {
-                                          return condition_met(fmt::format("token {:.6g} is {:.6g}% of {}", tokens_[i],
-                                                                           percent, tensor_name));
-                                      }
-                                  }
-                                  return verdict(false);
-                              });
+TDBG_DECL std::vector<tensor_request> nlp_sequence_ratio::required_tensors(std::int64_t step) const {
+    const auto selected = selection_.snapshot(base_trial());
+    std::vector<tensor_request> out;
+    out.reserve(selected->names.size());
+    for (const std::string& tensor_name : selected->names) {
+        out.push_back(value_request(tensor_name, step, true));
+    }
+    return out;
+}
+
+TDBG_DECL verdict nlp_sequence_ratio::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
+        const std::string& tensor_name = inputs[i].request.name;
+        const tensor_value& v = detail::value_of(inputs[i]);
+        if (!is_real_valued(v.type()) || v.size() == 0) {
+            return std::nullopt;
+        }
+        std::vector<std::size_t> counts(tokens_.size(), 0);
+        for_each_real(v, [&](double x) {
+            for (std::size_t i = 0; i < tokens_.size(); ++i) {
+                counts[i] += x == tokens_[i] ? 1 : 0;
+            }
+        });
+        for (std::size_t i = 0; i < tokens_.size(); ++i) {
+            const double percent = 100.0 * static_cast<double>(counts[i]) / static_cast<double>(v.size());
+            if (percent > thresholds_[i]) {
+                return condition_met(fmt::format("token {:.6g} is {:.6g}% of {}", tokens_[i], percent, tensor_name));
+            }
+        }
+        return verdict(false);
+    });
 }
 
 } // namespace tdbg::rules

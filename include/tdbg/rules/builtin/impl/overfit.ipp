@@ -22,7 +22,22 @@ TDBG_DECL overfit::overfit(trial base, const rule_params& params)
       patience_(params.get<std::int64_t>("patience", 1, at_least(1))),
       ratio_threshold_(params.get("ratio_threshold", 0.1)) {}
 
-TDBG_DECL verdict overfit::invoke_at_step(std::int64_t step) {
+TDBG_DECL std::vector<tensor_request> overfit::required_tensors(std::int64_t step) const {
+    std::vector<tensor_request> out;
+    if (step < start_step_) {
+        return out;
+    }
+    const auto m = base_trial().mode_of(step);
+    if (m != mode::train && m != mode::eval) {
+        return out;
+    }
+    for (const std::string& tensor_name : selection_.names(base_trial())) {
+        out.push_back(value_request(tensor_name, step, true));
+    }
+    return out;
+}
+
+TDBG_DECL verdict overfit::invoke_at_step(std::int64_t step, const step_inputs& inputs) {
     if (step < start_step_) {
         return false;
     }
@@ -32,17 +47,14 @@ TDBG_DECL verdict overfit::invoke_at_step(std::int64_t step) {
     }
     // Every loss is recorded; the last one met gives the reason.
     verdict met = false;
-    for (const std::string& tensor_name : selection_.names(base_trial())) {
+    for (const step_inputs::input& in : inputs) {
         std::optional<double> loss;
-        try {
-            const tensor_value v = value(tensor_name, step);
-            if (v.size() == 1 && is_real_valued(v.type())) {
-                loss = scalar_of(v);
-            }
-        } catch (const tensor_unavailable_for_step&) {
+        const tensor_value* v = detail::value_if_saved(in);
+        if (v != nullptr && v->size() == 1 && is_real_valued(v->type())) {
+            loss = scalar_of(*v);
         }
         if (loss) {
-            verdict outcome = record(tensor_name, *m, *loss, step);
+            verdict outcome = record(in.request.name, *m, *loss, step);
             if (outcome) {
                 met = std::move(outcome);
             }

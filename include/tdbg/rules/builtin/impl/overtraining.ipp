@@ -17,7 +17,19 @@ TDBG_DECL overtraining::overtraining(trial base, const rule_params& params)
       patience_validation_(params.get<std::int64_t>("patience_validation", 10, at_least(1))),
       delta_(params.get("delta", 0.01, non_negative)) {}
 
-TDBG_DECL verdict overtraining::invoke_at_step(std::int64_t step) {
+TDBG_DECL std::vector<tensor_request> overtraining::required_tensors(std::int64_t step) const {
+    std::vector<tensor_request> out;
+    const auto m = base_trial().mode_of(step);
+    if (m != mode::train && m != mode::eval) {
+        return out;
+    }
+    for (const std::string& tensor_name : losses_.names(base_trial())) {
+        out.push_back(value_request(tensor_name, step, true));
+    }
+    return out;
+}
+
+TDBG_DECL verdict overtraining::invoke_at_step(std::int64_t step, const step_inputs& inputs) {
     const auto m = base_trial().mode_of(step);
     if (m != mode::train && m != mode::eval) {
         return false;
@@ -25,14 +37,12 @@ TDBG_DECL verdict overtraining::invoke_at_step(std::int64_t step) {
     const std::int64_t patience = *m == mode::train ? patience_train_ : patience_validation_;
     // Every loss is followed; the last one met gives the reason.
     verdict met = false;
-    for (const std::string& tensor_name : losses_.names(base_trial())) {
+    for (const step_inputs::input& in : inputs) {
+        const std::string& tensor_name = in.request.name;
         std::optional<double> loss;
-        try {
-            const tensor_value v = value(tensor_name, step);
-            if (v.size() == 1 && is_real_valued(v.type())) {
-                loss = scalar_of(v);
-            }
-        } catch (const tensor_unavailable_for_step&) {
+        const tensor_value* v = detail::value_if_saved(in);
+        if (v != nullptr && v->size() == 1 && is_real_valued(v->type())) {
+            loss = scalar_of(*v);
         }
         if (!loss) {
             continue;

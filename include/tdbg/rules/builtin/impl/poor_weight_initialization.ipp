@@ -27,19 +27,48 @@ TDBG_DECL poor_weight_initialization::poor_weight_initialization(trial base, con
       patience_(params.get<std::int64_t>("patience", 5, at_least(1))),
       steps_(params.get<std::int64_t>("steps", 10, at_least(1))) {}
 
-TDBG_DECL verdict poor_weight_initialization::invoke_at_step(std::int64_t step) const {
+TDBG_DECL bool poor_weight_initialization::judged(std::int64_t step) const {
     const std::vector<std::int64_t> all = base_trial().steps(mode::global, true);
     const auto index = std::lower_bound(all.begin(), all.end(), step) - all.begin();
-    if (index >= steps_) {
+    return index < steps_;
+}
+
+TDBG_DECL std::vector<tensor_request> poor_weight_initialization::required_tensors(std::int64_t step) const {
+    std::vector<tensor_request> out;
+    if (!judged(step)) {
+        return out;
+    }
+    for (const detail::tensor_selection* selection : {&activations_, &gradients_}) {
+        for (const std::string& tensor_name : selection->names(base_trial())) {
+            out.push_back(value_request(tensor_name, step, true));
+        }
+    }
+    // Each loss saved at `step` and at `patience` earlier steps: now, then the earlier one.
+    for (const std::string& tensor_name : losses_.names(base_trial())) {
+        const std::vector<std::int64_t> prev = tensor(tensor_name).prev_steps(step);
+        if (prev.empty() || prev.back() != step || prev.size() <= static_cast<std::size_t>(patience_)) {
+            continue;
+        }
+        const std::int64_t earlier = prev[prev.size() - 1 - static_cast<std::size_t>(patience_)];
+        out.push_back(value_request(tensor_name, step, true));
+        out.push_back(value_request(tensor_name, earlier, true));
+    }
+    return out;
+}
+
+TDBG_DECL verdict poor_weight_initialization::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    if (!judged(step)) {
         return false;
     }
+    const std::size_t activations = activations_.names(base_trial()).size();
+    const std::size_t gradients = activations + gradients_.names(base_trial()).size();
     bool evaluated = false;
-    verdict met = activation_variance(step, evaluated);
+    verdict met = activation_variance(inputs, {0, activations}, evaluated);
     if (!met) {
-        met = gradient_spread(step, evaluated);
+        met = gradient_spread(inputs, {activations, gradients}, evaluated);
     }
     if (!met) {
-        met = loss_stalled(step, evaluated);
+        met = loss_stalled(inputs, {gradients, inputs.size()}, evaluated);
     }
     if (!met && !evaluated) {
         throw tensor_unavailable_for_step(
@@ -49,19 +78,20 @@ TDBG_DECL verdict poor_weight_initialization::invoke_at_step(std::int64_t step) 
     return met;
 }
 
-TDBG_DECL void poor_weight_initialization::for_each_value(
-    const detail::tensor_selection& selection, std::int64_t step,
-    const std::function<void(const std::string&, const tensor_value&)>& f) const {
-    for (const std::string& tensor_name : selection.names(base_trial())) {
-        try {
-            f(tensor_name, value(tensor_name, step));
-        } catch (const tensor_unavailable_for_step&) {}
+TDBG_DECL void
+poor_weight_initialization::for_each_value(const step_inputs& inputs, detail::input_range range,
+                                           const std::function<void(const std::string&, const tensor_value&)>& f) {
+    for (std::size_t i = range.first; i < range.last && i < inputs.size(); ++i) {
+        if (const tensor_value* v = detail::value_if_saved(inputs[i])) {
+            f(inputs[i].request.name, *v);
+        }
     }
 }
 
-TDBG_DECL verdict poor_weight_initialization::activation_variance(std::int64_t step, bool& evaluated) const {
+TDBG_DECL verdict poor_weight_initialization::activation_variance(const step_inputs& inputs, detail::input_range range,
+                                                                  bool& evaluated) const {
     std::vector<double> variances;
-    for_each_value(activations_, step, [&](const std::string&, const tensor_value& v) {
+    for_each_value(inputs, range, [&](const std::string&, const tensor_value& v) {
         if (is_real_valued(v.type()) && v.size() > 0) {
             variances.push_back(scalar_of(compute_reduction(v, reduction{reduction_kind::variance, false})));
         }
@@ -78,10 +108,11 @@ TDBG_DECL verdict poor_weight_initialization::activation_variance(std::int64_t s
     return false;
 }
 
-TDBG_DECL verdict poor_weight_initialization::gradient_spread(std::int64_t step, bool& evaluated) const {
+TDBG_DECL verdict poor_weight_initialization::gradient_spread(const step_inputs& inputs, detail::input_range range,
+                                                              bool& evaluated) const {
     double narrowest = std::numeric_limits<double>::infinity();
     std::string which;
-    for_each_value(gradients_, step, [&](const std::string& tensor_name, const tensor_value& v) {
+    for_each_value(inputs, range, [&](const std::string& tensor_name, const tensor_value& v) {
         if (!is_real_valued(v.type()) || v.size() == 0) {
             return;
         }
@@ -99,24 +130,20 @@ TDBG_DECL verdict poor_weight_initialization::gradient_spread(std::int64_t step,
     return false;
 }
 
-TDBG_DECL verdict poor_weight_initialization::loss_stalled(std::int64_t step, bool& evaluated) const {
-    for (const std::string& tensor_name : losses_.names(base_trial())) {
-        const auto t = tensor(tensor_name);
-        const std::vector<std::int64_t> prev = t.prev_steps(step);
-        if (prev.empty() || prev.back() != step || prev.size() <= static_cast<std::size_t>(patience_)) {
-            continue;
-        }
-        const std::int64_t earlier = prev[prev.size() - 1 - static_cast<std::size_t>(patience_)];
+TDBG_DECL verdict poor_weight_initialization::loss_stalled(const step_inputs& inputs, detail::input_range range,
+                                                           bool& evaluated) const {
+    // Two inputs per loss: at the step, then `patience` saved steps before.
+    for (std::size_t i = range.first; i + 2 <= range.last; i += 2) {
         try {
-            const tensor_value now = value(tensor_name, step);
-            const tensor_value before = value(tensor_name, earlier);
+            const tensor_value& now = detail::value_of(inputs[i]);
+            const tensor_value& before = detail::value_of(inputs[i + 1]);
             if (now.size() != 1 || before.size() != 1 || !is_real_valued(now.type())) {
                 continue;
             }
             evaluated = true;
             if (scalar_of(now) >= scalar_of(before)) {
-                return condition_met(
-                    fmt::format("{} did not decrease from step {} to step {}", tensor_name, earlier, step));
+                return condition_met(fmt::format("{} did not decrease from step {} to step {}", inputs[i].request.name,
+                                                 inputs[i + 1].request.step, inputs[i].request.step));
             }
         } catch (const tensor_unavailable_for_step&) {}
     }

@@ -23,27 +23,33 @@ TDBG_DECL saturated_activation::saturated_activation(trial base, const rule_para
       threshold_inactivity_(params.get("threshold_inactivity", 1.0, non_negative)),
       threshold_layer_(params.get("threshold_layer", 50.0, non_negative)) {}
 
-TDBG_DECL verdict saturated_activation::invoke_at_step(std::int64_t step) const {
-    return detail::any_tensor(selection_.names(base_trial()), step, name(),
-                              [&](const std::string& tensor_name) -> std::optional<verdict> {
-                                  const bool sigmoid = tensor_name.find("sigmoid") != std::string::npos;
-                                  if (!sigmoid && tensor_name.find("tanh") == std::string::npos) {
-                                      return std::nullopt;
-                                  }
-                                  const tensor_value v = value(tensor_name, step);
-                                  if (!is_real_valued(v.type()) || v.size() == 0) {
-                                      return std::nullopt;
-                                  }
-                                  const number_pair range = sigmoid ? sigmoid_ : tanh_;
-                                  const double saturated = detail::inactive_unit_percent(
-                                      v, threshold_inactivity_,
-                                      [&](double x) { return x > range.first && x < range.second; });
-                                  if (saturated > threshold_layer_) {
-                                      return condition_met(fmt::format("{:.6g}% of the units of {} are saturated",
-                                                                       saturated, tensor_name));
-                                  }
-                                  return verdict(false);
-                              });
+TDBG_DECL std::vector<tensor_request> saturated_activation::required_tensors(std::int64_t step) const {
+    std::vector<tensor_request> out;
+    for (const std::string& tensor_name : selection_.names(base_trial())) {
+        // A tensor that is neither a tanh nor a sigmoid input is not evaluated (nor read).
+        if (tensor_name.find("sigmoid") != std::string::npos || tensor_name.find("tanh") != std::string::npos) {
+            out.push_back(value_request(tensor_name, step, true));
+        }
+    }
+    return out;
+}
+
+TDBG_DECL verdict saturated_activation::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
+        const std::string& tensor_name = inputs[i].request.name;
+        const bool sigmoid = tensor_name.find("sigmoid") != std::string::npos;
+        const tensor_value& v = detail::value_of(inputs[i]);
+        if (!is_real_valued(v.type()) || v.size() == 0) {
+            return std::nullopt;
+        }
+        const number_pair range = sigmoid ? sigmoid_ : tanh_;
+        const double saturated = detail::inactive_unit_percent(
+            v, threshold_inactivity_, [&](double x) { return x > range.first && x < range.second; });
+        if (saturated > threshold_layer_) {
+            return condition_met(fmt::format("{:.6g}% of the units of {} are saturated", saturated, tensor_name));
+        }
+        return verdict(false);
+    });
 }
 
 TDBG_DECL number_pair saturated_activation::thresholds(const rule_params& params, const std::string& activation,
@@ -54,8 +60,8 @@ TDBG_DECL number_pair saturated_activation::thresholds(const rule_params& params
     number_pair out;
     if (params.contains(pair_key)) {
         if (params.contains(min_key) || params.contains(max_key)) {
-            throw config_error(fmt::format("rule SaturatedActivation: give {} and {}, or the pair {}, not both", min_key,
-                                           max_key, pair_key));
+            throw config_error(fmt::format("rule SaturatedActivation: give {} and {}, or the pair {}, not both",
+                                           min_key, max_key, pair_key));
         }
         params.declare(min_key);
         params.declare(max_key);

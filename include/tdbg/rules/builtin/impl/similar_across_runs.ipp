@@ -19,7 +19,7 @@ TDBG_DECL similar_across_runs::similar_across_runs(trial base, std::vector<trial
     : rule(std::move(base), with_other(std::move(others), params), params),
       selection_(detail::selection_from(params, true)) {}
 
-TDBG_DECL verdict similar_across_runs::invoke_at_step(std::int64_t step) const {
+TDBG_DECL std::vector<tensor_request> similar_across_runs::required_tensors(std::int64_t step) const {
     const trial& other = other_trials().front();
     try {
         other.wait_for_steps({step});
@@ -28,18 +28,32 @@ TDBG_DECL verdict similar_across_runs::invoke_at_step(std::int64_t step) const {
             fmt::format("rule SimilarAcrossRuns: the other run {} ended before step {}", other.name(), step), {}, step,
             tdbg::mode::global);
     }
-    return detail::any_tensor(
-        selection_.names(base_trial()), step, name(), [&](const std::string& tensor_name) -> std::optional<verdict> {
-            const tensor_value mine = value(tensor_name, step);
-            if (!other.has_tensor(tensor_name)) {
-                return std::nullopt;
-            }
-            const tensor_value theirs = other.tensor(tensor_name).value(step);
-            if (!allclose(mine, theirs)) {
-                return condition_met(fmt::format("{} differs from {}", tensor_name, other.name()));
-            }
-            return verdict(false);
-        });
+    std::vector<tensor_request> out;
+    for (const std::string& tensor_name : selection_.names(base_trial())) {
+        out.push_back(value_request(tensor_name, step, true));
+        if (other.has_tensor(tensor_name)) {
+            tensor_request theirs = value_request(tensor_name, step, true);
+            theirs.trial_index = 1;
+            out.push_back(std::move(theirs));
+        }
+    }
+    return out;
+}
+
+TDBG_DECL verdict similar_across_runs::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    const std::vector<detail::input_range> tensors = detail::tensor_groups(inputs);
+    return detail::any_tensor_index(tensors.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
+        const tensor_value& mine = detail::value_of(inputs[tensors[i].first]);
+        if (tensors[i].last - tensors[i].first < 2) {
+            return std::nullopt; // the other run does not have it
+        }
+        const tensor_value& theirs = detail::value_of(inputs[tensors[i].first + 1]);
+        if (!allclose(mine, theirs)) {
+            return condition_met(fmt::format("{} differs from {}", inputs[tensors[i].first].request.name,
+                                             other_trials().front().name()));
+        }
+        return verdict(false);
+    });
 }
 
 TDBG_DECL std::vector<trial> similar_across_runs::with_other(std::vector<trial> others, const rule_params& params) {

@@ -18,22 +18,32 @@ namespace tdbg::rules {
 TDBG_DECL tree_depth::tree_depth(trial base, const rule_params& params)
     : rule(std::move(base), params), depth_(params.get("depth", 4.0, non_negative)) {}
 
-TDBG_DECL verdict tree_depth::invoke_at_step(std::int64_t step) const {
-    return detail::any_tensor(nodes_.names(base_trial()), step, name(),
-                              [&](const std::string& tensor_name) -> std::optional<verdict> {
-                                  const tensor_value v = value(tensor_name, step);
-                                  if (!is_real_valued(v.type()) || v.size() == 0) {
-                                      return std::nullopt;
-                                  }
-                                  double largest = 0;
-                                  for_each_real(v, [&](double x) { largest = std::max(largest, x); });
-                                  const double d = std::floor(std::log2(largest + 1.0));
-                                  if (d < depth_) {
-                                      return condition_met(fmt::format("the trees of {} are {:.6g} deep, less than {:.6g}",
-                                                                       tensor_name, d, depth_));
-                                  }
-                                  return verdict(false);
-                              });
+TDBG_DECL std::vector<tensor_request> tree_depth::required_tensors(std::int64_t step) const {
+    const auto selected = nodes_.snapshot(base_trial());
+    std::vector<tensor_request> out;
+    out.reserve(selected->names.size());
+    for (const std::string& tensor_name : selected->names) {
+        out.push_back(value_request(tensor_name, step, true));
+    }
+    return out;
+}
+
+TDBG_DECL verdict tree_depth::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
+        const std::string& tensor_name = inputs[i].request.name;
+        const tensor_value& v = detail::value_of(inputs[i]);
+        if (!is_real_valued(v.type()) || v.size() == 0) {
+            return std::nullopt;
+        }
+        double largest = 0;
+        for_each_real(v, [&](double x) { largest = std::max(largest, x); });
+        const double d = std::floor(std::log2(largest + 1.0));
+        if (d < depth_) {
+            return condition_met(
+                fmt::format("the trees of {} are {:.6g} deep, less than {:.6g}", tensor_name, d, depth_));
+        }
+        return verdict(false);
+    });
 }
 
 } // namespace tdbg::rules

@@ -24,23 +24,41 @@ TDBG_DECL unchanged_tensor::unchanged_tensor(trial base, const rule_params& para
     }
 }
 
-TDBG_DECL verdict unchanged_tensor::invoke_at_step(std::int64_t step) const {
-    return detail::any_tensor(selection_.names(base_trial()), step, name(),
-                              [&](const std::string& tensor_name) { return unchanged(tensor_name, step); });
+TDBG_DECL std::vector<tensor_request> unchanged_tensor::required_tensors(std::int64_t step) const {
+    std::vector<tensor_request> out;
+    for (const std::string& tensor_name : selection_.names(base_trial())) {
+        const auto t = tensor(tensor_name);
+        const std::vector<std::int64_t> prev = t.prev_steps(step, static_cast<std::size_t>(num_steps_));
+        if (prev.empty() || prev.back() != step || prev.size() < static_cast<std::size_t>(num_steps_)) {
+            continue; // not evaluated: fewer than num_steps steps so far, or none at this step
+        }
+        for (const std::string& worker : detail::workers_at(t, step)) {
+            for (const std::int64_t s : prev) {
+                tensor_request r = value_request(tensor_name, s, true);
+                r.worker = worker;
+                out.push_back(std::move(r));
+            }
+        }
+    }
+    return out;
 }
 
-TDBG_DECL std::optional<verdict> unchanged_tensor::unchanged(const std::string& tensor_name, std::int64_t step) const {
-    const auto t = tensor(tensor_name);
-    const std::vector<std::int64_t> prev = t.prev_steps(step, static_cast<std::size_t>(num_steps_));
-    if (prev.empty() || prev.back() != step || prev.size() < static_cast<std::size_t>(num_steps_)) {
-        return std::nullopt;
-    }
+TDBG_DECL verdict unchanged_tensor::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    const std::vector<detail::input_range> tensors = detail::tensor_groups(inputs);
+    return detail::any_tensor_index(tensors.size(), step, name(),
+                                    [&](std::size_t i) { return unchanged(inputs, tensors[i], step); });
+}
+
+TDBG_DECL std::optional<verdict>
+unchanged_tensor::unchanged(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const {
+    // num_steps inputs per worker, the steps in order.
+    const auto per_worker = static_cast<std::size_t>(num_steps_);
     bool evaluated = false;
-    for (const std::string& worker : t.workers(step)) {
-        std::vector<tensor_value> values;
+    for (std::size_t first = tensor_inputs.first; first + per_worker <= tensor_inputs.last; first += per_worker) {
+        std::vector<const tensor_value*> values;
         try {
-            for (std::int64_t s : prev) {
-                values.push_back(value(tensor_name, s, mode::global, worker));
+            for (std::size_t k = first; k < first + per_worker; ++k) {
+                values.push_back(&detail::value_of(inputs[k]));
             }
         } catch (const tensor_unavailable_for_step&) {
             continue;
@@ -50,11 +68,12 @@ TDBG_DECL std::optional<verdict> unchanged_tensor::unchanged(const std::string& 
         evaluated = true;
         bool same = true;
         for (std::size_t i = 1; i < values.size() && same; ++i) {
-            same = allclose(values[i], values[i - 1], rtol_, atol_, equal_nan_);
+            same = allclose(*values[i], *values[i - 1], rtol_, atol_, equal_nan_);
         }
         if (same) {
+            const tensor_request& oldest = inputs[first].request;
             return condition_met(
-                fmt::format("{} ({}) unchanged over steps {}..{}", tensor_name, worker, prev.front(), step));
+                fmt::format("{} ({}) unchanged over steps {}..{}", oldest.name, *oldest.worker, oldest.step, step));
         }
     }
     if (!evaluated) {

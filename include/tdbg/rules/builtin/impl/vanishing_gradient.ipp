@@ -16,14 +16,23 @@ namespace tdbg::rules {
 TDBG_DECL vanishing_gradient::vanishing_gradient(trial base, const rule_params& params)
     : rule(std::move(base), params), threshold_(params.get("threshold", 1e-07, non_negative)) {}
 
-TDBG_DECL verdict vanishing_gradient::invoke_at_step(std::int64_t step) const {
+TDBG_DECL std::vector<tensor_request> vanishing_gradient::required_tensors(std::int64_t step) const {
     static constexpr reduction abs_mean{reduction_kind::mean, true};
     const auto gradients = gradients_.snapshot(base_trial());
-    return detail::any_tensor_index(gradients->names.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
+    std::vector<tensor_request> out;
+    out.reserve(gradients->names.size());
+    for (const std::string& gradient : gradients->names) {
         // The stored reduction when the hook saved one, else computed from the value.
-        const double mean = scalar_of(gradients->handles[i].reduction_value(step, abs_mean));
+        out.push_back(reduction_request(gradient, step, abs_mean, true));
+    }
+    return out;
+}
+
+TDBG_DECL verdict vanishing_gradient::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
+        const double mean = scalar_of(detail::value_of(inputs[i]));
         if (mean < threshold_) {
-            return condition_met(fmt::format("mean |{}| = {:.6g} < {:g}", gradients->names[i], mean, threshold_));
+            return condition_met(fmt::format("mean |{}| = {:.6g} < {:g}", inputs[i].request.name, mean, threshold_));
         }
         return verdict(false);
     });

@@ -20,8 +20,8 @@ TDBG_DECL weight_update_ratio::weight_update_ratio(trial base, const rule_params
       small_threshold_(params.get("small_threshold", 1e-08, non_negative)),
       epsilon_(params.get("epsilon", 1e-09, positive)) {}
 
-TDBG_DECL verdict weight_update_ratio::invoke_at_step(std::int64_t step) const {
-    const std::vector<std::string> names = weights_.names(base_trial());
+TDBG_DECL std::optional<std::pair<mode, std::int64_t>>
+weight_update_ratio::mode_step(const std::vector<std::string>& names, std::int64_t step) const {
     mode m = mode::global;
     for (const std::string& tensor_name : names) {
         if (!tensor(tensor_name).steps(mode::train).empty()) {
@@ -32,17 +32,50 @@ TDBG_DECL verdict weight_update_ratio::invoke_at_step(std::int64_t step) const {
     std::int64_t s = step;
     if (m != mode::global) {
         if (base_trial().mode_of(step) != m) {
-            return false;
+            return std::nullopt;
         }
         s = base_trial().mode_step(step).value_or(step);
     }
-    return detail::any_tensor(names, step, name(),
-                              [&](const std::string& tensor_name) { return out_of_bounds(tensor_name, s, m); });
+    return std::make_pair(m, s);
 }
 
-TDBG_DECL std::optional<verdict> weight_update_ratio::out_of_bounds(const std::string& tensor_name, std::int64_t s,
-                                                                    mode m) const {
-    const auto t = tensor(tensor_name);
+TDBG_DECL std::vector<tensor_request> weight_update_ratio::required_tensors(std::int64_t step) const {
+    const std::vector<std::string> names = weights_.names(base_trial());
+    const auto at = mode_step(names, step);
+    std::vector<tensor_request> out;
+    if (!at) {
+        return out;
+    }
+    const auto [m, s] = *at;
+    for (const std::string& tensor_name : names) {
+        const auto t = tensor(tensor_name);
+        const std::optional<std::int64_t> p = compared_step(t, s, m);
+        if (!p) {
+            continue; // not evaluated
+        }
+        for (const std::string& worker : detail::workers_at(t, s, m)) {
+            for (const std::int64_t which : {s, *p}) { // now, then before
+                tensor_request r = value_request(tensor_name, which, true);
+                r.step_mode = m;
+                r.worker = worker;
+                out.push_back(std::move(r));
+            }
+        }
+    }
+    return out;
+}
+
+TDBG_DECL verdict weight_update_ratio::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
+    if (!mode_step(weights_.names(base_trial()), step)) {
+        return false; // not a step of the mode the weights are compared in
+    }
+    const std::vector<detail::input_range> tensors = detail::tensor_groups(inputs);
+    return detail::any_tensor_index(tensors.size(), step, name(),
+                                    [&](std::size_t i) { return out_of_bounds(inputs, tensors[i]); });
+}
+
+TDBG_DECL std::optional<std::int64_t> weight_update_ratio::compared_step(const tdbg::tensor& t, std::int64_t s,
+                                                                         mode m) const {
     const std::vector<std::int64_t> steps = t.steps(m);
     auto at = std::lower_bound(steps.begin(), steps.end(), s);
     if (at == steps.end() || *at != s || at == steps.begin()) {
@@ -56,25 +89,32 @@ TDBG_DECL std::optional<verdict> weight_update_ratio::out_of_bounds(const std::s
         }
         p = *oldest;
     }
+    return p;
+}
+
+TDBG_DECL std::optional<verdict> weight_update_ratio::out_of_bounds(const step_inputs& inputs,
+                                                                    detail::input_range tensor_inputs) const {
+    // Two inputs per worker: the value now, then the one it is compared with.
     bool evaluated = false;
-    for (const std::string& worker : t.workers(s, m)) {
-        tensor_value now;
-        tensor_value before;
+    for (std::size_t k = tensor_inputs.first; k + 2 <= tensor_inputs.last; k += 2) {
+        const tensor_value* now = nullptr;
+        const tensor_value* before = nullptr;
         try {
-            now = value(tensor_name, s, m, worker);
-            before = value(tensor_name, p, m, worker);
+            now = &detail::value_of(inputs[k]);
+            before = &detail::value_of(inputs[k + 1]);
         } catch (const tensor_unavailable_for_step&) {
             continue;
         } catch (const invalid_worker&) {
             continue;
         }
-        if (!is_real_valued(now.type()) || now.size() != before.size()) {
+        if (!is_real_valued(now->type()) || now->size() != before->size()) {
             continue;
         }
         evaluated = true;
-        const double ratio = l2_distance(now, before) / (l2_norm(before) + epsilon_);
+        const double ratio = l2_distance(*now, *before) / (l2_norm(*before) + epsilon_);
         if (ratio > large_threshold_ || ratio < small_threshold_) {
-            return condition_met(fmt::format("update ratio of {} ({}) = {:.6g}", tensor_name, worker, ratio));
+            return condition_met(fmt::format("update ratio of {} ({}) = {:.6g}", inputs[k].request.name,
+                                             *inputs[k].request.worker, ratio));
         }
     }
     if (!evaluated) {
