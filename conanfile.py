@@ -1,9 +1,13 @@
-"""Conan 2 recipe of tdbg: a header-only library; the package is its CMake install."""
+"""Conan 2 recipe of tdbg: the headers, tdbg::compiled (built by the consumer), and the optional
+components s3, libtorch and cli (the `tdbg` command and tdbg::cli), each built exactly when its
+option says so. tests/packaging/conan_create.py runs this recipe's steps in the test suite."""
+
+import os
 
 from conan import ConanFile
-from conan.tools.cmake import CMake, CMakeToolchain, cmake_layout
+from conan.tools.build import check_min_cppstd
+from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
 from conan.tools.files import copy
-import os
 
 
 class TdbgConan(ConanFile):
@@ -12,45 +16,90 @@ class TdbgConan(ConanFile):
     description = "The training debugger for C++: smdebug's hook, trial and rules"
     license = "Apache-2.0"
     topics = ("machine-learning", "debugging", "smdebug", "header-only")
-    package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
-    options = {"s3": [True, False]}
-    default_options = {"s3": False}
-    exports_sources = "CMakeLists.txt", "cmake/*", "include/*", "LICENSE"
-    no_copy_source = True
+    options = {"s3": [True, False], "libtorch": [True, False], "cli": [True, False]}
+    default_options = {"s3": False, "libtorch": False, "cli": False}
+    exports_sources = "CMakeLists.txt", "cmake/*", "include/*", "tools/*", "LICENSE"
+
+    @property
+    def _components(self):
+        """The CMake components the options ask for, in tdbg's names."""
+        return [name for name in ("s3", "libtorch", "cli") if self.options.get_safe(name)]
+
+    def configure(self):
+        # Only the command line is compiled; without it the package is headers and CMake files.
+        self.package_type = "static-library" if self.options.cli else "header-library"
+
+    def validate(self):
+        check_min_cppstd(self, 17)
 
     def requirements(self):
-        self.requires("xtensor/0.24.7", transitive_headers=True)
-        self.requires("pcre2/10.42", transitive_headers=True, transitive_libs=True)
-        self.requires("fmt/9.1.0", transitive_headers=True)
+        self.requires("xtensor/[>=0.24 <0.26]", transitive_headers=True)
+        self.requires("pcre2/[>=10.40 <11]", transitive_headers=True, transitive_libs=True)
+        self.requires("fmt/[>=9 <12]", transitive_headers=True)
         if self.options.s3:
             self.requires("libcurl/[>=7.75 <9]", transitive_headers=True)
-            self.requires("pugixml/1.13", transitive_headers=True)
+            self.requires("pugixml/[>=1.11 <2]", transitive_headers=True)
+        if self.options.libtorch:
+            self.requires("libtorch/[>=1.13 <3]", transitive_headers=True)
 
     def layout(self):
         cmake_layout(self)
 
     def generate(self):
         toolchain = CMakeToolchain(self)
-        for option in ("TDBG_BUILD_TESTS", "TDBG_BUILD_EXAMPLES", "TDBG_BUILD_BENCHMARKS", "TDBG_BUILD_TOOLS"):
-            toolchain.cache_variables[option] = False
-        toolchain.cache_variables["TDBG_INSTALL"] = True
+        # Every option explicit, so that the build machine never decides what the package holds.
+        variables = toolchain.cache_variables
+        for option in ("TDBG_BUILD_TESTS", "TDBG_BUILD_EXAMPLES", "TDBG_BUILD_BENCHMARKS", "TDBG_CUDA"):
+            variables[option] = False
+        variables["TDBG_INSTALL"] = True
+        variables["TDBG_S3"] = bool(self.options.s3)
+        variables["TDBG_LIBTORCH"] = bool(self.options.libtorch)
+        variables["TDBG_BUILD_TOOLS"] = bool(self.options.cli)
+        variables["TDBG_REQUIRED_COMPONENTS"] = ",".join(self._components)
         toolchain.generate()
+        CMakeDeps(self).generate()
 
-    def package(self):
-        # The same install the repository's consumer tests use (tests/cmake_find_package).
+    def build(self):
         cmake = CMake(self)
         cmake.configure()
-        cmake.install()
+        cmake.build()
+
+    def package(self):
+        CMake(self).install()
         copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
 
     def package_id(self):
-        self.info.clear()
-        self.info.options.s3 = self.options.s3
+        if not self.info.options.cli:
+            # Headers and CMake files only: one package fits every configuration.
+            self.info.settings.clear()
 
     def package_info(self):
-        # Consumers get tdbg's own CMake package (tdbg::tdbg, and tdbg::s3 with the s3 option).
+        # Consumers use tdbg's own CMake package (tdbgConfig.cmake): find_package(tdbg) with
+        # the components of the options, which finds the dependencies Conan provides.
         self.cpp_info.set_property("cmake_find_mode", "none")
         self.cpp_info.builddirs.append(os.path.join("share", "cmake", "tdbg"))
-        self.cpp_info.bindirs = []
-        self.cpp_info.libdirs = []
+        # The components, for generators other than CMake's (the names of tdbgConfig.cmake).
+        core = self.cpp_info.components["tdbg"]
+        core.requires = ["xtensor::xtensor", "pcre2::pcre2", "fmt::fmt"]
+        core.system_libs = ["pthread"]
+        core.bindirs = []
+        core.libdirs = []
+        if self.options.s3:
+            s3 = self.cpp_info.components["s3"]
+            s3.requires = ["tdbg", "libcurl::libcurl", "pugixml::pugixml"]
+            s3.defines = ["TDBG_HAS_S3=1"]
+            s3.bindirs = []
+            s3.libdirs = []
+        if self.options.libtorch:
+            libtorch = self.cpp_info.components["libtorch"]
+            libtorch.requires = ["tdbg", "libtorch::libtorch"]
+            libtorch.defines = ["TDBG_HAS_LIBTORCH=1"]
+            libtorch.bindirs = []
+            libtorch.libdirs = []
+        if self.options.cli:
+            cli = self.cpp_info.components["cli"]
+            cli.requires = ["tdbg"] + (["s3"] if self.options.s3 else [])
+            cli.libs = ["tdbg_cli", "tdbg_compiled"]
+            cli.defines = ["TDBG_SEPARATE_COMPILATION"]
+            cli.bindirs = ["bin"]

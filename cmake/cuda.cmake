@@ -62,11 +62,9 @@ if(TDBG_HAS_CUDA)
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic $<$<BOOL:${TDBG_WERROR}>:-Werror>>
     $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false -Xcompiler=-Wall,-Wextra>
     $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${TDBG_WERROR}>>:--Werror=all-warnings -Xcompiler=-Werror>)
-  if(TDBG_INSTALL)
-    install(TARGETS tdbg_cuda EXPORT tdbgTargets)
-  endif()
-  # tdbgConfig.cmake finds the toolkit (CUDA::cudart_static) for consumers of the installed tdbg::cuda.
-  list(APPEND TDBG_CONFIG_DEPENDENCIES "CUDAToolkit")
+  # The installed package's component cuda: its consumers' find_package() finds the toolkit
+  # (CUDA::cudart_static), only when they ask for the component.
+  tdbg_package_component(cuda TARGETS tdbg_cuda DEPENDENCIES "CUDAToolkit")
   message(STATUS "tdbg: CUDA component enabled (tdbg::cuda: nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
 else()
   message(STATUS "tdbg: CUDA component disabled (tdbg::cuda not defined): ${_tdbg_cuda_why}")
@@ -79,5 +77,7 @@ unset(_tdbg_cuda_why)
 if(TDBG_HAS_CUDA AND TARGET tdbg_libtorch AND TARGET c10_cuda)
   target_link_libraries(tdbg_libtorch INTERFACE tdbg::cuda c10_cuda)
   target_compile_definitions(tdbg_libtorch INTERFACE TDBG_TORCH_HAS_CUDA=1)
+  # The installed component libtorch then needs the component cuda (and Torch brings c10_cuda).
+  set_property(GLOBAL APPEND PROPERTY TDBG_PACKAGE_COMPONENT_libtorch_COMPONENTS cuda)
   message(STATUS "tdbg: torch_hook reduces CUDA tensors with tdbg::cuda's fused kernel")
 endif()

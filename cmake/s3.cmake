@@ -3,22 +3,23 @@
 # pugixml (Debian: libpugixml-dev). pugixml is linked as a library: its
 # header-only mode (PUGIXML_HEADER_ONLY) includes pugixml.cpp, which Debian's
 # package does not ship; linking also spares every user translation unit from
-# compiling the parser.
-find_package(CURL 7.75 QUIET)
-find_package(pugixml QUIET)
+# compiling the parser. TDBG_S3=OFF skips looking for them: the Conan recipe and the vcpkg
+# port set it from their option, so that a package never takes the backend from the machine.
+option(TDBG_S3 "Define tdbg::s3 when libcurl and pugixml are found" ON)
+if(TDBG_S3)
+  find_package(CURL 7.75 QUIET)
+  find_package(pugixml QUIET)
+endif()
 
-if(CURL_FOUND AND TARGET pugixml::pugixml)
+if(TDBG_S3 AND CURL_FOUND AND TARGET pugixml::pugixml)
   add_library(tdbg_s3 INTERFACE)
   add_library(tdbg::s3 ALIAS tdbg_s3)
   set_target_properties(tdbg_s3 PROPERTIES EXPORT_NAME s3)
   target_link_libraries(tdbg_s3 INTERFACE tdbg::tdbg CURL::libcurl pugixml::pugixml)
   # Lets code that is built either way (benchmarks) tell whether S3 is there.
   target_compile_definitions(tdbg_s3 INTERFACE TDBG_HAS_S3=1)
-  if(TDBG_INSTALL)
-    install(TARGETS tdbg_s3 EXPORT tdbgTargets)
-  endif()
-  # tdbgConfig.cmake finds these for consumers of the installed tdbg::s3.
-  list(APPEND TDBG_CONFIG_DEPENDENCIES "CURL 7.75" "pugixml")
+  # The installed package's component s3: its consumers' find_package() finds libcurl and pugixml.
+  tdbg_package_component(s3 TARGETS tdbg_s3 DEPENDENCIES "CURL 7.75" "pugixml")
   set(TDBG_HAS_S3 ON)
   message(STATUS "tdbg: S3 backend enabled (tdbg::s3: libcurl ${CURL_VERSION_STRING}, pugixml ${pugixml_VERSION})")
 
@@ -40,6 +41,10 @@ else()
   if(NOT TARGET pugixml::pugixml)
     string(APPEND _tdbg_s3_missing " pugixml (libpugixml-dev)")
   endif()
-  message(STATUS "tdbg: S3 backend disabled (tdbg::s3 not defined); missing:${_tdbg_s3_missing}")
+  if(TDBG_S3)
+    message(STATUS "tdbg: S3 backend disabled (tdbg::s3 not defined); missing:${_tdbg_s3_missing}")
+  else()
+    message(STATUS "tdbg: S3 backend disabled (TDBG_S3=OFF)")
+  endif()
   unset(_tdbg_s3_missing)
 endif()

@@ -1,20 +1,29 @@
-"""Builds and runs a small consumer of the tdbg Conan package."""
+"""Builds and runs a small consumer of the tdbg Conan package: the engine compiled once
+(tdbg::compiled), and the components of the package's options (the `tdbg` command with cli)."""
+
+import os
 
 from conan import ConanFile
 from conan.tools.build import can_run
-from conan.tools.cmake import CMake, cmake_layout
-import os
+from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
 
 
 class TdbgTestConan(ConanFile):
     settings = "os", "arch", "compiler", "build_type"
-    generators = "CMakeDeps", "CMakeToolchain"
 
     def requirements(self):
         self.requires(self.tested_reference_str)
 
     def layout(self):
         cmake_layout(self)
+
+    def generate(self):
+        options = self.dependencies["tdbg"].options
+        toolchain = CMakeToolchain(self)
+        toolchain.cache_variables["TDBG_TEST_COMPONENTS"] = ";".join(
+            name for name in ("s3", "libtorch", "cli") if options.get_safe(name))
+        toolchain.generate()
+        CMakeDeps(self).generate()
 
     def build(self):
         cmake = CMake(self)

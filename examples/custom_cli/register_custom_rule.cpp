@@ -1,5 +1,5 @@
 // Adds the custom rule of ../custom_rule.hpp to a build of the `tdbg` command line.
-// This one file is all it takes: CMake's tdbg_add_cli() (tools/CMakeLists.txt) links
+// This one file is all it takes: CMake's tdbg_add_cli() (cmake/tdbg-cli.cmake) links
 // it beside tdbg's own objects, and the registrar makes the rule known by name before
 // main runs, so that
 //

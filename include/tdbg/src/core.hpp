@@ -12,6 +12,16 @@
 #error "tdbg/src/core.hpp is for TDBG_SEPARATE_COMPILATION: define it for the whole program (or link tdbg::compiled)"
 #endif
 
+#if !defined(TDBG_NO_MODE_GUARD) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+// The mode guard's ordinary definition, and the anchor that links it (tdbg/config.hpp).
+extern "C" {
+extern const char tdbg_mode_guard_header_only_file_linked_with_tdbg_compiled_engine;
+const char tdbg_mode_guard_header_only_file_linked_with_tdbg_compiled_engine = 0;
+extern const char tdbg_compiled_engine_anchor;
+const char tdbg_compiled_engine_anchor = 0;
+}
+#endif
+
 #include "tdbg/core/impl/error.ipp"
 #include "tdbg/core/impl/pattern.ipp"
 #include "tdbg/core/impl/reduction.ipp"

@@ -13,6 +13,8 @@
 
 #include <cuda_runtime_api.h>
 
+// Only inline parts of tdbg: the library links with programs of either mode (tdbg/config.hpp).
+#define TDBG_NO_MODE_GUARD 1
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/cuda/detail/launch.hpp"

@@ -12,6 +12,8 @@
 
 #include <cuda_runtime.h>
 
+// Only inline parts of tdbg: the library links with programs of either mode (tdbg/config.hpp).
+#define TDBG_NO_MODE_GUARD 1
 #include "tdbg/cuda/detail/launch.hpp"
 #include "tdbg/cuda/detail/stats_ops.hpp"
 
