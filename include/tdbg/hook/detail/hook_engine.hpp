@@ -53,7 +53,7 @@
 #include "tdbg/hook/writer.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/reduce/convention.hpp"
-#include "tdbg/storage/local_storage.hpp"
+#include "tdbg/storage/open.hpp"
 #include "tdbg/storage/storage.hpp"
 
 namespace tdbg::detail {
@@ -503,7 +503,7 @@ private:
     std::function<void(const std::string&, const std::string&)> tensorboard_target() {
         const std::string dir = options_.tensorboard_dir.empty() ? std::string("tensorboard") : options_.tensorboard_dir;
         if (!dir.empty() && dir.front() == '/') {
-            const any_storage local = local_storage(dir);
+            const any_storage local = open_storage(dir); // a local directory: the path is absolute
             return [local](const std::string& key, const std::string& bytes) { local.put(key, bytes); };
         }
         std::string prefix = dir;
