@@ -293,7 +293,7 @@ public:
         served[step] = loss ? tdbg::rules::scalar_of(*loss) : -1.0;
         if (!loss) {
             try {
-                std::rethrow_exception(inputs[0].error); // why it is missing
+                std::rethrow_exception(inputs.error(0)); // why it is missing
             } catch (const tdbg::tensor_unavailable_for_step& e) {
                 missing_at[step] = e.step();
             }

@@ -39,7 +39,7 @@
 ///     up front (in parallel), and passes it to
 ///     `invoke_at_step(std::int64_t step, const step_inputs& inputs)`, in the
 ///     order declared (an optional input that is not there keeps the exception
-///     its read threw, `step_inputs::input::error`);
+///     its read threw, `step_inputs::error(i)`);
 ///   - `verdict while_waiting(std::int64_t next_step)`: called now and then while a
 ///     live run's next step is waited for (`tdbg rules --follow`, the watcher); met,
 ///     the rule fires at `next_step` without it (StalledTrainingRule: no step for
@@ -52,6 +52,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +61,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
@@ -142,14 +144,15 @@ public:
     struct input {
         tensor_request request;
         std::optional<tensor_value> value;
-        /// Why an optional input is not there: the exception its read threw
-        /// (tensor_unavailable_for_step, ...), to rethrow where reading it would
-        /// have thrown; null when the value is there.
-        std::exception_ptr error;
     };
 
     step_inputs() = default;
-    explicit step_inputs(std::vector<input> inputs) : inputs_(std::move(inputs)) {}
+    explicit step_inputs(std::vector<input> inputs) : inputs_(std::move(inputs)), errors_(inputs_.size()) {}
+    /// With `errors[i]`: why optional input i is not there (null where it is).
+    step_inputs(std::vector<input> inputs, std::vector<std::exception_ptr> errors)
+        : inputs_(std::move(inputs)), errors_(std::move(errors)) {
+        errors_.resize(inputs_.size());
+    }
 
     [[nodiscard]] std::size_t size() const noexcept { return inputs_.size(); }
     [[nodiscard]] bool empty() const noexcept { return inputs_.empty(); }
@@ -157,8 +160,22 @@ public:
     [[nodiscard]] auto begin() const noexcept { return inputs_.begin(); }
     [[nodiscard]] auto end() const noexcept { return inputs_.end(); }
 
+    /// Why input `i` is not there: the exception its read threw (tensor_unavailable_for_step,
+    /// ...), to rethrow where reading it would have thrown; null when the value is there.
+    [[nodiscard]] const std::exception_ptr& error(std::size_t i) const { return errors_.at(i); }
+    /// error() of `in`, one of these inputs (an element of this object, not a copy).
+    [[nodiscard]] const std::exception_ptr& error(const input& in) const {
+        const bool inside = !inputs_.empty() && std::less_equal<>()(inputs_.data(), &in) &&
+                            std::less<>()(&in, inputs_.data() + inputs_.size());
+        if (!inside) {
+            throw usage_error("step_inputs::error: the input is not one of these (a copy?): pass an element or its index");
+        }
+        return error(static_cast<std::size_t>(&in - inputs_.data()));
+    }
+
 private:
     std::vector<input> inputs_;
+    std::vector<std::exception_ptr> errors_;
 };
 
 namespace detail {

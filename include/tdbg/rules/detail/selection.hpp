@@ -70,13 +70,13 @@ private:
 [[nodiscard]] TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_when_empty,
                                                   const std::vector<std::string>& default_regexes = {});
 
-/// The value of a fetched input; when it is not there, throws what reading it threw
-/// (its `error`), as a rule reading it at the step itself would have seen.
-[[nodiscard]] TDBG_DECL const tensor_value& value_of(const step_inputs::input& in);
+/// The value of `in`, one of `inputs`; when it is not there, throws what reading it threw
+/// (inputs.error(in)), as a rule reading it at the step itself would have seen.
+[[nodiscard]] TDBG_DECL const tensor_value& value_of(const step_inputs& inputs, const step_inputs::input& in);
 
 /// The value of a fetched input, or nullptr when it was not saved for its step
 /// (tensor_unavailable_for_step); any other reason it is not there is thrown.
-[[nodiscard]] TDBG_DECL const tensor_value* value_if_saved(const step_inputs::input& in);
+[[nodiscard]] TDBG_DECL const tensor_value* value_if_saved(const step_inputs& inputs, const step_inputs::input& in);
 
 /// The inputs [first, last) of one tensor.
 struct input_range {

@@ -94,6 +94,7 @@ private:
             r.base_trial().wait_for_steps(std::vector<std::int64_t>(others.begin(), others.end()));
         }
         std::vector<step_inputs::input> inputs(requests.size());
+        std::vector<std::exception_ptr> errors(requests.size());
         tdbg::detail::parallel_for_each_index(requests.size(), threads, [&](std::size_t i) {
             inputs[i].request = std::move(requests[i]);
             try {
@@ -102,30 +103,30 @@ private:
                 if (!inputs[i].request.optional) {
                     throw;
                 }
-                inputs[i].error = std::current_exception();
+                errors[i] = std::current_exception();
             } catch (const tensor_unavailable&) {
                 if (!inputs[i].request.optional) {
                     throw;
                 }
-                inputs[i].error = std::current_exception();
+                errors[i] = std::current_exception();
             } catch (const step_unavailable&) {
                 if (!inputs[i].request.optional) {
                     throw;
                 }
-                inputs[i].error = std::current_exception();
+                errors[i] = std::current_exception();
             } catch (const invalid_worker&) {
                 if (!inputs[i].request.optional) {
                     throw;
                 }
-                inputs[i].error = std::current_exception();
+                errors[i] = std::current_exception();
             } catch (const dtype_mismatch&) {
                 if (!inputs[i].request.optional) {
                     throw; // e.g. a reduction of a string tensor
                 }
-                inputs[i].error = std::current_exception();
+                errors[i] = std::current_exception();
             }
         });
-        return step_inputs(std::move(inputs));
+        return step_inputs(std::move(inputs), std::move(errors));
     }
 };
 

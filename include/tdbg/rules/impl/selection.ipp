@@ -99,21 +99,21 @@ TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_wh
     return tensor_selection(collections.value_or(std::vector<std::string>{}), std::move(r), all_when_empty);
 }
 
-TDBG_DECL const tensor_value& value_of(const step_inputs::input& in) {
+TDBG_DECL const tensor_value& value_of(const step_inputs& inputs, const step_inputs::input& in) {
     if (in.value) {
         return *in.value;
     }
-    if (in.error) {
-        std::rethrow_exception(in.error);
+    if (const std::exception_ptr& why = inputs.error(in)) {
+        std::rethrow_exception(why);
     }
     throw tensor_unavailable_for_step(
         fmt::format("tensor '{}' was not fetched for step {}", in.request.name, in.request.step), in.request.name,
         in.request.step, in.request.step_mode);
 }
 
-TDBG_DECL const tensor_value* value_if_saved(const step_inputs::input& in) {
+TDBG_DECL const tensor_value* value_if_saved(const step_inputs& inputs, const step_inputs::input& in) {
     try {
-        return &value_of(in);
+        return &value_of(inputs, in);
     } catch (const tensor_unavailable_for_step&) {
         return nullptr;
     }

@@ -38,7 +38,7 @@ TDBG_DECL std::vector<tensor_request> check_input_images::required_tensors(std::
 TDBG_DECL verdict check_input_images::invoke_at_step(std::int64_t step, const step_inputs& inputs) {
     bool evaluated = false;
     for (const step_inputs::input& in : inputs) {
-        const tensor_value* image = detail::value_if_saved(in);
+        const tensor_value* image = detail::value_if_saved(inputs, in);
         if (image == nullptr) {
             continue;
         }

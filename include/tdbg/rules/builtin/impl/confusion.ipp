@@ -102,7 +102,7 @@ TDBG_DECL std::vector<const tensor_value*> confusion::values_at(const step_input
                                                                 std::size_t last) {
     std::vector<const tensor_value*> out;
     for (std::size_t i = first; i < last && i < inputs.size(); ++i) {
-        const tensor_value* v = detail::value_if_saved(inputs[i]);
+        const tensor_value* v = detail::value_if_saved(inputs, inputs[i]);
         if (v != nullptr && is_real_valued(v->type())) {
             out.push_back(v);
         }

@@ -36,7 +36,7 @@ TDBG_DECL verdict exploding_tensor::invoke_at_step(std::int64_t step, const step
     return detail::any_tensor_index(tensors.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
         bool evaluated = false;
         for (std::size_t k = tensors[i].first; k < tensors[i].last; ++k) {
-            const tensor_value* v = detail::value_if_saved(inputs[k]);
+            const tensor_value* v = detail::value_if_saved(inputs, inputs[k]);
             if (v == nullptr) {
                 continue; // this worker saved only reductions or a shape
             }

@@ -35,7 +35,7 @@ TDBG_DECL std::vector<tensor_request> feature_importance_overweight::required_te
 TDBG_DECL verdict feature_importance_overweight::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
     std::vector<double> importance;
     for (const step_inputs::input& in : inputs) {
-        const tensor_value* v = detail::value_if_saved(in);
+        const tensor_value* v = detail::value_if_saved(inputs, in);
         if (v != nullptr && is_real_valued(v->type())) {
             for_each_real(*v, [&](double x) { importance.push_back(x); });
         }

@@ -46,7 +46,7 @@ TDBG_DECL std::vector<tensor_request> nlp_sequence_ratio::required_tensors(std::
 TDBG_DECL verdict nlp_sequence_ratio::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
     return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
         const std::string& tensor_name = inputs[i].request.name;
-        const tensor_value& v = detail::value_of(inputs[i]);
+        const tensor_value& v = detail::value_of(inputs, inputs[i]);
         if (!is_real_valued(v.type()) || v.size() == 0) {
             return std::nullopt;
         }

@@ -49,7 +49,7 @@ TDBG_DECL verdict overfit::invoke_at_step(std::int64_t step, const step_inputs& 
     verdict met = false;
     for (const step_inputs::input& in : inputs) {
         std::optional<double> loss;
-        const tensor_value* v = detail::value_if_saved(in);
+        const tensor_value* v = detail::value_if_saved(inputs, in);
         if (v != nullptr && v->size() == 1 && is_real_valued(v->type())) {
             loss = scalar_of(*v);
         }

@@ -40,7 +40,7 @@ TDBG_DECL verdict overtraining::invoke_at_step(std::int64_t step, const step_inp
     for (const step_inputs::input& in : inputs) {
         const std::string& tensor_name = in.request.name;
         std::optional<double> loss;
-        const tensor_value* v = detail::value_if_saved(in);
+        const tensor_value* v = detail::value_if_saved(inputs, in);
         if (v != nullptr && v->size() == 1 && is_real_valued(v->type())) {
             loss = scalar_of(*v);
         }

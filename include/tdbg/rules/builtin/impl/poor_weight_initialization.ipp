@@ -82,7 +82,7 @@ TDBG_DECL void
 poor_weight_initialization::for_each_value(const step_inputs& inputs, detail::input_range range,
                                            const std::function<void(const std::string&, const tensor_value&)>& f) {
     for (std::size_t i = range.first; i < range.last && i < inputs.size(); ++i) {
-        if (const tensor_value* v = detail::value_if_saved(inputs[i])) {
+        if (const tensor_value* v = detail::value_if_saved(inputs, inputs[i])) {
             f(inputs[i].request.name, *v);
         }
     }
@@ -135,8 +135,8 @@ TDBG_DECL verdict poor_weight_initialization::loss_stalled(const step_inputs& in
     // Two inputs per loss: at the step, then `patience` saved steps before.
     for (std::size_t i = range.first; i + 2 <= range.last; i += 2) {
         try {
-            const tensor_value& now = detail::value_of(inputs[i]);
-            const tensor_value& before = detail::value_of(inputs[i + 1]);
+            const tensor_value& now = detail::value_of(inputs, inputs[i]);
+            const tensor_value& before = detail::value_of(inputs, inputs[i + 1]);
             if (now.size() != 1 || before.size() != 1 || !is_real_valued(now.type())) {
                 continue;
             }

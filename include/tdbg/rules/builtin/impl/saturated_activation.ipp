@@ -38,7 +38,7 @@ TDBG_DECL verdict saturated_activation::invoke_at_step(std::int64_t step, const 
     return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
         const std::string& tensor_name = inputs[i].request.name;
         const bool sigmoid = tensor_name.find("sigmoid") != std::string::npos;
-        const tensor_value& v = detail::value_of(inputs[i]);
+        const tensor_value& v = detail::value_of(inputs, inputs[i]);
         if (!is_real_valued(v.type()) || v.size() == 0) {
             return std::nullopt;
         }

@@ -43,11 +43,11 @@ TDBG_DECL std::vector<tensor_request> similar_across_runs::required_tensors(std:
 TDBG_DECL verdict similar_across_runs::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
     const std::vector<detail::input_range> tensors = detail::tensor_groups(inputs);
     return detail::any_tensor_index(tensors.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
-        const tensor_value& mine = detail::value_of(inputs[tensors[i].first]);
+        const tensor_value& mine = detail::value_of(inputs, inputs[tensors[i].first]);
         if (tensors[i].last - tensors[i].first < 2) {
             return std::nullopt; // the other run does not have it
         }
-        const tensor_value& theirs = detail::value_of(inputs[tensors[i].first + 1]);
+        const tensor_value& theirs = detail::value_of(inputs, inputs[tensors[i].first + 1]);
         if (!allclose(mine, theirs)) {
             return condition_met(fmt::format("{} differs from {}", inputs[tensors[i].first].request.name,
                                              other_trials().front().name()));

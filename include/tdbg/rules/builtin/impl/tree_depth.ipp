@@ -31,7 +31,7 @@ TDBG_DECL std::vector<tensor_request> tree_depth::required_tensors(std::int64_t 
 TDBG_DECL verdict tree_depth::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
     return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
         const std::string& tensor_name = inputs[i].request.name;
-        const tensor_value& v = detail::value_of(inputs[i]);
+        const tensor_value& v = detail::value_of(inputs, inputs[i]);
         if (!is_real_valued(v.type()) || v.size() == 0) {
             return std::nullopt;
         }

@@ -58,7 +58,7 @@ unchanged_tensor::unchanged(const step_inputs& inputs, detail::input_range tenso
         std::vector<const tensor_value*> values;
         try {
             for (std::size_t k = first; k < first + per_worker; ++k) {
-                values.push_back(&detail::value_of(inputs[k]));
+                values.push_back(&detail::value_of(inputs, inputs[k]));
             }
         } catch (const tensor_unavailable_for_step&) {
             continue;

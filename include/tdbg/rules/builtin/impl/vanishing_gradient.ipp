@@ -30,7 +30,7 @@ TDBG_DECL std::vector<tensor_request> vanishing_gradient::required_tensors(std::
 
 TDBG_DECL verdict vanishing_gradient::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
     return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
-        const double mean = scalar_of(detail::value_of(inputs[i]));
+        const double mean = scalar_of(detail::value_of(inputs, inputs[i]));
         if (mean < threshold_) {
             return condition_met(fmt::format("mean |{}| = {:.6g} < {:g}", inputs[i].request.name, mean, threshold_));
         }

@@ -100,8 +100,8 @@ TDBG_DECL std::optional<verdict> weight_update_ratio::out_of_bounds(const step_i
         const tensor_value* now = nullptr;
         const tensor_value* before = nullptr;
         try {
-            now = &detail::value_of(inputs[k]);
-            before = &detail::value_of(inputs[k + 1]);
+            now = &detail::value_of(inputs, inputs[k]);
+            before = &detail::value_of(inputs, inputs[k + 1]);
         } catch (const tensor_unavailable_for_step&) {
             continue;
         } catch (const invalid_worker&) {
