@@ -540,6 +540,7 @@ std::pair<std::size_t, std::string> run_on_threads(std::size_t threads, const st
     std::pair<std::size_t, std::string> missing{0, ""};
     // Joined however this function is left: a joinable std::thread must never be destroyed.
     struct joiner {
+        explicit joiner(std::vector<std::thread>& to_join) : threads(to_join) {}
         std::vector<std::thread>& threads;
         joiner(const joiner&) = delete;
         joiner& operator=(const joiner&) = delete;
