@@ -216,15 +216,23 @@ TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
         return out;
     }
     // Anything thrown from here on (a rule's error, the raise of raise_eval_cond) ends the evaluation.
-    struct end_on_throw {
-        bool& done;
-        int uncaught = std::uncaught_exceptions();
+    class end_on_throw {
+    public:
+        explicit end_on_throw(bool& done) : flag_(done) {}
+        end_on_throw(const end_on_throw&) = delete;
+        end_on_throw& operator=(const end_on_throw&) = delete;
+        end_on_throw(end_on_throw&&) = delete;
+        end_on_throw& operator=(end_on_throw&&) = delete;
         ~end_on_throw() {
-            if (std::uncaught_exceptions() > uncaught) {
-                done = true;
+            if (std::uncaught_exceptions() > uncaught_) {
+                flag_ = true;
             }
         }
-    } guard{done_};
+
+    private:
+        bool& flag_;
+        int uncaught_ = std::uncaught_exceptions();
+    } guard(done_);
     if (stop_requested()) {
         interrupt();
     } else if (!started_ && !start()) {
