@@ -39,13 +39,10 @@
 #include <string_view>
 #include <vector>
 
-#include "tdbg/format/collections_file.hpp"
-#include "tdbg/format/event.hpp"
-#include "tdbg/format/index_file.hpp"
-#include "tdbg/format/layout.hpp"
-#include "tdbg/format/tfrecord.hpp"
 #include "tdbg/storage/local_storage.hpp"
 #include "tdbg/trial/trial.hpp"
+
+#include "synthetic_run.hpp"
 
 extern char** environ; // NOLINT: POSIX declares it in no header
 
@@ -61,46 +58,9 @@ constexpr double target_growth = 1.1; // the large run's ratio / the small run's
 
 constexpr std::string_view open_index_flag = "--open-index";
 
-std::string tensor_name(std::size_t i) { return "layer_" + std::to_string(i) + "/weight"; }
-
-// A run of `steps` steps, one worker, published as a hook does: event file, then index
-// file; the end marker last.
+// A run of `steps` steps, one worker, published as a hook does.
 void write_run(const fs::path& dir, std::int64_t steps) {
-    const tdbg::local_storage storage(dir);
-    tdbg::format::collections_file collections;
-    tdbg::format::collection_spec all;
-    all.name = "all";
-    all.include_regex = {".*"};
-    collections.collections.push_back(all);
-    storage.put(tdbg::format::collections_file_key("worker_0"), tdbg::format::to_json(collections));
-    std::vector<float> data(elements_per_tensor);
-    std::string events;
-    for (std::int64_t step = 0; step < steps; ++step) {
-        events.clear();
-        tdbg::format::index_file index;
-        index.mode = tdbg::mode::train;
-        index.mode_step = step;
-        index.event_file_name = tdbg::format::event_file_key(step, "worker_0");
-        for (std::size_t t = 0; t < tensors_per_step; ++t) {
-            for (std::size_t i = 0; i < elements_per_tensor; ++i) {
-                data[i] = static_cast<float>((step * 31 + static_cast<std::int64_t>(t * 7 + i)) % 1000) * 1e-3F;
-            }
-            tdbg::format::tensor_event ev;
-            ev.step = step;
-            ev.wall_time = 1.7e9;
-            ev.tag = tensor_name(t);
-            ev.value = tdbg::tensor_value::borrow(data.data(), {elements_per_tensor});
-            ev.mode = tdbg::mode::train;
-            ev.mode_step = step;
-            const std::size_t start = events.size();
-            tdbg::format::append_record(events, tdbg::format::encode_tensor_event(ev),
-                                        tdbg::format::footer_kind::smdebug_constant);
-            index.tensor_payload.push_back({ev.tag, start, events.size() - start});
-        }
-        storage.put(index.event_file_name, events);
-        storage.put(tdbg::format::index_file_key(step, "worker_0"), tdbg::format::to_json(index));
-    }
-    storage.put(std::string(tdbg::format::end_marker_key), "");
+    tdbg::bench::write_run(dir, steps, tensors_per_step, elements_per_tensor);
 }
 
 // Writes the run in a child process, so that this one stays small (see the file comment).

@@ -59,7 +59,8 @@ enum class existing_run_policy {
 
 /// The hook's configuration (smdebug's Hook arguments, plus the writer's).
 struct hook_options {
-    /// The run directory (a local path for hook<local_storage>; informational for other storages).
+    /// Where the run is written: a local directory (`~/` is the home directory) or a URL of a
+    /// registered storage scheme (resolve_location); informational for a hook given a storage.
     std::string out_dir;
     /// The default schedule of every collection without its own (smdebug: save_interval 500 in every mode).
     ::tdbg::save_config save_config{save_config_mode{}};
