@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "open_run.hpp"
 #include "tdbg/core/detail/utf8.hpp"
@@ -22,57 +24,11 @@
 
 namespace {
 
-constexpr const char* diff_help = "usage: tdbg diff RUN_A RUN_B [options]\n\n"
-                                  "Compares run B with the reference run A tensor by tensor and step by step\n"
-                                  "(steps matched by mode and mode step, workers by name) and prints the first\n"
-                                  "divergence: its step, mode, tensor, the largest absolute and relative\n"
-                                  "difference and the element index; then a table of the tensors that diverge,\n"
-                                  "ordered by the step where each first does. Runs are directories, or\n"
-                                  "s3://bucket/prefix when built with S3; they are read one value at a time.\n\n"
-                                  "An element of B is close to A's when |b - a| <= atol + rtol * |a| (numpy's\n"
-                                  "isclose with A as the reference); NaN equals NaN only where both runs hold\n"
-                                  "NaN, an infinity only the same infinity. A different dtype or shape, and a\n"
-                                  "tensor, step or worker saved in one run only, is a difference.\n\n"
-                                  "options:\n"
-                                  "  --rtol X            relative tolerance (default 1e-05)\n"
-                                  "  --atol X            absolute tolerance (default 1e-08)\n"
-                                  "  --tensors REGEX     only tensors whose name in run A matches (searched, as\n"
-                                  "                      smdebug's tensor regexes)\n"
-                                  "  --map A=B           tensor A of run A is called B in run B; repeatable\n"
-                                  "  --map-prefix PA=PB  names starting with PA in run A start with PB in run B\n"
-                                  "                      (e.g. --map-prefix Net_=MLP_); repeatable, longest wins\n"
-                                  "  --reductions        where a raw value is missing, compare the reductions\n"
-                                  "                      stored instead\n"
-                                  "  --mode MODE         only the steps of TRAIN, EVAL, PREDICT or GLOBAL\n"
-                                  "  --ignore-missing    tensors, steps and workers of one run only are listed,\n"
-                                  "                      not counted as differences\n"
-                                  "  --json              print a JSON document (\"tdbg-diff/1\"); a difference that\n"
-                                  "                      is not a finite number is null: infinite where elements\n"
-                                  "                      were compared (NaN against a number, a relative\n"
-                                  "                      difference against 0), undefined where none was\n"
-                                  "                      (another dtype or shape); first_divergence is null when\n"
-                                  "                      the runs part only by tensors saved in one of them\n\n"
-                                  "exit status: 0 the runs agree within the tolerances, 1 they differ, 2 an error.\n";
-
 struct diff_cli_options {
     std::vector<std::string> runs;
     tdbg::diff_options diff;
     bool json = false;
 };
-
-double parse_tolerance(const std::string& flag, const std::string& text) {
-    std::size_t used = 0;
-    double v = -1;
-    try {
-        v = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (text.empty() || used != text.size() || !std::isfinite(v) || v < 0) {
-        throw tdbg::cli::usage_error(fmt::format("{} expects a non-negative number, got '{}'", flag, text));
-    }
-    return v;
-}
 
 std::pair<std::string, std::string> parse_mapping(const std::string& flag, const std::string& text) {
     const auto eq = text.find('=');
@@ -82,54 +38,57 @@ std::pair<std::string, std::string> parse_mapping(const std::string& flag, const
     return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
-diff_cli_options parse_diff_args(const std::vector<std::string>& args) {
-    diff_cli_options o;
-    auto value_of = [&](std::size_t& i) -> const std::string& {
-        if (i + 1 >= args.size()) {
-            throw tdbg::cli::usage_error(fmt::format("{} needs a value", args[i]));
-        }
-        return args[++i];
+// Declares `tdbg diff`'s options on `args`, bound to `o`.
+void declare_diff_arguments(tdbg::cli::arguments& args, diff_cli_options& o) {
+    const auto tolerance = [](double& target) {
+        return [&target](const std::string& opt, const std::string& value) {
+            target = tdbg::cli::parse_number(opt, value, 0.0, std::numeric_limits<double>::max());
+        };
     };
-    bool only_positional = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (only_positional) {
-            o.runs.push_back(a);
-        } else if (a == "--") {
-            only_positional = true;
-        } else if (a == "--rtol" || a == "--atol") {
-            (a == "--rtol" ? o.diff.rtol : o.diff.atol) = parse_tolerance(a, value_of(i));
-        } else if (a == "--tensors") {
-            o.diff.tensor_regex = value_of(i);
-        } else if (a == "--map") {
-            o.diff.name_map.push_back(parse_mapping(a, value_of(i)));
-        } else if (a == "--map-prefix") {
-            o.diff.prefix_map.push_back(parse_mapping(a, value_of(i)));
-        } else if (a == "--reductions") {
-            o.diff.compare_reductions = true;
-        } else if (a == "--mode") {
-            const std::string& text = value_of(i);
-            const auto m = tdbg::try_parse_mode(text);
-            if (!m) {
-                throw tdbg::cli::usage_error(
-                    fmt::format("--mode expects TRAIN, EVAL, PREDICT or GLOBAL, got '{}'", text));
-            }
-            o.diff.only_mode = *m;
-        } else if (a == "--ignore-missing") {
-            o.diff.ignore_missing = true;
-        } else if (a == "--json") {
-            o.json = true;
-        } else if (a.size() > 1 && a[0] == '-') {
-            throw tdbg::cli::usage_error(fmt::format("unknown option '{}'", a));
-        } else {
-            o.runs.push_back(a);
-        }
-    }
+    args.option("--rtol", "X", fmt::format("relative tolerance (default {:g})", o.diff.rtol), tolerance(o.diff.rtol));
+    args.option("--atol", "X", fmt::format("absolute tolerance (default {:g})", o.diff.atol), tolerance(o.diff.atol));
+    args.option("--tensors", "REGEX",
+                "only tensors whose name in run A matches (searched, as smdebug's tensor regexes)",
+                [&o](const std::string&, const std::string& value) { o.diff.tensor_regex = value; });
+    args.option("--map", "A=B", "tensor A of run A is called B in run B; repeatable",
+                [&o](const std::string& opt, const std::string& value) {
+                    o.diff.name_map.push_back(parse_mapping(opt, value));
+                });
+    args.option("--map-prefix", "PA=PB",
+                "names starting with PA in run A start with PB in run B (e.g. --map-prefix Net_=MLP_); "
+                "repeatable, longest wins",
+                [&o](const std::string& opt, const std::string& value) {
+                    o.diff.prefix_map.push_back(parse_mapping(opt, value));
+                });
+    args.flag("--reductions", "where a raw value is missing, compare the reductions stored instead",
+              o.diff.compare_reductions);
+    args.option("--mode", "MODE", "only the steps of TRAIN, EVAL, PREDICT or GLOBAL",
+                [&o](const std::string& opt, const std::string& value) {
+                    const auto m = tdbg::try_parse_mode(value);
+                    if (!m) {
+                        throw tdbg::cli::usage_error(
+                            fmt::format("{} expects TRAIN, EVAL, PREDICT or GLOBAL, got '{}'", opt, value));
+                    }
+                    o.diff.only_mode = *m;
+                });
+    args.flag("--ignore-missing", "tensors, steps and workers of one run only are listed, not counted as differences",
+              o.diff.ignore_missing);
+    args.flag("--json",
+              "print a JSON document (\"tdbg-diff/1\"); a difference that is not a finite number is null: "
+              "infinite where elements were compared (NaN against a number, a relative difference against 0), "
+              "undefined where none was (another dtype or shape); first_divergence is null when the runs part "
+              "only by tensors saved in one of them",
+              o.json);
+    args.epilog("exit status: 0 the runs agree within the tolerances, 1 they differ, 2 an error.\n");
+}
+
+// Checks what the options say together, once all are parsed.
+void check_diff_options(diff_cli_options& o, const std::vector<std::string>& positional) {
+    o.runs = positional;
     if (o.runs.size() != 2) {
         throw tdbg::cli::usage_error(
             fmt::format("expected two runs, RUN_A and RUN_B, got {} arguments", o.runs.size()));
     }
-    return o;
 }
 
 // A difference as JSON: a number, or null where it is not a finite one.
@@ -256,7 +215,25 @@ void print_text(std::ostream& out, const diff_cli_options& o, const tdbg::diff_r
 }
 
 int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
-    const diff_cli_options o = parse_diff_args(args);
+    diff_cli_options o;
+    tdbg::cli::arguments parser(
+        "tdbg diff RUN_A RUN_B [options]",
+        "Compares run B with the reference run A tensor by tensor and step by step\n"
+        "(steps matched by mode and mode step, workers by name) and prints the first\n"
+        "divergence: its step, mode, tensor, the largest absolute and relative\n"
+        "difference and the element index; then a table of the tensors that diverge,\n"
+        "ordered by the step where each first does. Runs are directories, or\n"
+        "s3://bucket/prefix when built with S3; they are read one value at a time.\n\n"
+        "An element of B is close to A's when |b - a| <= atol + rtol * |a| (numpy's\n"
+        "isclose with A as the reference); NaN equals NaN only where both runs hold\n"
+        "NaN, an infinity only the same infinity. A different dtype or shape, and a\n"
+        "tensor, step or worker saved in one run only, is a difference.\n");
+    declare_diff_arguments(parser, o);
+    const auto positional = parser.parse_or_help(args, out);
+    if (!positional) {
+        return tdbg::cli::exit_ok;
+    }
+    check_diff_options(o, *positional);
     const tdbg::trial a = tdbg::cli::open_run(o.runs[0]);
     const tdbg::trial b = tdbg::cli::open_run(o.runs[1]);
     const tdbg::diff_result result = tdbg::diff_runs(a, b, o.diff);
@@ -270,6 +247,6 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
 }
 
 const tdbg::cli::command_registrar register_diff{
-    tdbg::cli::command{"diff", "compare two runs step by step and print where they first part", diff_help, &run_diff}};
+    tdbg::cli::command{"diff", "compare two runs step by step and print where they first part", &run_diff}};
 
 } // namespace

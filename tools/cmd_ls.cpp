@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "open_run.hpp"
 #include "tdbg/core/detail/utf8.hpp"
@@ -19,16 +20,6 @@
 #include "tdbg/core/reduction.hpp"
 
 namespace {
-
-constexpr const char* ls_help =
-    "usage: tdbg ls DIR [--no-values]\n\n"
-    "Summarises the run in DIR (a directory, or s3://bucket/prefix when built\n"
-    "with S3): whether it has ended, its workers, modes and\n"
-    "steps, its collections, and for each tensor its dtype and shape (at the\n"
-    "last step), the number of steps, the modes, and what was saved (the value,\n"
-    "a shape, stored reductions).\n\n"
-    "options:\n"
-    "  --no-values   do not read one value per tensor (dtype shown as '?')\n";
 
 // "0-14", "0-35 every 5", "0-5, 7, 9-12, ... (40 steps)".
 std::string describe_steps(const std::vector<std::int64_t>& steps) {
@@ -175,13 +166,22 @@ int print_run(const tdbg::trial& t, bool read_values, std::ostream& out) {
 
 
 int run_ls(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
-    std::vector<std::string> flags;
-    const auto positional = tdbg::cli::positional_args(args, {"--no-values"}, flags);
-    const bool read_values = std::find(flags.begin(), flags.end(), "--no-values") == flags.end();
-    return print_run(tdbg::cli::open_run(tdbg::cli::single_run_argument(positional)), read_values, out);
+    bool read_values = true;
+    tdbg::cli::arguments parser("tdbg ls DIR [--no-values]",
+                                "Summarises the run in DIR (a directory, or s3://bucket/prefix when built\n"
+                                "with S3): whether it has ended, its workers, modes and\n"
+                                "steps, its collections, and for each tensor its dtype and shape (at the\n"
+                                "last step), the number of steps, the modes, and what was saved (the value,\n"
+                                "a shape, stored reductions).\n");
+    parser.flag("--no-values", "do not read one value per tensor (dtype shown as '?')", read_values, false);
+    const auto positional = parser.parse_or_help(args, out);
+    if (!positional) {
+        return tdbg::cli::exit_ok;
+    }
+    return print_run(tdbg::cli::open_run(tdbg::cli::single_run_argument(*positional)), read_values, out);
 }
 
 const tdbg::cli::command_registrar register_ls{
-    tdbg::cli::command{"ls", "summarise a run: steps, modes, workers, collections, tensors", ls_help, &run_ls}};
+    tdbg::cli::command{"ls", "summarise a run: steps, modes, workers, collections, tensors", &run_ls}};
 
 } // namespace

@@ -26,6 +26,7 @@
 
 #include <fmt/format.h>
 
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "open_run.hpp"
 #include "output_file.hpp"
@@ -41,53 +42,6 @@
 #include "tdbg/rules/registry.hpp"
 
 namespace {
-
-constexpr const char* report_help = "usage: tdbg report DIR [-o FILE] [options]\n"
-                                    "       tdbg report DIR DIR... [--name NAME]... [--diff FILE] [-o FILE] [options]\n\n"
-                                    "Writes one self-contained HTML page about the run in DIR (a directory, or\n"
-                                    "s3://bucket/prefix when built with S3): for each tensor, line plots of\n"
-                                    "reductions over steps (a line per mode and worker) and a heatmap of the\n"
-                                    "distribution of its values step by step; with rules, the steps where each\n"
-                                    "rule triggered are marked on every step axis and listed in a table. The\n"
-                                    "page needs no network: open it in any browser, attach it to a CI job.\n\n"
-                                    "Given several runs (8 at most), the page compares them: a line per run (and\n"
-                                    "mode and worker) on each plot, the runs' distributions side by side, the\n"
-                                    "rules evaluated over each run.\n\n"
-                                    "output:\n"
-                                    "  -o, --output FILE   the page to write (default report.html; - for stdout);\n"
-                                    "                      a symbolic link is written through, a FIFO or device\n"
-                                    "                      in place, a regular file replaced whole at once\n"
-                                    "  --title TEXT        the page's heading (default: tdbg report: <run name>)\n\n"
-                                    "runs:\n"
-                                    "  --name NAME         the name of the next run in legends, in the runs' order;\n"
-                                    "                      repeatable (default: the directory's name, with its\n"
-                                    "                      parent's when two are the same)\n"
-                                    "  --diff FILE         tdbg diff --json output: the step where the runs first\n"
-                                    "                      diverge is marked on every step axis, each differing\n"
-                                    "                      tensor at its own first step, with a summary\n\n"
-                                    "tensors:\n"
-                                    "  --tensors REGEX     only tensors whose name matches (searched, as smdebug's\n"
-                                    "                      tensor_names(regex=...))\n"
-                                    "  --collection NAME   only tensors of this collection\n"
-                                    "  --max-tensors N     at most N tensors, in name order (default 20; 0: all)\n"
-                                    "  --reductions LIST   the reductions to plot, e.g. mean,std,abs_max,l2_norm\n"
-                                    "                      (default: the reductions the run saved for a tensor;\n"
-                                    "                      else mean,std,l2 computed from its values; a scalar's\n"
-                                    "                      value as it is)\n"
-                                    "  --max-points N      points per line at most, evenly sampled (default 1000)\n\n"
-                                    "distributions:\n"
-                                    "  --bins N            value bins of the heatmaps (default 40)\n"
-                                    "  --max-steps N       steps per heatmap at most, evenly sampled (default 120)\n"
-                                    "  --no-distributions  no heatmaps (they read every sampled value)\n\n"
-                                    "rules (as in tdbg rules, over the steps written so far):\n"
-                                    "  --rule NAME         a rule to run (tdbg rules --list); repeatable\n"
-                                    "  --param KEY=VALUE   a parameter of the --rule before it\n"
-                                    "  --config FILE       rules from a SageMaker DebugRuleConfigurations JSON file\n"
-                                    "  --other DIR         another run, for rules that compare runs\n\n"
-                                    "A tensor saved only as reductions gets their plots and no heatmap; a run\n"
-                                    "without steps gets a page that says so. The exit status is 0 when the page\n"
-                                    "was written, whatever the rules found (use tdbg rules as a CI gate), and 2\n"
-                                    "on an error (bad arguments, not a run, an unknown rule).\n";
 
 constexpr std::size_t max_runs = 8; // a colour each, and a page of bounded size
 
@@ -109,67 +63,71 @@ struct report_options {
 };
 
 
-report_options parse_report_args(const std::vector<std::string>& args) {
-    report_options o;
-    std::vector<std::string> positional;
-    auto value_of = [&](std::size_t& i) -> const std::string& {
-        if (i + 1 >= args.size()) {
-            throw tdbg::cli::usage_error(fmt::format("{} needs a value", args[i]));
-        }
-        return args[++i];
-    };
-    bool only_positional = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (only_positional) {
-            positional.push_back(a);
-        } else if (a == "--") {
-            only_positional = true;
-        } else if (a == "-o" || a == "--output") {
-            o.output = value_of(i);
-            if (o.output.empty()) {
-                throw tdbg::cli::usage_error(fmt::format("{} needs a file name", a));
-            }
-        } else if (a == "--title") {
-            o.title = value_of(i);
-        } else if (a == "--name") {
-            o.names.push_back(value_of(i));
-            if (o.names.back().empty()) {
-                throw tdbg::cli::usage_error("--name needs a non-empty name");
-            }
-        } else if (a == "--diff") {
-            o.diff = value_of(i);
-        } else if (a == "--tensors") {
-            o.tensor_regex = value_of(i);
-        } else if (a == "--collection") {
-            o.collection = value_of(i);
-        } else if (a == "--max-tensors") {
-            o.max_tensors = tdbg::cli::parse_count(a, value_of(i), 0, 100000);
-        } else if (a == "--reductions") {
-            try {
-                o.reductions = tdbg::parse_reduction_list(value_of(i));
-            } catch (const tdbg::config_error& e) {
-                throw tdbg::cli::usage_error(fmt::format("--reductions: {}", e.what()));
-            }
-            if (o.reductions->empty()) {
-                throw tdbg::cli::usage_error("--reductions needs at least one reduction");
-            }
-        } else if (a == "--max-points") {
-            o.max_points = tdbg::cli::parse_count(a, value_of(i), 2, 1000000);
-        } else if (a == "--bins") {
-            o.bins = tdbg::cli::parse_count(a, value_of(i), 2, 400);
-        } else if (a == "--max-steps") {
-            o.max_steps = tdbg::cli::parse_count(a, value_of(i), 1, 5000);
-        } else if (a == "--no-distributions") {
-            o.distributions = false;
-        } else if (o.selection.parse(args, i)) {
-            continue;
-        } else if (a.size() > 1 && a[0] == '-') {
-            throw tdbg::cli::usage_error(fmt::format("unknown option '{}'", a));
-        } else {
-            positional.push_back(a);
-        }
-    }
+// Declares `tdbg report`'s options on `args`, bound to `o`.
+void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
+    args.section("output");
+    args.option("-o,--output", "FILE",
+                "the page to write (default report.html; - for stdout); a symbolic link is written through, a "
+                "FIFO or device in place, a regular file replaced whole at once",
+                [&o](const std::string& opt, const std::string& value) {
+                    if (value.empty()) {
+                        throw tdbg::cli::usage_error(fmt::format("{} needs a file name", opt));
+                    }
+                    o.output = value;
+                });
+    args.option("--title", "TEXT", "the page's heading (default: tdbg report: <run name>)",
+                [&o](const std::string&, const std::string& value) { o.title = value; });
+    args.section("runs");
+    args.option("--name", "NAME",
+                "the name of the next run in legends, in the runs' order; repeatable (default: the directory's "
+                "name, with its parent's when two are the same)",
+                [&o](const std::string& opt, const std::string& value) {
+                    if (value.empty()) {
+                        throw tdbg::cli::usage_error(fmt::format("{} needs a non-empty name", opt));
+                    }
+                    o.names.push_back(value);
+                });
+    args.option("--diff", "FILE",
+                "tdbg diff --json output: the step where the runs first diverge is marked on every step axis, "
+                "each differing tensor at its own first step, with a summary",
+                [&o](const std::string&, const std::string& value) { o.diff = value; });
+    args.section("tensors");
+    args.option("--tensors", "REGEX",
+                "only tensors whose name matches (searched, as smdebug's tensor_names(regex=...))",
+                [&o](const std::string&, const std::string& value) { o.tensor_regex = value; });
+    args.option("--collection", "NAME", "only tensors of this collection",
+                [&o](const std::string&, const std::string& value) { o.collection = value; });
+    args.number("--max-tensors", "N", "at most N tensors, in name order (default 20; 0: all)", o.max_tensors,
+                std::size_t{0}, std::size_t{100000});
+    args.option("--reductions", "LIST",
+                "the reductions to plot, e.g. mean,std,abs_max,l2_norm (default: the reductions the run saved "
+                "for a tensor; else mean,std,l2 computed from its values; a scalar's value as it is)",
+                [&o](const std::string& opt, const std::string& value) {
+                    try {
+                        o.reductions = tdbg::parse_reduction_list(value);
+                    } catch (const tdbg::config_error& e) {
+                        throw tdbg::cli::usage_error(fmt::format("{}: {}", opt, e.what()));
+                    }
+                    if (o.reductions->empty()) {
+                        throw tdbg::cli::usage_error(fmt::format("{} needs at least one reduction", opt));
+                    }
+                });
+    args.number("--max-points", "N", "points per line at most, evenly sampled (default 1000)", o.max_points,
+                std::size_t{2}, std::size_t{1000000});
+    args.section("distributions");
+    args.number("--bins", "N", "value bins of the heatmaps (default 40)", o.bins, std::size_t{2}, std::size_t{400});
+    args.number("--max-steps", "N", "steps per heatmap at most, evenly sampled (default 120)", o.max_steps,
+                std::size_t{1}, std::size_t{5000});
+    args.flag("--no-distributions", "no heatmaps (they read every sampled value)", o.distributions, false);
+    o.selection.declare(args, "rules (as in tdbg rules, over the steps written so far)", true);
+    args.epilog("A tensor saved only as reductions gets their plots and no heatmap; a run\n"
+                "without steps gets a page that says so. The exit status is 0 when the page\n"
+                "was written, whatever the rules found (use tdbg rules as a CI gate), and 2\n"
+                "on an error (bad arguments, not a run, an unknown rule).\n");
+}
+
+// Checks what the options say together, once all are parsed.
+void check_report_options(report_options& o, const std::vector<std::string>& positional) {
     if (positional.size() <= 1) {
         o.runs.push_back(tdbg::cli::single_run_argument(positional));
     } else {
@@ -182,7 +140,6 @@ report_options parse_report_args(const std::vector<std::string>& args) {
         throw tdbg::cli::usage_error(
             fmt::format("{} --name options for {} run{}", o.names.size(), o.runs.size(), o.runs.size() == 1 ? "" : "s"));
     }
-    return o;
 }
 
 // ---------------------------------------------------------------- values as numbers
@@ -827,7 +784,25 @@ std::string generated_line() {
 }
 
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-    const report_options o = parse_report_args(args);
+    report_options o;
+    tdbg::cli::arguments parser(
+        "tdbg report DIR [-o FILE] [options]\n"
+        "tdbg report DIR DIR... [--name NAME]... [--diff FILE] [-o FILE] [options]",
+        "Writes one self-contained HTML page about the run in DIR (a directory, or\n"
+        "s3://bucket/prefix when built with S3): for each tensor, line plots of\n"
+        "reductions over steps (a line per mode and worker) and a heatmap of the\n"
+        "distribution of its values step by step; with rules, the steps where each\n"
+        "rule triggered are marked on every step axis and listed in a table. The\n"
+        "page needs no network: open it in any browser, attach it to a CI job.\n\n"
+        "Given several runs (8 at most), the page compares them: a line per run (and\n"
+        "mode and worker) on each plot, the runs' distributions side by side, the\n"
+        "rules evaluated over each run.\n");
+    declare_report_arguments(parser, o);
+    const auto positional = parser.parse_or_help(args, out);
+    if (!positional) {
+        return tdbg::cli::exit_ok;
+    }
+    check_report_options(o, *positional);
     // Everything that can be wrong with the arguments fails before a tensor is read.
     std::optional<tdbg::cli::report::diff_summary> diff;
     if (o.diff) {
@@ -882,6 +857,6 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
 
 const tdbg::cli::command_registrar register_report{
     tdbg::cli::command{"report", "write one HTML page of plots: reductions, value distributions, rule triggers",
-                       report_help, &run_report}};
+                       &run_report}};
 
 } // namespace

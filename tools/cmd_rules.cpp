@@ -19,6 +19,7 @@
 #include <functional>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -32,6 +33,7 @@
 
 #include <fmt/format.h>
 
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "interruption.hpp"
 #include "open_run.hpp"
@@ -47,59 +49,6 @@
 #include "tdbg/rules/registry.hpp"
 
 namespace {
-
-constexpr const char* rules_help =
-    "usage: tdbg rules DIR --rule NAME [--param KEY=VALUE ...] [--rule NAME ...] [options]\n"
-    "       tdbg rules DIR --config RULES.json [options]\n"
-    "       tdbg rules --list\n\n"
-    "Evaluates rules over the run in DIR, step by step, as smdebug's invoke_rule\n"
-    "does: a step that was not saved, or where a tensor the rule needs has no\n"
-    "value, is skipped; the rule's condition is checked at every other step.\n\n"
-    "rules:\n"
-    "  --rule NAME         a rule to run: a built-in rule by its SageMaker name\n"
-    "                      (VanishingGradient, LossNotDecreasing, ...; see --list)\n"
-    "                      or a rule the program registered; repeatable\n"
-    "  --param KEY=VALUE   a parameter of the --rule before it, a string as\n"
-    "                      SageMaker passes it (--param threshold=1e-5)\n"
-    "  --config FILE       rules from a SageMaker DebugRuleConfigurations JSON file\n"
-    "                      ([{\"RuleConfigurationName\": ..., \"RuleParameters\":\n"
-    "                      {\"rule_to_invoke\": ..., ...}}])\n"
-    "  --other DIR         another run, for rules that compare runs (SimilarAcrossRuns)\n"
-    "  --list              list the registered rules and exit\n\n"
-    "steps:\n"
-    "  --start-step N      the first global step (default: the run's first step)\n"
-    "  --end-step N        stop before this global step (default: the run's end)\n"
-    "  --follow            evaluate a live run as it is written, until it ends\n"
-    "                      (waits up to 60 s for a run that has not started;\n"
-    "                      without it, the steps written so far are evaluated)\n"
-    "  --poll SECONDS      how often --follow looks for new steps (default 0.5)\n"
-    "  --jobs N            threads --follow evaluates its rules on, 1 to 1024\n"
-    "                      (default: the number of cores); a thread takes turns\n"
-    "                      at several rules, each as its steps come\n"
-    "  --progress FILE     write a JSON line to FILE (emptied first) at each step\n"
-    "                      evaluated, for a program that follows the evaluation:\n"
-    "                      {\"rule\": NAME, \"step\": N, \"outcome\": \"triggered\",\n"
-    "                      \"not_triggered\" or \"skipped\", \"time\": seconds since\n"
-    "                      the epoch}; steps skipped together: one line, the last\n\n"
-    "actions and output:\n"
-    "  --stop-training     when a rule's condition is met, write the stop marker\n"
-    "                      tdbg_stop_training.json into the run (a tdbg hook's\n"
-    "                      should_stop() then returns true)\n"
-    "  --json              print the results as JSON (\"smdebug-rules/1\")\n"
-    "  -o, --output FILE   write the results (text, or --json) to FILE instead of\n"
-    "                      standard output (- for stdout)\n"
-    "  --junit FILE        also write the results as JUnit XML (one testcase per rule)\n"
-    "  --threads N         threads per rule, 0 to 1024 (default 0: all cores, or\n"
-    "                      16 on S3, where reads of different steps overlap)\n"
-    "  --verbose           log each trigger and skipped step on stderr, and (with\n"
-    "                      --follow) each step waited for\n\n"
-    "A FILE that is a symbolic link is written through; a FIFO or a device is\n"
-    "written in place; a regular file is replaced at once, never left half written.\n\n"
-    "exit status: 0 no issues found, 1 issues found, 2 error (a rule could not be\n"
-    "evaluated, bad arguments, or output that cannot be written); 130 or 143 when\n"
-    "SIGINT or SIGTERM interrupted it: the results so far are still written, each\n"
-    "evaluation cut short marked so (JSON: \"end\": \"interrupted\", and status\n"
-    "\"Stopped\" unless it found issues). A progress bar goes to stderr when it is a terminal.\n";
 
 struct rules_options {
     std::string run;
@@ -119,85 +68,80 @@ struct rules_options {
     bool list = false;
 };
 
-std::int64_t parse_step(const std::string& flag, const std::string& text) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-        v = std::stoll(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != text.size() || text.empty() || v < 0) {
-        throw tdbg::cli::usage_error(fmt::format("{} expects a step number >= 0, got '{}'", flag, text));
-    }
-    return v;
+// Declares `tdbg rules`' options on `args`, bound to `o`.
+void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
+    o.selection.declare(args, "rules");
+    args.flag("--list", "list the registered rules and exit", o.list);
+    args.section("steps");
+    const auto step = [](std::optional<std::int64_t>& target) {
+        return [&target](const std::string& opt, const std::string& value) {
+            target = tdbg::cli::parse_number<std::int64_t>(opt, value, 0, std::numeric_limits<std::int64_t>::max());
+        };
+    };
+    args.option("--start-step", "N", "the first global step (default: the run's first step)", step(o.start_step));
+    args.option("--end-step", "N", "stop before this global step (default: the run's end)", step(o.end_step));
+    args.flag("--follow",
+              "evaluate a live run as it is written, until it ends (waits up to 60 s for a run that has not "
+              "started; without it, the steps written so far are evaluated)",
+              o.follow);
+    args.number("--poll", "SECONDS",
+                fmt::format("how often --follow looks for new steps (default {:g})", o.poll_seconds), o.poll_seconds,
+                0.001, 3600.0);
+    args.number("--jobs", "N",
+                "threads --follow evaluates its rules on, 1 to 1024 (default: the number of cores); a thread "
+                "takes turns at several rules, each as its steps come",
+                o.jobs, std::size_t{1}, std::size_t{1024});
+    args.option("--progress", "FILE",
+                "write a JSON line to FILE (emptied first) at each step evaluated, for a program that follows "
+                "the evaluation: {\"rule\": NAME, \"step\": N, \"outcome\": \"triggered\", \"not_triggered\" or "
+                "\"skipped\", \"time\": seconds since the epoch}; steps skipped together: one line, the last",
+                [&o](const std::string& opt, const std::string& value) {
+                    if (value.empty()) {
+                        throw tdbg::cli::usage_error(fmt::format("{} needs a file name", opt));
+                    }
+                    o.progress = value;
+                });
+    args.section("actions and output");
+    args.flag("--stop-training",
+              "when a rule's condition is met, write the stop marker tdbg_stop_training.json into the run (a tdbg "
+              "hook's should_stop() then returns true)",
+              o.stop_training);
+    args.flag("--json", "print the results as JSON (\"smdebug-rules/1\")", o.json);
+    args.option("-o,--output", "FILE",
+                "write the results (text, or --json) to FILE instead of standard output (- for stdout)",
+                [&o](const std::string& opt, const std::string& value) {
+                    if (value.empty()) {
+                        throw tdbg::cli::usage_error(fmt::format("{} needs a file name (or - for stdout)", opt));
+                    }
+                    o.output = value;
+                });
+    args.option("--junit", "FILE", "also write the results as JUnit XML (one testcase per rule)",
+                [&o](const std::string& opt, const std::string& value) {
+                    if (value.empty()) {
+                        throw tdbg::cli::usage_error(fmt::format("{} needs a file name", opt));
+                    }
+                    o.junit = value;
+                });
+    args.number("--threads", "N",
+                "threads per rule, 0 to 1024 (default 0: all cores, or 16 on S3, where reads of different "
+                "steps overlap)",
+                o.threads, std::size_t{0}, std::size_t{1024});
+    args.flag("--verbose",
+              "log each trigger and skipped step on stderr, and (with --follow) each step waited for", o.verbose);
+    args.epilog(
+        "A FILE that is a symbolic link is written through; a FIFO or a device is\n"
+        "written in place; a regular file is replaced at once, never left half written.\n\n"
+        "exit status: 0 no issues found, 1 issues found, 2 error (a rule could not be\n"
+        "evaluated, bad arguments, or output that cannot be written); 130 or 143 when\n"
+        "SIGINT or SIGTERM interrupted it: the results so far are still written, each\n"
+        "evaluation cut short marked so (JSON: \"end\": \"interrupted\", and status\n"
+        "\"Stopped\" unless it found issues). A progress bar goes to stderr when it is a terminal.\n");
 }
 
-rules_options parse_rules_args(const std::vector<std::string>& args) {
-    rules_options o;
-    std::vector<std::string> positional;
-    auto value_of = [&](std::size_t& i) -> const std::string& {
-        if (i + 1 >= args.size()) {
-            throw tdbg::cli::usage_error(fmt::format("{} needs a value", args[i]));
-        }
-        return args[++i];
-    };
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (o.selection.parse(args, i)) {
-            continue;
-        }
-        if (a == "--start-step") {
-            o.start_step = parse_step(a, value_of(i));
-        } else if (a == "--end-step") {
-            o.end_step = parse_step(a, value_of(i));
-        } else if (a == "--follow") {
-            o.follow = true;
-        } else if (a == "--poll") {
-            const std::string& text = value_of(i);
-            try {
-                o.poll_seconds = std::stod(text);
-            } catch (const std::exception&) {
-                o.poll_seconds = -1;
-            }
-            if (!(o.poll_seconds > 0 && o.poll_seconds <= 3600)) {
-                throw tdbg::cli::usage_error(fmt::format("--poll expects seconds in (0, 3600], got '{}'", text));
-            }
-        } else if (a == "--progress") {
-            o.progress = value_of(i);
-            if (o.progress->empty()) {
-                throw tdbg::cli::usage_error("--progress needs a file name");
-            }
-        } else if (a == "--stop-training") {
-            o.stop_training = true;
-        } else if (a == "--json") {
-            o.json = true;
-        } else if (a == "--junit") {
-            o.junit = value_of(i);
-            if (o.junit->empty()) {
-                throw tdbg::cli::usage_error("--junit needs a file name");
-            }
-        } else if (a == "-o" || a == "--output") {
-            o.output = value_of(i);
-            if (o.output.empty()) {
-                throw tdbg::cli::usage_error(fmt::format("{} needs a file name (or - for stdout)", a));
-            }
-        } else if (a == "--threads") {
-            o.threads = tdbg::cli::parse_count(a, value_of(i), 0, 1024); // 0: all cores
-        } else if (a == "--jobs") {
-            o.jobs = tdbg::cli::parse_count(a, value_of(i), 1, 1024);
-        } else if (a == "--verbose") {
-            o.verbose = true;
-        } else if (a == "--list") {
-            o.list = true;
-        } else if (a.size() > 1 && a[0] == '-') {
-            throw tdbg::cli::usage_error(fmt::format("unknown option '{}'", a));
-        } else {
-            positional.push_back(a);
-        }
-    }
+// Checks what the options say together, once all are parsed.
+void check_rules_options(rules_options& o, const std::vector<std::string>& positional) {
     if (o.list) {
-        return o;
+        return;
     }
     o.run = tdbg::cli::single_run_argument(positional);
     if (o.selection.rules.empty()) {
@@ -206,7 +150,6 @@ rules_options parse_rules_args(const std::vector<std::string>& args) {
     if (o.start_step && o.end_step && *o.end_step <= *o.start_step) {
         throw tdbg::cli::usage_error("--end-step must be greater than --start-step");
     }
-    return o;
 }
 
 // One status line on stderr, redrawn at most every 100 ms, for a terminal only.
@@ -735,7 +678,19 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
 }
 
 int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-    const rules_options o = parse_rules_args(args);
+    rules_options o;
+    tdbg::cli::arguments parser("tdbg rules DIR --rule NAME [--param KEY=VALUE ...] [--rule NAME ...] [options]\n"
+                                "tdbg rules DIR --config RULES.json [options]\n"
+                                "tdbg rules --list",
+                                "Evaluates rules over the run in DIR, step by step, as smdebug's invoke_rule\n"
+                                "does: a step that was not saved, or where a tensor the rule needs has no\n"
+                                "value, is skipped; the rule's condition is checked at every other step.\n");
+    declare_rules_arguments(parser, o);
+    const auto positional = parser.parse_or_help(args, out);
+    if (!positional) {
+        return tdbg::cli::exit_ok;
+    }
+    check_rules_options(o, *positional);
     if (o.list) {
         for (const auto& name : tdbg::rules::registry::names()) {
             out << name << "\n";
@@ -754,6 +709,6 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
 }
 
 const tdbg::cli::command_registrar register_rules{tdbg::cli::command{
-    "rules", "evaluate rules (VanishingGradient, ...) over a run; a CI gate", rules_help, &run_rules}};
+    "rules", "evaluate rules (VanishingGradient, ...) over a run; a CI gate", &run_rules}};
 
 } // namespace

@@ -30,9 +30,8 @@ struct command {
     std::string_view name;
     /// One line for `tdbg --help`.
     std::string_view summary;
-    /// The full help text for `tdbg <name> --help` (usage line first).
-    std::string_view help;
     /// Runs the command on its arguments (without the command name); returns the exit status.
+    /// It parses them with `arguments` (arguments.hpp), which also writes its --help.
     int (*run)(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 };
 
@@ -52,49 +51,6 @@ class usage_error : public tdbg::error {
 public:
     using tdbg::error::error;
 };
-
-/// The value of `flag`, a whole number from `min` to `max`; usage_error otherwise.
-inline std::size_t parse_count(const std::string& flag, const std::string& text, std::size_t min, std::size_t max) {
-    std::size_t used = 0;
-    long long v = -1;
-    try {
-        v = std::stoll(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != text.size() || text.empty() || v < static_cast<long long>(min) || v > static_cast<long long>(max)) {
-        throw usage_error(
-            fmt::format("{} expects a whole number from {} to {}, got '{}'", flag, min, max, text));
-    }
-    return static_cast<std::size_t>(v);
-}
-
-/// True when `args` asks for help.
-inline bool wants_help(const std::vector<std::string>& args) {
-    return std::any_of(args.begin(), args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; });
-}
-
-/// Splits `args` into positional arguments and flags (words starting with '-');
-/// throws usage_error for a flag not in `known`.
-inline std::vector<std::string> positional_args(const std::vector<std::string>& args,
-                                                const std::vector<std::string_view>& known,
-                                                std::vector<std::string>& flags) {
-    std::vector<std::string> out;
-    bool only_positional = false;
-    for (const std::string& a : args) {
-        if (!only_positional && a == "--") {
-            only_positional = true;
-        } else if (!only_positional && a.size() > 1 && a[0] == '-') {
-            if (std::find(known.begin(), known.end(), a) == known.end()) {
-                throw usage_error(fmt::format("unknown option '{}'", a));
-            }
-            flags.push_back(a);
-        } else {
-            out.push_back(a);
-        }
-    }
-    return out;
-}
 
 /// Runs `body` and turns every error into a message on `err` and exit status 2:
 /// bad paths, non-run directories and corrupt files never crash the program.

@@ -1,6 +1,6 @@
 #pragma once
 // The rules a subcommand was asked to run (--rule NAME [--param KEY=VALUE ...],
-// --config FILE, --other DIR), parsed and built the same way by `tdbg rules`
+// --config FILE, --other DIR), declared and built the same way by `tdbg rules`
 // and `tdbg report`.
 
 #include <cstddef>
@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "open_run.hpp"
 #include "tdbg/rules/config.hpp"
@@ -31,36 +32,46 @@ struct rule_selection {
     std::vector<rule_request> rules;
     std::vector<std::string> others;
 
-    /// Consumes args[i] (and its value) when it is --rule, --param, --config or
-    /// --other; returns false, leaving `i` alone, for any other argument.
-    bool parse(const std::vector<std::string>& args, std::size_t& i) {
-        const std::string& a = args[i];
-        if (a != "--rule" && a != "--param" && a != "--config" && a != "--other") {
-            return false;
-        }
-        if (i + 1 >= args.size()) {
-            throw usage_error(fmt::format("{} needs a value", a));
-        }
-        const std::string& value = args[++i];
-        if (a == "--rule") {
-            rules.push_back(rule_request{value, {}, {}});
-        } else if (a == "--param") {
-            const auto eq = value.find('=');
-            if (rules.empty()) {
-                throw usage_error(fmt::format("--param {} comes before any --rule", value));
-            }
-            if (eq == std::string::npos || eq == 0) {
-                throw usage_error(fmt::format("--param expects KEY=VALUE, got '{}'", value));
-            }
-            rules.back().params[value.substr(0, eq)] = value.substr(eq + 1);
-        } else if (a == "--config") {
-            for (auto& c : tdbg::rules::load_rule_configurations(value)) {
-                rules.push_back(rule_request{c.rule_to_invoke, std::move(c.parameters), c.configuration_name});
-            }
-        } else {
-            others.push_back(value);
-        }
-        return true;
+    /// Declares --rule, --param, --config and --other on `args`, in a section titled `title`,
+    /// filling this selection as they are parsed (in order: a --param belongs to the --rule
+    /// before it). `brief`: one-line help texts (for a command where rules are secondary).
+    void declare(arguments& args, std::string title, bool brief = false) {
+        args.section(std::move(title));
+        args.option("--rule", "NAME",
+                    brief ? "a rule to run (tdbg rules --list); repeatable"
+                          : "a rule to run: a built-in rule by its SageMaker name (VanishingGradient, "
+                            "LossNotDecreasing, ...; see --list) or a rule the program registered; repeatable",
+                    [this](const std::string&, const std::string& value) {
+                        rules.push_back(rule_request{value, {}, {}});
+                    });
+        args.option("--param", "KEY=VALUE",
+                    brief ? "a parameter of the --rule before it"
+                          : "a parameter of the --rule before it, a string as SageMaker passes it "
+                            "(--param threshold=1e-5)",
+                    [this](const std::string&, const std::string& value) {
+                        const auto eq = value.find('=');
+                        if (rules.empty()) {
+                            throw usage_error(fmt::format("--param {} comes before any --rule", value));
+                        }
+                        if (eq == std::string::npos || eq == 0) {
+                            throw usage_error(fmt::format("--param expects KEY=VALUE, got '{}'", value));
+                        }
+                        rules.back().params[value.substr(0, eq)] = value.substr(eq + 1);
+                    });
+        args.option("--config", "FILE",
+                    brief ? "rules from a SageMaker DebugRuleConfigurations JSON file"
+                          : "rules from a SageMaker DebugRuleConfigurations JSON file "
+                            "([{\"RuleConfigurationName\": ..., \"RuleParameters\": {\"rule_to_invoke\": ..., ...}}])",
+                    [this](const std::string&, const std::string& value) {
+                        for (auto& c : tdbg::rules::load_rule_configurations(value)) {
+                            rules.push_back(
+                                rule_request{c.rule_to_invoke, std::move(c.parameters), c.configuration_name});
+                        }
+                    });
+        args.option("--other", "DIR",
+                    brief ? "another run, for rules that compare runs"
+                          : "another run, for rules that compare runs (SimilarAcrossRuns)",
+                    [this](const std::string&, const std::string& value) { others.push_back(value); });
     }
 
     /// Builds rule `index` over `trial`; the --other runs are opened with `options`

@@ -61,10 +61,6 @@ int main(int argc, char** argv) {
     for (const auto& c : tdbg::cli::registry()) {
         if (c.name == name) {
             const std::vector<std::string> rest(args.begin() + 1, args.end());
-            if (tdbg::cli::wants_help(rest)) {
-                std::cout << c.help;
-                return with_output_checked(c.name, tdbg::cli::exit_ok);
-            }
             return with_output_checked(
                 c.name, tdbg::cli::guarded(c.name, std::cerr, [&] { return c.run(rest, std::cout, std::cerr); }));
         }

@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arguments.hpp"
 #include "golden.hpp"
 #include "run_writer.hpp"
 #include "support.hpp"
@@ -185,6 +186,108 @@ TEST_CASE("tdbg: help, version and usage errors") {
     CHECK(missing.err.find("missing the run directory") != std::string::npos);
     const run_result two = tdbg_run({"ls", "a", "b"});
     CHECK(two.status == 2);
+}
+
+TEST_CASE("tdbg arguments: one parser for every subcommand, its help written from the same declarations") {
+    struct cli_test_options {
+        bool verbose = false;
+        std::string output = "-";
+        std::size_t jobs = 1;
+        double poll = 0.5;
+        std::vector<std::string> rules;
+    } o;
+    tdbg::cli::arguments args("tdbg thing DIR [options]\ntdbg thing --list", "Does a thing.\n");
+    args.flag("--verbose", "say more", o.verbose);
+    args.text("-o,--output", "FILE", "where the thing goes", o.output);
+    args.section("tuning");
+    args.number("--jobs", "N", "threads, 1 to 8", o.jobs, std::size_t{1}, std::size_t{8});
+    args.number("--poll", "SECONDS", "a very long description that has to be wrapped over more than one line of "
+                                     "the help text, at a word boundary",
+                o.poll, 0.001, 60.0);
+    args.option("--rule", "NAME", "repeatable", [&o](const std::string&, const std::string& v) { o.rules.push_back(v); });
+    args.epilog("exit status: 0.\n");
+
+    SECTION("values: separate words, --name=value, a value that looks like an option, and -- ends the options") {
+        const auto p = args.parse({"run", "-o", "-h", "--jobs=4", "--rule", "A", "--verbose", "--rule=--B", "--",
+                                   "--poll", "-"});
+        CHECK_FALSE(p.help);
+        CHECK(p.positional == std::vector<std::string>{"run", "--poll", "-"});
+        CHECK(o.output == "-h");
+        CHECK(o.jobs == 4);
+        CHECK(o.verbose);
+        CHECK(o.rules == std::vector<std::string>{"A", "--B"});
+        CHECK(o.poll == 0.5);
+    }
+    SECTION("help is asked only where an option stands") {
+        CHECK(args.parse({"run", "--bogus", "--help"}).help);
+        CHECK(args.parse({"-h"}).help);
+        CHECK_FALSE(args.parse({"-o", "--help", "run"}).help);
+        CHECK_FALSE(args.parse({"--", "-h"}).help);
+    }
+    SECTION("bad arguments are usage errors naming the option") {
+        using Catch::Matchers::Contains;
+        CHECK_THROWS_WITH(args.parse({"--bogus"}), Contains("unknown option '--bogus'"));
+        CHECK_THROWS_WITH(args.parse({"--jobs"}), Contains("--jobs needs a value (N)"));
+        CHECK_THROWS_WITH(args.parse({"--jobs", "9"}), Contains("--jobs expects a whole number from 1 to 8, got '9'"));
+        CHECK_THROWS_WITH(args.parse({"--jobs", "2x"}), Contains("got '2x'"));
+        CHECK_THROWS_WITH(args.parse({"--jobs", "-1"}), Contains("got '-1'"));
+        CHECK_THROWS_WITH(args.parse({"--poll", "nan"}), Contains("--poll expects a number from 0.001 to 60"));
+        CHECK_THROWS_WITH(args.parse({"--poll", "inf"}), Contains("got 'inf'"));
+        CHECK_THROWS_WITH(args.parse({"--verbose=yes"}), Contains("--verbose takes no value"));
+        CHECK_THROWS_WITH(args.parse({"--output="}), Contains("--output needs a non-empty value"));
+        CHECK_THROWS_AS(args.parse({"--jobs", "0"}), tdbg::cli::usage_error);
+    }
+    SECTION("the help text lists every option, by section, wrapped under its description column") {
+        const std::string help = args.help();
+        CHECK(help.rfind("usage: tdbg thing DIR [options]\n       tdbg thing --list\n\nDoes a thing.\n", 0) == 0);
+        CHECK(help.find("\noptions:\n  --verbose           say more\n") != std::string::npos);
+        CHECK(help.find("  -o, --output FILE   where the thing goes\n") != std::string::npos);
+        CHECK(help.find("\ntuning:\n  --jobs N            threads, 1 to 8\n") != std::string::npos);
+        CHECK(help.find("  --poll SECONDS      a very long description that has to be wrapped over more\n"
+                        "                      than one line of the help text, at a word boundary\n") !=
+              std::string::npos);
+        CHECK(help.size() - help.rfind("\nexit status: 0.\n") == std::string("\nexit status: 0.\n").size());
+        std::istringstream lines(help);
+        for (std::string line; std::getline(lines, line);) {
+            CHECK(line.size() <= 79);
+        }
+    }
+    SECTION("one number parser, for counts, steps and seconds") {
+        CHECK(tdbg::cli::parse_number<std::int64_t>("--start-step", "12", 0, 100) == 12);
+        CHECK(tdbg::cli::parse_number("--rtol", "1e-3", 0.0, 1.0) == Approx(1e-3));
+        CHECK_THROWS_WITH(tdbg::cli::parse_number("--rtol", "-1", 0.0, std::numeric_limits<double>::max()),
+                          "--rtol expects a non-negative number, got '-1'");
+        CHECK_THROWS_WITH(tdbg::cli::parse_number<std::int64_t>("--end-step", "", 0, 5),
+                          "--end-step expects a whole number from 0 to 5, got ''");
+    }
+}
+
+TEST_CASE("tdbg subcommands: -- ends the options, -o takes the next word as its value, help never runs the command") {
+    tdbg::test::temp_dir dir("cli_arguments");
+    // `tdbg rules -- DIR` takes DIR as the run (the other subcommands did already).
+    const run_result dashdash = tdbg_run({"rules", "--rule", "AllZero", "--param", "tensor_regex=nomatch", "--",
+                                          (dir.path() / "absent").string()});
+    CHECK(dashdash.status == 2);
+    CHECK(dashdash.err.find("absent") != std::string::npos);
+    CHECK(dashdash.err.find("unknown option") == std::string::npos);
+    // `-o -h` writes to a file named -h (the value of -o), it does not print the help.
+    const run_result output_dash_h =
+        tdbg_run({"rules", (dir.path() / "absent").string(), "--rule", "AllZero", "-o", "-h"});
+    CHECK(output_dash_h.status == 2);
+    CHECK(output_dash_h.out.find("usage:") == std::string::npos);
+    CHECK(output_dash_h.err.find("absent") != std::string::npos);
+    for (const std::string command : {"ls", "dump", "rules", "diff", "report"}) {
+        INFO(command);
+        const run_result help = tdbg_run({command, "--no-such-option", "--help"});
+        CHECK(help.status == 0);
+        CHECK(help.out.rfind("usage: tdbg " + command, 0) == 0);
+        const run_result equals = tdbg_run({command, "--no-such-option=1"});
+        CHECK(equals.status == 2);
+        CHECK(equals.err.find("unknown option '--no-such-option'") != std::string::npos);
+    }
+    const run_result report_equals = tdbg_run({"report", "--bins=1", "x"});
+    CHECK(report_equals.status == 2);
+    CHECK(report_equals.err.find("--bins expects a whole number from 2 to 400, got '1'") != std::string::npos);
 }
 
 TEST_CASE("tdbg ls: names from the run are printed with their control characters escaped") {
