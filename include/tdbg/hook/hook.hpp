@@ -70,6 +70,8 @@ namespace detail {
 class hook_engine;
 } // namespace detail
 
+class optional_hook;
+
 /// Saves tensors of a training loop into a run, in smdebug's format.
 class hook {
 public:
@@ -88,8 +90,10 @@ public:
 
     /// A hook configured by a SageMaker JSON file (hook/json_config.hpp).
     [[nodiscard]] static TDBG_DECL std::unique_ptr<hook> create_from_json_file(const std::string& file);
-    /// A hook configured as SageMaker says (SMDEBUG_CONFIG_FILE_PATH); nullptr when there is no configuration.
-    [[nodiscard]] static TDBG_DECL std::unique_ptr<hook> create_from_environment();
+    /// A hook configured as SageMaker says (hook_config_from_environment: SMDEBUG_CONFIG_FILE_PATH),
+    /// or none when there is no configuration: test it (`if (hook)`) before using it; using an
+    /// empty one throws config_error (optional_hook).
+    [[nodiscard]] static TDBG_DECL optional_hook create_from_environment();
 
     // ---- collections -------------------------------------------------------
 
@@ -243,6 +247,47 @@ private:
     TDBG_DECL void save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce);
 
     std::unique_ptr<detail::hook_engine> engine_;
+};
+
+/// What hook::create_from_environment() returns: a hook, or none when the environment holds no
+/// hook configuration. Used as the std::unique_ptr<hook> it replaces (`if (h) h->begin_step();`,
+/// `h == nullptr`, `h.get()`), except that reaching the hook of an empty one (`*h`, `h->`,
+/// `h.value()`) throws a config_error saying why there is none, instead of dereferencing null.
+class optional_hook {
+public:
+    /// No hook; `why_none` is what using it throws ("no hook configuration: ...").
+    explicit optional_hook(std::string why_none) : why_none_(std::move(why_none)) {}
+    /// `h`, which must not be null.
+    explicit optional_hook(std::unique_ptr<hook> h) noexcept : hook_(std::move(h)) {}
+
+    /// True when there is a hook.
+    [[nodiscard]] bool has_value() const noexcept { return hook_ != nullptr; }
+    /// True when there is a hook.
+    explicit operator bool() const noexcept { return has_value(); }
+
+    /// The hook; throws config_error when there is none.
+    [[nodiscard]] TDBG_DECL hook& value() const;
+    /// The hook; throws config_error when there is none.
+    hook& operator*() const { return value(); }
+    /// The hook; throws config_error when there is none.
+    hook* operator->() const { return &value(); }
+    /// The hook, or nullptr.
+    [[nodiscard]] hook* get() const noexcept { return hook_.get(); }
+    /// Why there is no hook (empty when there is one).
+    [[nodiscard]] const std::string& why_none() const noexcept { return why_none_; }
+
+    /// The hook as a std::unique_ptr (null when none): `std::unique_ptr<hook> h = hook::create_from_environment();`
+    // NOLINTNEXTLINE(google-explicit-constructor,hicpp-explicit-conversions): as the unique_ptr it replaces
+    operator std::unique_ptr<hook>() && noexcept { return std::move(hook_); }
+
+    friend bool operator==(const optional_hook& h, std::nullptr_t) noexcept { return !h.has_value(); }
+    friend bool operator==(std::nullptr_t, const optional_hook& h) noexcept { return !h.has_value(); }
+    friend bool operator!=(const optional_hook& h, std::nullptr_t) noexcept { return h.has_value(); }
+    friend bool operator!=(std::nullptr_t, const optional_hook& h) noexcept { return h.has_value(); }
+
+private:
+    std::unique_ptr<hook> hook_;
+    std::string why_none_;
 };
 
 } // namespace tdbg

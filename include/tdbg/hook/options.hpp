@@ -5,8 +5,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tdbg/core/save_config.hpp"
@@ -56,6 +58,30 @@ enum class existing_run_policy {
     /// and the stop marker are removed first (a storage without remove is a config_error).
     overwrite,
 };
+
+/// What the hook does about a selection that can never save (hook_options::selection_check):
+///   - a name in include_collections that no collection has by the end of the first step
+///     (nor a save_tensor(..., {name}) created), with the nearest collection name ("did you
+///     mean 'gradients'?");
+///   - an include regex of a collection the options (or add_collection) asked for that selected
+///     no tensor offered to the hook (save_tensor, should_save_tensor, plan_save) in its first
+///     hook_options::selection_check_steps steps that saved a tensor; and such a collection that
+///     selects nothing at all (no regex, no tensor name).
+/// Each finding is reported once, at the end of the step where it is found; the step's files
+/// are published first.
+enum class selection_check_policy {
+    /// One line each on the hook's log (hook_options::log); training goes on.
+    warn,
+    /// A config_error naming the collection (or regex), thrown at that step end by the call that
+    /// ends the step (begin_step, end_step, set_mode, close); the run written so far stays readable.
+    error,
+    /// No check.
+    off,
+};
+
+/// Where the hook's messages go (a warning, a write error under write_error_policy::disable):
+/// one line each, without its newline.
+using hook_log = std::function<void(std::string_view)>;
 
 /// The hook's configuration (smdebug's Hook arguments, plus the writer's).
 struct hook_options {
@@ -120,6 +146,13 @@ struct hook_options {
     /// the values of the "losses", "metrics" and "sm_metrics" collections.
     /// nullopt: $SAGEMAKER_METRICS_DIRECTORY when set; empty: no metrics.
     std::optional<std::string> sagemaker_metrics_dir;
+    /// What to do about a selection that can never save (see selection_check_policy).
+    selection_check_policy selection_check = selection_check_policy::warn;
+    /// How many steps that saved a tensor an include regex has to select one before it is
+    /// reported (selection_check_policy); 0 counts as 1.
+    std::size_t selection_check_steps = 3;
+    /// Where the hook's messages go; empty: standard error.
+    hook_log log;
 };
 
 } // namespace tdbg

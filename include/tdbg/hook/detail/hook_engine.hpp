@@ -4,6 +4,7 @@
 ///   - collection_selection (selection.hpp): which collections save a tensor now;
 ///   - step_clock: the global step and each mode's step;
 ///   - export_schedule: when the collections file is queued again;
+///   - selection_check (selection_check.hpp): a selection that can never save;
 ///   - the writer (writer.hpp): background threads and their queue;
 /// and hook_engine, which holds them and is the one place of the step
 /// protocol: what begin_step, end_step and close do, in which order, with
@@ -46,6 +47,7 @@
 #include "tdbg/hook/detail/metrics_writer.hpp"
 #include "tdbg/hook/detail/run_claim.hpp"
 #include "tdbg/hook/detail/selection.hpp"
+#include "tdbg/hook/detail/selection_check.hpp"
 #include "tdbg/hook/detail/state_store.hpp"
 #include "tdbg/hook/detail/stop_watch.hpp"
 #include "tdbg/hook/options.hpp"
@@ -265,6 +267,7 @@ public:
             writer_->push(write_items::step_end{clock_.global()});
         }
         report_write_error();
+        report_selection(check_.step_ended(selection_)); // last: the step is queued whole first
     }
 
     /// Publishes the current step, the collections file and the end marker, and
@@ -342,7 +345,12 @@ public:
 
     /// True when `name` would be saved at this step.
     [[nodiscard]] bool should_save(std::string_view name) {
-        return clock_.open() && !selection_.active(name, clock_.current(), clock_.mode_step()).empty();
+        if (!clock_.open()) {
+            return false;
+        }
+        const bool saved = !selection_.active(name, clock_.current(), clock_.mode_step()).empty();
+        check_.offer(name, false, selection_);
+        return saved;
     }
 
     /// Checks that `name` can be saved now and adds it to `collections`; returns
@@ -351,6 +359,7 @@ public:
         check_saving(name);
         selection_.add_explicit(name, collections);
         active_ = selection_.active(name, clock_.current(), clock_.mode_step());
+        check_.offer(name, !active_.empty(), selection_);
         return !active_.empty();
     }
 
@@ -408,6 +417,7 @@ public:
         check_saving(name);
         selection_.add_explicit(name, collections);
         const auto active = selection_.active(name, clock_.current(), clock_.mode_step());
+        check_.offer(name, !active.empty(), selection_);
         if (active.empty()) {
             return std::nullopt;
         }
@@ -561,11 +571,37 @@ private:
         if (options_.on_write_error == write_error_policy::rethrow) {
             std::rethrow_exception(e);
         }
-        const std::string line = tdbg::detail::terminal_safe(fmt::format(
-            "tdbg::hook: saving stopped at step {}: {}; training goes on, and the run at {} stays readable up to its "
-            "last published step",
-            clock_.global(), what, storage_.describe()));
-        std::fprintf(stderr, "%s\n", line.c_str());
+        log(fmt::format("tdbg::hook: saving stopped at step {}: {}; training goes on, and the run at {} stays "
+                        "readable up to its last published step",
+                        clock_.global(), what, storage_.describe()));
+    }
+
+    // One line to the hook's log (hook_options::log, else standard error), made safe for a terminal.
+    void log(const std::string& line) const {
+        const std::string safe = terminal_safe(line);
+        if (options_.log) {
+            options_.log(safe);
+        } else {
+            std::fprintf(stderr, "%s\n", safe.c_str());
+        }
+    }
+
+    // What the selection check found at a step's end: logged, or thrown (a config_error) by
+    // the error policy once the step is queued whole.
+    void report_selection(const std::vector<std::string>& found) const {
+        if (found.empty()) {
+            return;
+        }
+        if (options_.selection_check == selection_check_policy::error) {
+            std::string what;
+            for (const std::string& f : found) {
+                what += (what.empty() ? "" : "; ") + f;
+            }
+            throw config_error(what);
+        }
+        for (const std::string& f : found) {
+            log(f);
+        }
     }
 
     // The end marker of a worker that writes nothing else (no writer thread).
@@ -785,7 +821,7 @@ private:
             if (options_.on_write_error == write_error_policy::rethrow) {
                 throw;
             }
-            std::fprintf(stderr, "tdbg::hook: no more SageMaker metrics: %s\n", terminal_safe(e.what()).c_str());
+            log(fmt::format("tdbg::hook: no more SageMaker metrics: {}", e.what()));
         }
     }
 
@@ -904,7 +940,7 @@ private:
             if (options_.on_write_error == write_error_policy::rethrow) {
                 throw;
             }
-            std::fprintf(stderr, "tdbg::hook: %s\n", terminal_safe(e.what()).c_str());
+            log(fmt::format("tdbg::hook: {}", e.what()));
         }
     }
 
@@ -935,6 +971,7 @@ private:
     hook_options options_;
     worker_info worker_;
     collection_selection selection_;
+    selection_check check_{options_};
     step_clock clock_;
     export_schedule exports_;
     bool closed_ = false;

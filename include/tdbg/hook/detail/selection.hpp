@@ -68,24 +68,29 @@ public:
         include_.insert(std::string(collection_names::losses));
         for (const auto& name : options.include_collections) {
             include_.insert(name);
+            asked_.insert(name);
         }
         if (!options.include_regex.empty()) {
             get(collection_names::default_collection).include(options.include_regex);
             include_.insert(std::string(collection_names::default_collection));
+            asked_.insert(std::string(collection_names::default_collection));
         }
         if (options.save_all) {
             get(collection_names::all).include(".*");
             include_.insert(std::string(collection_names::all));
+            asked_.insert(std::string(collection_names::all));
         }
         for (const collection& c : options.collections) {
             get(c.name()).merge(c);
             include_.insert(c.name());
+            asked_.insert(c.name());
         }
     }
 
     /// The collection `name`, created (not included) when missing. A change takes effect at the next save.
     collection& get(std::string_view name) {
         dirty_ = true;
+        ++generation_;
         if (entry* e = find_entry(name)) {
             return e->coll;
         }
@@ -106,7 +111,9 @@ public:
     /// Adds `c`, replacing a collection of the same name, and includes it.
     void add(collection c) {
         include_.insert(c.name());
+        asked_.insert(c.name());
         dirty_ = true;
+        ++generation_;
         if (entry* e = find_entry(c.name())) {
             e->coll = std::move(c);
             e->matched.clear();
@@ -129,6 +136,13 @@ public:
         return include_.count(std::string(collection_names::all)) != 0 || include_.count(std::string(name)) != 0;
     }
 
+    /// The collections the hook's options (include_collections, include_regex, save_all,
+    /// collections) and add() asked to save, by name; "losses", saved always, only when asked.
+    [[nodiscard]] const std::set<std::string>& asked() const noexcept { return asked_; }
+
+    /// Changes whenever a collection may have changed or was created (get, add, add_explicit).
+    [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
+
     /// Adds `name` to each of `collections`, creating the missing ones, and saves them
     /// (smdebug's save_tensor writes to the collections it is given, saved or not).
     void add_explicit(std::string_view name, std::initializer_list<std::string_view> collections) {
@@ -138,6 +152,7 @@ public:
                 entries_.emplace_back(collection(std::string(c)));
                 e = &entries_.back();
                 dirty_ = true;
+                ++generation_;
             }
             if (include_.insert(std::string(c)).second) {
                 dirty_ = true;
@@ -291,7 +306,9 @@ private:
     reduction_config default_reductions_;
     std::deque<entry> entries_; // a deque: references to collections stay valid as more are added
     std::set<std::string> include_;
+    std::set<std::string> asked_;
     bool dirty_ = true;
+    std::uint64_t generation_ = 0;
     std::uint64_t version_ = 0;
     std::unordered_map<std::string, std::vector<std::size_t>> membership_;
     std::optional<std::pair<mode, std::int64_t>> saving_key_;

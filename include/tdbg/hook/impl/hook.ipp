@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include <fmt/core.h>
+
 #include "tdbg/core/error.hpp"
 #include "tdbg/hook/detail/hook_engine.hpp"
 #include "tdbg/hook/hook.hpp"
@@ -47,9 +49,21 @@ TDBG_DECL std::unique_ptr<hook> hook::create_from_json_file(const std::string& f
     return std::make_unique<hook>(load_hook_config(file));
 }
 
-TDBG_DECL std::unique_ptr<hook> hook::create_from_environment() {
+TDBG_DECL optional_hook hook::create_from_environment() {
     auto options = hook_config_from_environment();
-    return options ? std::make_unique<hook>(std::move(*options)) : nullptr;
+    if (!options) {
+        return optional_hook(fmt::format("no hook configuration: {} is not set and {} does not exist "
+                                         "(test what hook::create_from_environment() returns before using it)",
+                                         hook_config_env, default_hook_config_path));
+    }
+    return optional_hook(std::make_unique<hook>(std::move(*options)));
+}
+
+TDBG_DECL hook& optional_hook::value() const {
+    if (!hook_) {
+        throw config_error(why_none_);
+    }
+    return *hook_;
 }
 
 TDBG_DECL collection& hook::get_collection(std::string_view name) { return engine_->selection().get(name); }
