@@ -99,7 +99,8 @@ int main(int argc, char** argv) {
         case tdbg::rules::evaluation_status::no_issues_found: return 0;
         case tdbg::rules::evaluation_status::issues_found: return 1;
         case tdbg::rules::evaluation_status::error:
-        case tdbg::rules::evaluation_status::stopped: return 2;
+        case tdbg::rules::evaluation_status::stopped:
+        case tdbg::rules::evaluation_status::nothing_evaluated: return 2; // checked nothing: no pass
         }
         return 2;
     } catch (const std::exception& e) {

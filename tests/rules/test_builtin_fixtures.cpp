@@ -72,6 +72,12 @@ TEST_CASE("built-in rules trigger on exactly the steps Python smdebug recorded, 
                 skipped[reason] = steps_of(steps);
             }
             CHECK(result.skipped_steps == skipped);
+            // tdbg's additions: every triggered step says why; nothing evaluated is no pass.
+            CHECK(result.trigger_reasons.size() == result.triggered_steps.size());
+            if (result.evaluated_steps() == 0) {
+                CHECK(result.status() == tdbg::rules::evaluation_status::nothing_evaluated);
+                CHECK_FALSE(result.nothing_evaluated_reason.empty());
+            }
             // A parameter the reference does not have (given here to turn its check off) is not in its record.
             auto resolved = tdbg::test::to_nlohmann(result.resolved_params);
             for (const std::string& key : added) {

@@ -74,7 +74,8 @@ TEST_CASE("a failing rule matcher describes the rule, its parameters and the ste
     CHECK_FALSE(matcher.match(trial));
     CHECK(matcher.describe() ==
           "has no issues found by VanishingGradient {threshold=5e-7} (IssuesFound: triggered at steps [7, 8, 9]; "
-          "10 steps evaluated)");
+          "step 7: mean |gradient/fc.weight| = 1e-07 < 5e-07; step 8: mean |gradient/fc.weight| = 1e-08 < 5e-07; "
+          "step 9: mean |gradient/fc.weight| = 1e-09 < 5e-07; 10 steps evaluated)");
 
     auto exact = tdbg::triggers_at<large_weight>({5}, {{"limit", "20"}});
     CHECK_FALSE(exact.match(trial));

@@ -147,7 +147,16 @@ TEST_CASE("invoke_rule skips steps by the smdebug exception that says why") {
     missing.set_logger(tdbg::rules::rule_logger::silent());
     const auto none = tdbg::rules::invoke_rule(missing, 0, 5);
     CHECK(none.skipped_steps.at("TensorUnavailable") == std::vector<std::int64_t>{0, 2, 3, 4});
-    CHECK(none.status() == tdbg::rules::evaluation_status::no_issues_found);
+    // Nothing was evaluated: no pass (NothingEvaluated), and it says why.
+    CHECK(none.status() == tdbg::rules::evaluation_status::nothing_evaluated);
+    CHECK(none.nothing_evaluated_reason ==
+          "every step was skipped (evaluated 0 of 4 steps; 4 skipped: 4 TensorUnavailable)");
+
+    // Coverage: step 1 is not in the run (never saved), so it is neither evaluated nor skipped;
+    // smdebug's record still lists it under StepUnavailable.
+    CHECK(result.unsaved_steps == std::vector<std::int64_t>{1});
+    CHECK(tdbg::rules::describe_coverage(result) == "evaluated 2 of 4 steps; 2 skipped: 2 TensorUnavailableForStep");
+    CHECK(result.status() == tdbg::rules::evaluation_status::issues_found);
 }
 
 namespace {

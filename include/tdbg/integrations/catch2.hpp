@@ -10,7 +10,10 @@
 ///     CHECK_THAT(trial, tdbg::triggers_at<tdbg::rules::all_zero>({26, 27}, {{"tensor_regex", ".*"}}));
 ///
 /// On failure the description names the rule, its parameters and the status,
-/// and lists the steps where the condition was met (or the error).
+/// and lists the steps where the condition was met with why (or the error). A
+/// rule that evaluated no step (NothingEvaluated: a tensor_regex that matches
+/// nothing, a run without the steps asked for) fails every matcher, saying why:
+/// checking nothing is no pass. Catch2 prints a trial as its name and path.
 ///
 /// Works with Catch2 v2 (`catch2/catch.hpp`, Catch::MatcherBase) and v3
 /// (`catch2/matchers/...`, Catch::Matchers::MatcherGenericBase): include your
@@ -70,8 +73,9 @@ public:
             state_->result = std::move(failed);
         }
         const rules::evaluation_result& res = *state_->result;
-        if (res.status() == rules::evaluation_status::error) {
-            return false;
+        if (res.status() == rules::evaluation_status::error ||
+            res.status() == rules::evaluation_status::nothing_evaluated) {
+            return false; // an error, or nothing checked: neither is a pass
         }
         switch (state_->expect) {
         case rule_expectation::no_issues: return res.triggered_steps.empty();
@@ -106,8 +110,13 @@ public:
             out += fmt::format(" ({}", rules::status_name(res->status()));
             if (!res->error.empty()) {
                 out += fmt::format(": {}", res->error);
+            } else if (res->status() == rules::evaluation_status::nothing_evaluated) {
+                out += fmt::format(": {}", res->nothing_evaluated_reason);
             } else if (!res->triggered_steps.empty()) {
                 out += fmt::format(": triggered at steps [{}]", join(res->triggered_steps));
+                for (const std::string& line : rules::trigger_reason_lines(*res, 3)) {
+                    out += fmt::format("; {}", line);
+                }
             }
             out += fmt::format("; {} steps evaluated)", res->triggered_steps.size() + res->not_triggered_steps.size());
         }
@@ -254,3 +263,11 @@ template <class Rule>
 }
 
 } // namespace tdbg
+
+/// Catch2 prints a trial in an assertion (`REQUIRE_THAT(trial, ...)`) as its name and where it is.
+namespace Catch {
+template <>
+struct StringMaker<tdbg::trial> {
+    static std::string convert(const tdbg::trial& t) { return fmt::format("trial '{}' at {}", t.name(), t.path()); }
+};
+} // namespace Catch

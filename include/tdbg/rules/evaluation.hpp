@@ -26,16 +26,22 @@ enum class evaluation_status {
     no_issues_found,
     issues_found,
     error,
-    stopped ///< interrupted before its end, with no issue found in the steps it evaluated
+    stopped, ///< interrupted before its end, with no issue found in the steps it evaluated
+    /// tdbg only: the evaluation ended without evaluating any step (no error, no trigger,
+    /// not interrupted), so it cannot say there is no issue: a rule whose tensor_regex
+    /// matches nothing, a run without the steps asked for. SageMaker would say NoIssuesFound.
+    nothing_evaluated
 };
 
-/// "NoIssuesFound", "IssuesFound", "Error" or "Stopped", as SageMaker reports them.
+/// "NoIssuesFound", "IssuesFound", "Error" or "Stopped", as SageMaker reports them,
+/// and tdbg's "NothingEvaluated".
 [[nodiscard]] constexpr std::string_view status_name(evaluation_status s) noexcept {
     switch (s) {
     case evaluation_status::no_issues_found: return "NoIssuesFound";
     case evaluation_status::issues_found: return "IssuesFound";
     case evaluation_status::error: return "Error";
     case evaluation_status::stopped: return "Stopped";
+    case evaluation_status::nothing_evaluated: return "NothingEvaluated";
     }
     return "Error";
 }
@@ -142,11 +148,21 @@ struct evaluation_result {
     format::json_value resolved_params = format::json_value::object();
     /// Global steps where the condition was met, ascending.
     std::vector<std::int64_t> triggered_steps;
+    /// Why the condition was met, by triggered step (the reason of the rule's verdict,
+    /// condition_met(reason)); a step whose rule gave none is not in it (tdbg only).
+    std::map<std::int64_t, std::string> trigger_reasons;
     /// Global steps evaluated where it was not, ascending.
     std::vector<std::int64_t> not_triggered_steps;
     /// Global steps not evaluated, by the smdebug exception that said why (skip_reason).
     /// Steps never saved between two saved steps are recorded as one run, not walked one by one.
     std::map<std::string, step_set> skipped_steps;
+    /// The steps the run does not have at all (never saved: its save configuration did not
+    /// mean to), which smdebug records under StepUnavailable in skipped_steps as well.
+    /// describe_coverage() does not count them as skipped (tdbg only).
+    step_set unsaved_steps;
+    /// With status NothingEvaluated: why no step was evaluated, for a person (what the
+    /// rule's selection named and the run's nearest names, the skips counted). tdbg only.
+    std::string nothing_evaluated_reason;
     /// The first global step looked at, if any.
     std::optional<std::int64_t> first_step;
     /// One past the last global step looked at.
@@ -157,7 +173,8 @@ struct evaluation_result {
     std::string error;
 
     /// SageMaker's status: Error when an error ended it, IssuesFound when the condition was met at
-    /// some step, Stopped when it was interrupted before finding any (it cannot say there is none).
+    /// some step, Stopped when it was interrupted before finding any (it cannot say there is none);
+    /// tdbg's NothingEvaluated when it ended without evaluating a single step (nor can it then).
     [[nodiscard]] evaluation_status status() const noexcept {
         if (!error.empty()) {
             return evaluation_status::error;
@@ -165,7 +182,14 @@ struct evaluation_result {
         if (!triggered_steps.empty()) {
             return evaluation_status::issues_found;
         }
-        return end == evaluation_end::interrupted ? evaluation_status::stopped : evaluation_status::no_issues_found;
+        if (end == evaluation_end::interrupted) {
+            return evaluation_status::stopped;
+        }
+        return not_triggered_steps.empty() ? evaluation_status::nothing_evaluated : evaluation_status::no_issues_found;
+    }
+    /// How many steps were evaluated (the condition met or not).
+    [[nodiscard]] std::size_t evaluated_steps() const noexcept {
+        return triggered_steps.size() + not_triggered_steps.size();
     }
     /// The name reports use: the configuration name, else the rule's.
     [[nodiscard]] const std::string& display_name() const noexcept {
@@ -174,6 +198,16 @@ struct evaluation_result {
     /// Every skipped step, whatever the reason.
     [[nodiscard]] TDBG_DECL step_set all_skipped_steps() const;
 };
+
+/// How much of the run the evaluation covered, in one line a person reads:
+/// "evaluated 30 of 220 steps; 190 skipped: 150 TensorUnavailableForStep, 40 TensorUnavailable".
+/// Steps the run does not have (unsaved_steps) are neither counted nor skipped.
+[[nodiscard]] TDBG_DECL std::string describe_coverage(const evaluation_result& r);
+
+/// The reasons of the triggered steps, "step 7: <reason>", at most `limit` of them, then
+/// "... and N more" (steps without a reason are left out).
+[[nodiscard]] TDBG_DECL std::vector<std::string> trigger_reason_lines(const evaluation_result& r,
+                                                                      std::size_t limit = 10);
 
 /// "7, 8, 9" or "7-39" style text for a list of steps: runs of consecutive
 /// steps shortened, at most `limit` items shown.
@@ -185,7 +219,9 @@ struct evaluation_result {
 inline constexpr std::uint64_t json_step_run_limit = 1000;
 
 /// One entry of the "results" array of a "smdebug-rules/1" document, plus
-/// tdbg's additions (status, configuration_name, end, error). Skipped steps
+/// tdbg's additions (status, configuration_name, end, error, trigger_reasons
+/// [{step, reason}], coverage {evaluated, skipped, unsaved, text} and, with
+/// status NothingEvaluated, nothing_evaluated_reason). Skipped steps
 /// are listed step by step, as smdebug's reader records them, except runs
 /// longer than json_step_run_limit, written [first, last].
 [[nodiscard]] TDBG_DECL format::json_value to_json(const evaluation_result& r);

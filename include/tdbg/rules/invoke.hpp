@@ -135,6 +135,8 @@ public:
 private:
     TDBG_DECL bool start();
     TDBG_DECL void record(std::int64_t step, step_outcome outcome);
+    // With status NothingEvaluated: sets the result's nothing_evaluated_reason.
+    TDBG_DECL void explain_if_nothing_evaluated();
     [[nodiscard]] bool stop_requested() const { return options_.stop_requested && options_.stop_requested(); }
 
     rule_base* rule_;

@@ -3,7 +3,9 @@
 /// Rule results as JUnit XML, the report format CI systems (Jenkins, GitLab,
 /// GitHub Actions' test reporters) read: one testsuite for the run, one
 /// testcase per rule; a rule whose condition was met is a <failure> listing
-/// the triggered steps, a rule that could not be evaluated an <error>.
+/// the triggered steps and why (the first reasons in its message), a rule that
+/// could not be evaluated, was stopped, or evaluated no step (NothingEvaluated,
+/// with the reason) an <error>.
 
 #include <string>
 #include <vector>

@@ -49,14 +49,16 @@ public:
     /// Builds a rule from its trials and (already context-named) parameters.
     using factory = std::function<any_rule(trial base, std::vector<trial> others, const rule_params& params)>;
 
-    /// Registers `Rule` as `name`; a name already taken is replaced.
+    /// Registers `Rule` as `name`; a name already taken is replaced. A name that differs from a
+    /// built-in rule's only by case, '_' or '-' ("vanishing_gradient") is refused (config_error).
     template <class Rule>
     static void add(const std::string& name) {
         static_assert(std::is_base_of_v<rule<Rule>, Rule>, "registry::add<Rule>: Rule must derive from tdbg::rules::rule<Rule>");
         add(name, make_factory<Rule>(), takes_other_trials<Rule>());
     }
 
-    /// Registers `make` as `name` (`compares_runs`: it uses other trials); a name already taken is replaced.
+    /// Registers `make` as `name` (`compares_runs`: it uses other trials); a name already taken is
+    /// replaced; a name that differs from a built-in rule's only by case, '_' or '-' is refused (config_error).
     static TDBG_DECL void add(const std::string& name, factory make, bool compares_runs = false);
 
     /// True when the rule registered as `name` compares runs (takes other trials).

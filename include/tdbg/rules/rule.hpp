@@ -44,7 +44,10 @@
 ///     live run's next step is waited for (`tdbg rules --follow`, the watcher); met,
 ///     the rule fires at `next_step` without it (StalledTrainingRule: no step for
 ///     longer than its threshold), and that step's own evaluation, when it comes, is
-///     not recorded a second time.
+///     not recorded a second time;
+///   - `std::vector<const detail::tensor_selection*> tensor_selections() const`: the
+///     tensor selections (rules/detail/selection.hpp) it reads, so that an evaluation
+///     that evaluated no step says what they named and the run's nearest names.
 /// Parameters are read in the constructor with rule_params' typed getters;
 /// a parameter no getter asked for is an error when the rule is invoked.
 /// The helpers of rules/values.hpp (scalar_of, allclose, ...) come with this header.
@@ -180,6 +183,11 @@ private:
 
 namespace detail {
 class rule_runner;
+class tensor_selection;
+/// What `selections` name over `t` and, where one selects nothing, the run's nearest
+/// tensor or collection names (defined with tensor_selection, rules/detail/selection.hpp).
+[[nodiscard]] TDBG_DECL std::string explain_selections(const trial& t,
+                                                       const std::vector<const tensor_selection*>& selections);
 } // namespace detail
 
 /// The interface invoke_rule evaluates rules through: one virtual call per
@@ -244,6 +252,7 @@ private:
     [[nodiscard]] virtual std::vector<tensor_request> do_required_tensors(std::int64_t step) const = 0;
     [[nodiscard]] virtual verdict do_invoke_at_step(std::int64_t step, const step_inputs& inputs) = 0;
     [[nodiscard]] virtual verdict do_while_waiting(std::int64_t next_step) = 0;
+    [[nodiscard]] virtual std::string do_explain_selection() const = 0;
 
     trial base_trial_;
     std::vector<trial> other_trials_;
@@ -288,6 +297,13 @@ template <class T, class = void>
 struct watches_while_waiting : std::false_type {};
 template <class T>
 struct watches_while_waiting<T, std::void_t<decltype(verdict(std::declval<T&>().while_waiting(std::int64_t{})))>>
+    : std::true_type {};
+
+template <class T, class = void>
+struct declares_selections : std::false_type {};
+template <class T>
+struct declares_selections<
+    T, std::void_t<decltype(std::vector<const tensor_selection*>(std::declval<const T&>().tensor_selections()))>>
     : std::true_type {};
 
 template <class T>
@@ -364,6 +380,14 @@ private:
         } else {
             (void)next_step;
             return false;
+        }
+    }
+
+    [[nodiscard]] std::string do_explain_selection() const final {
+        if constexpr (detail::declares_selections<Derived>::value) {
+            return detail::explain_selections(base_trial(), derived().tensor_selections());
+        } else {
+            return {};
         }
     }
 };

@@ -36,6 +36,9 @@ public:
     /// Met when a selected tensor's value at `step` is at least `threshold` percent zeros.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
+
 private:
     detail::tensor_selection selection_;
     double threshold_;

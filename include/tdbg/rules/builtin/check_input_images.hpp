@@ -42,6 +42,9 @@ public:
     /// Adds the step's images; met once enough were seen and a channel's mean is off.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&images_}; }
+
 private:
     double threshold_mean_;
     std::int64_t threshold_samples_;

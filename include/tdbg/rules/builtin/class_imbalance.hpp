@@ -43,6 +43,9 @@ public:
     /// Counts the step's labels; met once enough are counted and the classes are imbalanced.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&labels_, &predictions_}; }
+
 private:
     struct class_count {
         std::int64_t samples = 0;

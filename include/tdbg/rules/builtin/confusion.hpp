@@ -47,6 +47,9 @@ public:
     /// Met when the step's confusion matrix fails min_diag or max_off_diag.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&labels_, &predictions_}; }
+
 private:
     // The tensor `tensor_name` (first, when the trial has it) and those `selection` names.
     [[nodiscard]] TDBG_DECL std::vector<std::string> names_of(const detail::tensor_selection& selection,

@@ -26,6 +26,7 @@
 ///     tensor (loss(b) included): interpretation of AWS's "the maximum
 ///     threshold percent that loss is allowed to increase in case loss has
 ///     been increasing", a loss that went up and has not come back down.
+///   - either loss is NaN (a NaN loss is not decreasing; the lowest ignores it).
 /// Values of the first worker that wrote the step. Keeps state between steps:
 /// evaluated sequentially.
 /// Its inputs are not declared (required_tensors): which losses a step reads
@@ -57,6 +58,14 @@ public:
 
     /// Met when some loss was checked at `step` and had not decreased enough.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step);
+
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const {
+        if (use_losses_collection_) {
+            return {&selection_, &losses_};
+        }
+        return {&selection_};
+    }
 
 private:
     // The selected tensors and, when used and present, the "losses" collection's.

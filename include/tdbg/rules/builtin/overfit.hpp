@@ -46,6 +46,9 @@ public:
     /// Records the step's losses; met at an EVAL step once the ratio stayed above the threshold long enough.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
+
 private:
     struct loss_state {
         std::optional<mode> last_mode;

@@ -44,6 +44,9 @@ public:
     /// Met when, at this TRAIN or EVAL step, a loss has gone too long without a new optimum.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&losses_}; }
+
 private:
     struct progress {
         std::optional<double> best;

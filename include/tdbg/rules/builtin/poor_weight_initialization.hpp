@@ -49,6 +49,9 @@ public:
     /// Met when `step`, one of the first `steps`, shows a poor initialisation.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&activations_, &gradients_, &losses_}; }
+
 private:
     // True when `step` is one of the run's first `steps` steps (the only ones judged).
     [[nodiscard]] TDBG_DECL bool judged(std::int64_t step) const;

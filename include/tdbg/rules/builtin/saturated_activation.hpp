@@ -45,6 +45,9 @@ public:
     /// Met when some tanh or sigmoid layer at `step` has too many saturated units.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
+
 private:
     // The (min, max) of `activation` ("tanh", "sigmoid"): AWS's threshold_<activation>_min and _max,
     // or the pair threshold_<activation>; `fallback` for what is not given.

@@ -43,6 +43,9 @@ public:
     /// Met when a selected tensor differs between the runs at `step`.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
+
 private:
     // `others`, or when empty the run at the `other_trials` (or `other_trial`) parameter.
     [[nodiscard]] TDBG_DECL static std::vector<trial> with_other(std::vector<trial> others, const rule_params& params);

@@ -37,6 +37,9 @@ public:
     /// Met when the trees' depth at `step` is below `depth`.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&nodes_}; }
+
 private:
     double depth_;
     detail::tensor_selection nodes_{{}, {"trees/Node$"}, false};

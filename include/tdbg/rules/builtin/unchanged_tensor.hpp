@@ -45,6 +45,9 @@ public:
     /// Met when a selected tensor's last `num_steps` values are all close.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
+
 private:
     // Whether the tensor of `tensor_inputs` (num_steps values per worker) stayed unchanged up to
     // `step`; nullopt: it cannot be evaluated.

@@ -35,6 +35,9 @@ public:
     /// Met when some gradient's mean |value| at `step` is below the threshold.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&gradients_}; }
+
 private:
     double threshold_;
     detail::tensor_selection gradients_{{"gradients"}, {}, false};

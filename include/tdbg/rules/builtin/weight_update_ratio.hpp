@@ -46,6 +46,9 @@ public:
     /// Met when some weight's update ratio at `step` is out of bounds.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
+    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&weights_}; }
+
 private:
     // The mode the weights are compared in (TRAIN when one of `names` has training steps, else
     // GLOBAL) and `step`'s step in it; nullopt when `step` is of another mode.

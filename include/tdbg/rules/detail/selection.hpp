@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -48,6 +49,19 @@ public:
 
     /// True when nothing was named (no collection, no regex).
     [[nodiscard]] bool unspecified() const noexcept { return collections_.empty() && regexes_.empty(); }
+    /// The collections named.
+    [[nodiscard]] const std::vector<std::string>& collections() const noexcept { return collections_; }
+    /// The regexes named.
+    [[nodiscard]] const std::vector<std::string>& regexes() const noexcept { return regexes_; }
+    /// True when naming nothing selects every tensor.
+    [[nodiscard]] bool all_when_empty() const noexcept { return all_when_empty_; }
+
+    /// Empty when it selects some tensor of `t` or names nothing (and then selects none
+    /// on purpose); otherwise what it named and why that selects nothing, with the run's
+    /// nearest names: "tensor_regex '.*relu_output' matches none of the run's 4 tensors
+    /// (did you mean 'layer1/relu_out'?)", "collection 'gradiens' is not in the run
+    /// (did you mean 'gradients'?)".
+    [[nodiscard]] TDBG_DECL std::string explain_empty(const trial& t) const;
 
     /// The selected tensors of `t`. Names only ever get added to a trial: the
     /// answer is kept until the trial knows more names, and for good once the
@@ -65,6 +79,23 @@ private:
     mutable std::shared_ptr<const selected> cached_;
     mutable bool cached_ended_ = false;
 };
+
+/// The fewest single-character edits (insert, delete, replace) that turn `a` into `b`, ignoring case.
+[[nodiscard]] TDBG_DECL std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The fewest edits that turn `pattern` into some substring of `text`, ignoring case
+/// ("relu_output" is 3 edits from "layer1/relu_out").
+[[nodiscard]] TDBG_DECL std::size_t substring_edit_distance(std::string_view pattern, std::string_view text);
+
+/// The literal text of a regex: anchors, wildcards, groups and classes left out
+/// (".*relu_output$" gives "relu_output"), to compare with names.
+[[nodiscard]] TDBG_DECL std::string regex_literal(std::string_view regex);
+
+/// Up to `limit` of `candidates` close to `wanted` (within a third of its length, at
+/// least 2 edits), nearest first; `substring`: compared with any part of a candidate.
+[[nodiscard]] TDBG_DECL std::vector<std::string> nearest_names(std::string_view wanted,
+                                                               const std::vector<std::string>& candidates,
+                                                               bool substring, std::size_t limit = 3);
 
 /// Reads SageMaker's `collection_names` and `tensor_regex` (comma-separated lists, default None).
 [[nodiscard]] TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_when_empty,

@@ -3,7 +3,9 @@
 /// Definitions of tdbg/rules/evaluation.hpp.
 
 #include <algorithm>
+#include <cstdint>
 #include <ostream>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,6 +81,71 @@ TDBG_DECL step_set evaluation_result::all_skipped_steps() const {
     return out;
 }
 
+namespace detail {
+
+// How many steps `a` and `b` have in common.
+inline std::uint64_t common_steps(const step_set& a, const step_set& b) noexcept {
+    std::uint64_t out = 0;
+    auto i = a.runs().begin();
+    auto j = b.runs().begin();
+    while (i != a.runs().end() && j != b.runs().end()) {
+        const std::int64_t first = std::max(i->first, j->first);
+        const std::int64_t last = std::min(i->last, j->last);
+        if (first <= last) {
+            out += step_set::run{first, last}.size();
+        }
+        if (i->last < j->last) {
+            ++i;
+        } else {
+            ++j;
+        }
+    }
+    return out;
+}
+
+} // namespace detail
+
+TDBG_DECL std::string describe_coverage(const evaluation_result& r) {
+    // The skips that count: a step the run does not have was never meant to be evaluated.
+    std::vector<std::pair<std::string, std::uint64_t>> skips;
+    std::uint64_t skipped = 0;
+    for (const auto& [reason, steps] : r.skipped_steps) {
+        const std::uint64_t n = steps.size() - detail::common_steps(steps, r.unsaved_steps);
+        if (n > 0) {
+            skips.emplace_back(reason, n);
+            skipped += n;
+        }
+    }
+    std::stable_sort(skips.begin(), skips.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    const std::uint64_t evaluated = r.evaluated_steps();
+    std::string out = fmt::format("evaluated {} of {} step{}", evaluated, evaluated + skipped,
+                                  evaluated + skipped == 1 ? "" : "s");
+    if (skipped > 0) {
+        out += fmt::format("; {} skipped:", skipped);
+        for (std::size_t i = 0; i < skips.size(); ++i) {
+            out += fmt::format("{} {} {}", i == 0 ? "" : ",", skips[i].second,
+                               tdbg::detail::terminal_safe(skips[i].first));
+        }
+    }
+    return out;
+}
+
+TDBG_DECL std::vector<std::string> trigger_reason_lines(const evaluation_result& r, std::size_t limit) {
+    std::vector<std::string> out;
+    std::size_t left = 0;
+    for (const auto& [step, reason] : r.trigger_reasons) {
+        if (out.size() < limit) {
+            out.push_back(fmt::format("step {}: {}", step, tdbg::detail::terminal_safe(reason)));
+        } else {
+            ++left;
+        }
+    }
+    if (left > 0) {
+        out.push_back(fmt::format("... and {} more", left));
+    }
+    return out;
+}
+
 TDBG_DECL std::string format_steps(const step_set& steps, std::size_t limit) {
     std::string out;
     std::size_t items = 0;
@@ -139,6 +206,27 @@ TDBG_DECL format::json_value to_json(const evaluation_result& r) {
     if (!r.error.empty()) {
         j["error"] = r.error;
     }
+    // tdbg's additions: why each step triggered, and how much of the run was evaluated.
+    j["trigger_reasons"] = format::json_value::array();
+    for (const auto& [step, reason] : r.trigger_reasons) {
+        format::json_value item = format::json_value::object();
+        item["step"] = step;
+        item["reason"] = reason;
+        j["trigger_reasons"].push_back(std::move(item));
+    }
+    std::uint64_t skipped = 0;
+    for (const auto& item : r.skipped_steps) {
+        skipped += item.second.size() - detail::common_steps(item.second, r.unsaved_steps);
+    }
+    format::json_value& coverage = j["coverage"];
+    coverage = format::json_value::object();
+    coverage["evaluated"] = static_cast<std::int64_t>(r.evaluated_steps());
+    coverage["skipped"] = static_cast<std::int64_t>(skipped);
+    coverage["unsaved"] = static_cast<std::int64_t>(r.unsaved_steps.size());
+    coverage["text"] = describe_coverage(r);
+    if (r.status() == evaluation_status::nothing_evaluated) {
+        j["nothing_evaluated_reason"] = r.nothing_evaluated_reason;
+    }
     return j;
 }
 
@@ -182,6 +270,14 @@ TDBG_DECL std::string to_text(const evaluation_result& r) {
     }
     if (!r.triggered_steps.empty()) {
         out += fmt::format("  triggered at steps {}\n", format_steps(r.triggered_steps));
+        for (const std::string& line : trigger_reason_lines(r)) {
+            out += fmt::format("    {}\n", line);
+        }
+    }
+    if (r.status() == evaluation_status::nothing_evaluated) {
+        out += fmt::format("  nothing evaluated: {}\n", safe(r.nothing_evaluated_reason.empty()
+                                                                 ? std::string("no step was evaluated")
+                                                                 : r.nothing_evaluated_reason));
     }
     if (r.end == evaluation_end::end_of_rule && r.next_step) {
         out += fmt::format("  ended by the rule after step {}: later steps were not evaluated\n", *r.next_step - 1);

@@ -30,6 +30,7 @@ struct pending_outcome {
     enum class kind { triggered, not_triggered, skipped, ended, failed } what = kind::not_triggered;
     std::string reason; // skip reason, or the trigger's reason
     bool end_of_rule = false; // triggered by rule_evaluation_condition_met(..., end_of_rule = true)
+    bool unsaved = false;     // skipped: steps the run does not have at all
     std::exception_ptr error;
 };
 
@@ -38,6 +39,7 @@ class rule_runner {
 public:
     static bool parallel_steps(const rule_base& r) noexcept { return r.do_parallel_steps(); }
     static verdict while_waiting(rule_base& r, std::int64_t next_step) { return r.do_while_waiting(next_step); }
+    static std::string explain_selection(const rule_base& r) { return r.do_explain_selection(); }
 
     // Evaluates `r` at `step` (which has passed); never throws.
     static pending_outcome evaluate_step(rule_base& r, std::int64_t step, std::size_t fetch_threads) {
@@ -54,6 +56,7 @@ public:
             // when it asks not to be evaluated again.
             out.what = pending_outcome::kind::triggered;
             out.end_of_rule = e.end_of_rule();
+            out.reason = e.what();
         } catch (const tensor_unavailable_for_step&) {
             out.what = pending_outcome::kind::skipped;
             out.reason = std::string(skip_reason::tensor_unavailable_for_step);
@@ -188,6 +191,7 @@ TDBG_DECL bool rule_evaluation::start() {
             if (base.loaded_all_steps()) {
                 result_.end = evaluation_end::no_more_data;
                 done_ = true;
+                explain_if_nothing_evaluated();
             }
             return false; // waiting for the run's first step, unless it ended without one
         }
@@ -276,6 +280,7 @@ TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
                 slot.what = pending_outcome::kind::skipped;
                 slot.reason = std::string(skip_reason::step_unavailable);
                 slot.last = detail::unsaved_through(base, step, options_.end_step);
+                slot.unsaved = true;
             };
             // A step the trial has loaded is judged without listing the run again (what it
             // says of such a step is final): on a live run a listing reads the whole index
@@ -344,6 +349,9 @@ TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
                     break;
                 }
                 result_.triggered_steps.push_back(o.step);
+                if (!o.reason.empty()) {
+                    result_.trigger_reasons[o.step] = o.reason;
+                }
                 record(o.step, step_outcome::triggered);
                 r.actions().invoke(trigger{result_.rule, o.step, o.reason}, r.logger());
                 if (options_.raise_eval_cond) {
@@ -370,6 +378,9 @@ TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
                         fmt::format("rule {}: steps {}-{} skipped ({})", result_.rule, o.step, o.last, o.reason));
                 }
                 result_.skipped_steps[o.reason].add(o.step, o.last);
+                if (o.unsaved) {
+                    result_.unsaved_steps.add(o.step, o.last);
+                }
                 record(o.last, step_outcome::skipped);
                 break;
             case pending_outcome::kind::ended:
@@ -396,9 +407,48 @@ TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
         }
     }
     r.logger().debug(fmt::format("ended rule {} before step {}", result_.rule, result_.next_step.value_or(step_)));
+    explain_if_nothing_evaluated();
     out.state = evaluation_state::done;
     out.progressed = true;
     return out;
+}
+
+TDBG_DECL void rule_evaluation::explain_if_nothing_evaluated() {
+    if (result_.status() != evaluation_status::nothing_evaluated) {
+        return;
+    }
+    const trial& base = rule_->base_trial();
+    std::vector<std::string> parts;
+    const auto range = [&] {
+        return options_.end_step ? fmt::format("steps {} to {}", result_.first_step.value_or(step_), *options_.end_step - 1)
+                                 : fmt::format("steps from {}", result_.first_step.value_or(step_));
+    };
+    if (!started_) {
+        parts.push_back(fmt::format("the run '{}' has no step", base.name()));
+    } else if (result_.all_skipped_steps() == result_.unsaved_steps) {
+        parts.push_back(base.steps(mode::global, true).empty()
+                            ? fmt::format("the run '{}' has no step", base.name())
+                            : fmt::format("the run '{}' has no step in {}", base.name(), range()));
+    }
+    // What the rule's selection named, when it selects nothing (a typo, the wrong collection).
+    std::string selection;
+    try {
+        selection = detail::rule_runner::explain_selection(*rule_);
+    } catch (const std::exception& e) {
+        selection = fmt::format("its selection could not be looked at: {}", e.what());
+    }
+    if (!selection.empty()) {
+        parts.push_back(std::move(selection));
+    }
+    const std::string coverage = describe_coverage(result_);
+    if (result_.all_skipped_steps() != result_.unsaved_steps) {
+        parts.push_back(fmt::format("every step was skipped ({})", coverage));
+    }
+    std::string reason;
+    for (const std::string& part : parts) {
+        reason.append(reason.empty() ? "" : "; ").append(part);
+    }
+    result_.nothing_evaluated_reason = reason.empty() ? fmt::format("no step was evaluated ({})", coverage) : reason;
 }
 
 TDBG_DECL bool rule_evaluation::check_while_waiting() {
@@ -414,6 +464,9 @@ TDBG_DECL bool rule_evaluation::check_while_waiting() {
         return false;
     }
     result_.triggered_steps.push_back(next_step);
+    if (!v.reason().empty()) {
+        result_.trigger_reasons[next_step] = v.reason();
+    }
     rule_->actions().invoke(trigger{result_.rule, next_step, v.reason()}, rule_->logger());
     return true;
 }
@@ -425,6 +478,7 @@ TDBG_DECL void rule_evaluation::skip_waited_step() {
     if (!started_) {
         result_.end = evaluation_end::no_more_data; // no step came in time: nothing to evaluate
         done_ = true;
+        explain_if_nothing_evaluated();
         return;
     }
     result_.skipped_steps[std::string(skip_reason::step_not_yet_available)].add(step_, step_);

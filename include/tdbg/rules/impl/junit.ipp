@@ -20,7 +20,10 @@ TDBG_DECL std::string to_junit_xml(const std::vector<evaluation_result>& results
     std::size_t errors = 0;
     for (const auto& r : results) {
         failures += r.status() == evaluation_status::issues_found ? 1 : 0;
-        errors += r.status() == evaluation_status::error || r.status() == evaluation_status::stopped ? 1 : 0;
+        errors += r.status() == evaluation_status::error || r.status() == evaluation_status::stopped ||
+                          r.status() == evaluation_status::nothing_evaluated
+                      ? 1
+                      : 0;
     }
     const std::string counts =
         fmt::format(R"(tests="{}" failures="{}" errors="{}")", results.size(), failures, errors);
@@ -33,10 +36,18 @@ TDBG_DECL std::string to_junit_xml(const std::vector<evaluation_result>& results
         out += fmt::format(R"(    <testcase classname="tdbg.rules.{}" name="{}">)" "\n", markup_escape(r.rule),
                            markup_escape(r.display_name()));
         if (r.status() == evaluation_status::issues_found) {
-            out += fmt::format(
-                R"(      <failure type="IssuesFound" message="{}">{}</failure>)" "\n",
-                markup_escape(fmt::format("{} triggered at steps {}", r.display_name(), format_steps(r.triggered_steps))),
-                markup_escape(fmt::format("triggered at steps: {}", fmt::join(r.triggered_steps, ", "))));
+            // The message says why (the first reasons); the body lists every step and the reasons, capped.
+            std::string message = fmt::format("{} triggered at steps {}", r.display_name(), format_steps(r.triggered_steps));
+            const std::vector<std::string> first = trigger_reason_lines(r, 3);
+            if (!first.empty()) {
+                message += fmt::format(": {}", fmt::join(first, "; "));
+            }
+            std::string body = fmt::format("triggered at steps: {}", fmt::join(r.triggered_steps, ", "));
+            for (const std::string& line : trigger_reason_lines(r, 20)) {
+                body += fmt::format("\n{}", line);
+            }
+            out += fmt::format(R"(      <failure type="IssuesFound" message="{}">{}</failure>)" "\n",
+                               markup_escape(message), markup_escape(body));
         } else if (r.status() == evaluation_status::error) {
             out += fmt::format(R"(      <error type="Error" message="{}">{}</error>)" "\n", markup_escape(r.error),
                                markup_escape(r.error));
@@ -47,6 +58,12 @@ TDBG_DECL std::string to_junit_xml(const std::vector<evaluation_result>& results
                             : fmt::format("{} was interrupted before its first step", r.display_name());
             out += fmt::format(R"(      <error type="Stopped" message="{}">{}</error>)" "\n", markup_escape(message),
                                markup_escape(message));
+        } else if (r.status() == evaluation_status::nothing_evaluated) {
+            // Nothing checked is no pass: an error, saying why nothing was evaluated.
+            const std::string message =
+                fmt::format("{} evaluated no step: {}", r.display_name(), r.nothing_evaluated_reason);
+            out += fmt::format(R"(      <error type="NothingEvaluated" message="{}">{}</error>)" "\n",
+                               markup_escape(message), markup_escape(fmt::format("{}\n{}", message, describe_coverage(r))));
         }
         out += fmt::format("      <system-out>{}</system-out>\n", markup_escape(to_text(r)));
         out += "    </testcase>\n";

@@ -73,6 +73,17 @@ TDBG_DECL void registry::add(const std::string& name, factory make, bool compare
     if (name.empty()) {
         throw config_error("registry: a rule needs a name");
     }
+    // A name that lookup() would confuse with a built-in rule's is refused: which of the
+    // two "vanishing_gradient" finds would depend on the order of the table.
+    const std::string normalized = detail::normalize_rule_name(name);
+    for_each_builtin_rule([&](std::string_view builtin, auto) {
+        if (builtin != name && detail::normalize_rule_name(builtin) == normalized) {
+            throw config_error(fmt::format(
+                "registry: '{}' differs from the built-in rule '{}' only by case, '_' or '-'; register it as '{}' "
+                "to replace the built-in rule, or choose another name",
+                name, builtin, builtin));
+        }
+    });
     auto& s = detail::registry_table();
     const std::lock_guard<std::mutex> lock(s.mutex);
     s.factories[name] = detail::registry_entry{std::move(make), compares_runs};

@@ -2,6 +2,8 @@
 /// \file
 /// Definitions of tdbg/rules/detail/selection.hpp.
 
+#include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -10,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -89,6 +92,161 @@ TDBG_DECL std::shared_ptr<const tensor_selection::selected> tensor_selection::sn
     cached_ = fresh;
     cached_ended_ = ended;
     return fresh;
+}
+
+namespace explain {
+
+// Names as a person reads them in a sentence: 'a', 'b', 'c' (at most `limit`, then "...").
+inline std::string quoted_list(const std::vector<std::string>& names, std::size_t limit = 3) {
+    std::string out;
+    for (std::size_t i = 0; i < names.size() && i < limit; ++i) {
+        out += fmt::format("{}'{}'", i == 0 ? "" : ", ", names[i]);
+    }
+    if (names.size() > limit) {
+        out += ", ...";
+    }
+    return out;
+}
+
+// " (did you mean 'x'?)" for the nearest of `candidates`, else " (the run's <what>: 'a', 'b', ...)".
+inline std::string suggestion(std::string_view wanted, const std::vector<std::string>& candidates, bool substring,
+                       std::string_view what) {
+    const std::vector<std::string> near = nearest_names(wanted, candidates, substring);
+    if (!near.empty()) {
+        return fmt::format(" (did you mean {}?)", near.size() == 1 ? quoted_list(near) : "one of " + quoted_list(near));
+    }
+    if (candidates.empty()) {
+        return fmt::format(" (the run has no {})", what);
+    }
+    return fmt::format(" (the run's {}: {})", what, quoted_list(candidates));
+}
+
+inline char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+} // namespace explain
+
+TDBG_DECL std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        row[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (explain::lower(a[i - 1]) == explain::lower(b[j - 1]) ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+TDBG_DECL std::size_t substring_edit_distance(std::string_view pattern, std::string_view text) {
+    // As edit_distance, with the pattern free to start anywhere in the text (a first row
+    // of zeros) and to end anywhere (the smallest of the last row).
+    std::vector<std::size_t> row(text.size() + 1, 0);
+    for (std::size_t i = 1; i <= pattern.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= text.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({above + 1, row[j - 1] + 1,
+                               diagonal + (explain::lower(pattern[i - 1]) == explain::lower(text[j - 1]) ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return *std::min_element(row.begin(), row.end());
+}
+
+TDBG_DECL std::string regex_literal(std::string_view regex) {
+    std::string out;
+    for (std::size_t i = 0; i < regex.size(); ++i) {
+        const char c = regex[i];
+        if (c == '\\' && i + 1 < regex.size()) {
+            const char next = regex[++i];
+            if (std::ispunct(static_cast<unsigned char>(next)) != 0) {
+                out.push_back(next); // an escaped character stands for itself; \d, \w... for nothing
+            }
+        } else if (std::string_view("^$.*+?()[]{}|").find(c) == std::string_view::npos) {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+TDBG_DECL std::vector<std::string> nearest_names(std::string_view wanted, const std::vector<std::string>& candidates,
+                                                 bool substring, std::size_t limit) {
+    const std::size_t within = std::max<std::size_t>(2, wanted.size() / 3);
+    std::vector<std::pair<std::size_t, std::string>> scored;
+    for (const std::string& c : candidates) {
+        const std::size_t d = substring ? substring_edit_distance(wanted, c) : edit_distance(wanted, c);
+        if (d <= within && !wanted.empty()) {
+            scored.emplace_back(d, c);
+        }
+    }
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < scored.size() && i < limit; ++i) {
+        out.push_back(std::move(scored[i].second));
+    }
+    return out;
+}
+
+TDBG_DECL std::string tensor_selection::explain_empty(const trial& t) const {
+    const auto picked = snapshot(t);
+    if (!picked->names.empty() || (unspecified() && !all_when_empty_)) {
+        return {};
+    }
+    const std::vector<std::string> tensors = t.tensor_names();
+    if (unspecified()) {
+        return fmt::format("it reads every tensor, and the run '{}' has none", t.name());
+    }
+    std::vector<std::string> known_collections;
+    for (const auto& item : t.collections()) {
+        known_collections.push_back(item.first);
+    }
+    std::vector<std::string> parts;
+    for (const std::string& c : collections_) {
+        if (t.collections().count(c) == 0) {
+            parts.push_back(fmt::format("collection '{}' is not in the run{}", c,
+                                        explain::suggestion(c, known_collections, false, "collections")));
+        } else {
+            parts.push_back(fmt::format("collection '{}' has no tensor", c));
+        }
+    }
+    for (const std::string& r : regexes_) {
+        parts.push_back(fmt::format("tensor_regex '{}' matches none of the run's {} tensor{}{}", r, tensors.size(),
+                                    tensors.size() == 1 ? "" : "s",
+                                    explain::suggestion(regex_literal(r), tensors, true, "tensors")));
+    }
+    std::string out;
+    for (const std::string& part : parts) {
+        out.append(out.empty() ? "" : "; ").append(part);
+    }
+    return out;
+}
+
+TDBG_DECL std::string explain_selections(const trial& t, const std::vector<const tensor_selection*>& selections) {
+    std::string empty;
+    std::vector<std::string> selected;
+    for (const tensor_selection* s : selections) {
+        if (s == nullptr) {
+            continue;
+        }
+        const std::string why = s->explain_empty(t);
+        empty.append(empty.empty() || why.empty() ? "" : "; ").append(why);
+        for (const std::string& n : s->snapshot(t)->names) {
+            if (std::find(selected.begin(), selected.end(), n) == selected.end()) {
+                selected.push_back(n);
+            }
+        }
+    }
+    if (!empty.empty() || selected.empty()) {
+        return empty;
+    }
+    return fmt::format("it selects {} tensor{}: {}", selected.size(), selected.size() == 1 ? "" : "s",
+                       explain::quoted_list(selected));
 }
 
 TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_when_empty,

@@ -48,8 +48,9 @@ TDBG_DECL verdict all_zero::invoke_at_step(std::int64_t step, const step_inputs&
             evaluated = true;
             const double percent = 100.0 * static_cast<double>(count_zeros(*v)) / static_cast<double>(v->size());
             if (percent >= threshold_) {
-                return condition_met(fmt::format("{} ({}) is {:.6g}% zeros", inputs[k].request.name,
-                                                 *inputs[k].request.worker, percent));
+                return condition_met(fmt::format("{} ({}) is {:.6g}% zeros, at least {:g}%",
+                                                 inputs[k].request.name, *inputs[k].request.worker, percent,
+                                                 threshold_));
             }
         }
         if (!evaluated) {

@@ -40,7 +40,9 @@ TDBG_DECL verdict dead_relu::invoke_at_step(std::int64_t step, const step_inputs
         }
         const double dead = detail::inactive_unit_percent(v, threshold_inactivity_, [](double x) { return x > 0.0; });
         if (dead > threshold_layer_) {
-            return condition_met(fmt::format("{:.6g}% of the units of {} are dead", dead, tensor_name));
+            return condition_met(fmt::format("{:.6g}% of the units of {} are dead (active in less than {:g}% of the "
+                                                 "samples), more than {:g}%",
+                                                 dead, tensor_name, threshold_inactivity_, threshold_layer_));
         }
         return verdict(false);
     });

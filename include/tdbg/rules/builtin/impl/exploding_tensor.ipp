@@ -42,7 +42,8 @@ TDBG_DECL verdict exploding_tensor::invoke_at_step(std::int64_t step, const step
             }
             if (has_non_finite(*v, only_nan_)) {
                 return condition_met(
-                    fmt::format("{} ({}) is not finite", inputs[k].request.name, *inputs[k].request.worker));
+                    fmt::format("{} ({}) holds {}", inputs[k].request.name, *inputs[k].request.worker,
+                                only_nan_ ? "a NaN" : "a NaN or an infinity"));
             }
             evaluated = true;
         }

@@ -100,6 +100,12 @@ TDBG_DECL verdict loss_not_decreasing::check(const std::string& tensor_name, std
     last_check_[tensor_name] = s;
     const double loss_s = scalar_of(now);
     const double loss_b = scalar_of(before);
+    if (std::isnan(loss_s) || std::isnan(loss_b)) {
+        // A NaN loss is not a lower loss: the condition is met (the lowest is kept as it was).
+        return condition_met(fmt::format("{} went from {:.6g} at mode step {} to {:.6g} at mode step {}: a NaN loss is "
+                                         "not decreasing",
+                                         tensor_name, loss_b, b, loss_s, s));
+    }
     auto lowest = lowest_.find(tensor_name);
     if (lowest == lowest_.end()) {
         lowest = lowest_.emplace(tensor_name, loss_b).first;

@@ -46,7 +46,8 @@ TDBG_DECL verdict saturated_activation::invoke_at_step(std::int64_t step, const 
         const double saturated = detail::inactive_unit_percent(
             v, threshold_inactivity_, [&](double x) { return x > range.first && x < range.second; });
         if (saturated > threshold_layer_) {
-            return condition_met(fmt::format("{:.6g}% of the units of {} are saturated", saturated, tensor_name));
+            return condition_met(fmt::format("{:.6g}% of the units of {} are saturated, more than {:g}%", saturated,
+                                             tensor_name, threshold_layer_));
         }
         return verdict(false);
     });

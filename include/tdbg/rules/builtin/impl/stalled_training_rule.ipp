@@ -32,7 +32,8 @@ TDBG_DECL verdict stalled_training_rule::invoke_at_step(std::int64_t step) {
     const std::optional<double> previous = last_time_;
     last_time_ = time;
     if (previous && *time - *previous > static_cast<double>(threshold_)) {
-        return condition_met(fmt::format("no step for {:.6g} s before step {}", *time - *previous, step));
+        return condition_met(fmt::format("no step for {:.6g} s before step {}, more than {} s", *time - *previous, step,
+                                         threshold_));
     }
     return false;
 }
@@ -44,7 +45,8 @@ TDBG_DECL verdict stalled_training_rule::while_waiting(std::int64_t next_step) {
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     if (now - *last_time_ > static_cast<double>(threshold_)) {
-        return condition_met(fmt::format("no step for {:.6g} s, waiting for step {}", now - *last_time_, next_step));
+        return condition_met(fmt::format("no step for {:.6g} s, waiting for step {}, more than {} s", now - *last_time_,
+                                         next_step, threshold_));
     }
     return false;
 }

@@ -39,7 +39,9 @@ TDBG_DECL verdict tensor_variance::invoke_at_step(std::int64_t step, const step_
         }
         const double var = scalar_of(*in.value);
         if ((max_threshold_ && var > *max_threshold_) || (min_threshold_ && var < *min_threshold_)) {
-            return condition_met(fmt::format("variance of {} = {:.6g}", in.request.name, var));
+            const bool above = max_threshold_ && var > *max_threshold_;
+            return condition_met(fmt::format("variance of {} = {:.6g} {} {:g}", in.request.name, var,
+                                             above ? ">" : "<", above ? *max_threshold_ : *min_threshold_));
         }
         return verdict(false);
     });

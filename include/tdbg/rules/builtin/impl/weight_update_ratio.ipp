@@ -113,8 +113,10 @@ TDBG_DECL std::optional<verdict> weight_update_ratio::out_of_bounds(const step_i
         evaluated = true;
         const double ratio = l2_distance(*now, *before) / (l2_norm(*before) + epsilon_);
         if (ratio > large_threshold_ || ratio < small_threshold_) {
-            return condition_met(fmt::format("update ratio of {} ({}) = {:.6g}", inputs[k].request.name,
-                                             *inputs[k].request.worker, ratio));
+            return condition_met(fmt::format("update ratio of {} ({}) = {:.6g} {} {:g}",
+                                             inputs[k].request.name, *inputs[k].request.worker, ratio,
+                                             ratio > large_threshold_ ? ">" : "<",
+                                             ratio > large_threshold_ ? large_threshold_ : small_threshold_));
         }
     }
     if (!evaluated) {
