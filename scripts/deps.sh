@@ -21,7 +21,7 @@ TDBG_TEST_PACKAGES=(
     python3-swift curl libcurl4-openssl-dev libpugixml-dev
     libtorch-dev
     openmpi-bin libopenmpi-dev
-    chromium python3-pil
+    chromium python3-pil python3-jsonschema
 )
 
 # tdbg_ensure_packages <package>...: checks the packages with dpkg-query; installs the

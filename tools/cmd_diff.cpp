@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "open_run.hpp"
 #include "tdbg/core/detail/utf8.hpp"
+#include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/diff/diff.hpp"
 #include "tdbg/format/json.hpp"
@@ -237,10 +238,31 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
     const tdbg::trial a = tdbg::cli::open_run(o.runs[0]);
     const tdbg::trial b = tdbg::cli::open_run(o.runs[1]);
     const tdbg::diff_result result = tdbg::diff_runs(a, b, o.diff);
+    // A diff over nothing is no agreement: an error (exit 2) that says why.
+    if (!result.nothing_compared.empty()) {
+        throw tdbg::error(fmt::format("nothing was compared: {}", result.nothing_compared));
+    }
+    // Where no raw value was saved in either run, stored reductions were compared: said in
+    // both outputs ("compared" gains "reductions" and "reduction_only_steps", additive to tdbg-diff/1).
+    const std::string reductions_note =
+        result.reductions_only()
+            ? "compared reductions only (no raw values saved in both runs)"
+            : fmt::format("{} of the values compared are stored reductions ({} tensor steps without raw values)",
+                          result.reductions_compared, result.reduction_only_steps);
     if (o.json) {
-        out << tdbg::cli::json_document_text(json_document(o, result));
+        tdbg::format::json_value doc = json_document(o, result);
+        doc["compared"]["reductions"] = result.reductions_compared;
+        doc["compared"]["reduction_only_steps"] = result.reduction_only_steps;
+        doc["reductions_only"] = result.reductions_only();
+        if (result.reductions_compared > 0) {
+            doc["note"] = reductions_note;
+        }
+        out << tdbg::cli::json_document_text(doc);
     } else {
         print_text(out, o, result);
+        if (result.reductions_compared > 0) {
+            out << "note: " << reductions_note << "\n";
+        }
     }
     out.flush();
     return result.agree() ? tdbg::cli::exit_ok : tdbg::cli::exit_differ;

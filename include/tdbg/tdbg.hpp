@@ -59,5 +59,6 @@
 #include "tdbg/rules/registry.hpp"
 #include "tdbg/rules/rule.hpp"
 #include "tdbg/rules/rule_params.hpp"
+#include "tdbg/rules/sarif.hpp"
 #include "tdbg/rules/values.hpp"
 #include "tdbg/rules/watch.hpp"

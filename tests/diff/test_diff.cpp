@@ -5,8 +5,11 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "diff_runs.hpp"
@@ -40,8 +43,13 @@ TEST_CASE("diff: identical runs agree and say what was compared") {
     CHECK(r.only_in_b.empty());
     CHECK(r.tensors_compared == 4);
     CHECK(r.steps_compared == 10);
-    CHECK(r.values_compared == 10 * (6 + 3 + 1)); // weight, bias, loss; the gradient has reductions only
-    CHECK(r.skipped == 10);
+    // Weight, bias, loss; the gradient has reductions only (mean and max), compared as they are.
+    CHECK(r.values_compared == 10 * (6 + 3 + 1) + 10 * 2);
+    CHECK(r.reductions_compared == 10 * 2);
+    CHECK(r.reduction_only_steps == 10);
+    CHECK_FALSE(r.reductions_only());
+    CHECK(r.skipped == 0);
+    CHECK(r.nothing_compared.empty());
 }
 
 TEST_CASE("diff: a perturbation from step 7 on is found with its step, tensor, index and differences") {
@@ -182,20 +190,16 @@ TEST_CASE("diff: names map by name and by prefix") {
     CHECK(r.divergences[0].step == 2);
 }
 
-TEST_CASE("diff: stored reductions are compared where raw values are absent, when asked") {
+TEST_CASE("diff: stored reductions are compared where neither run holds a raw value, asked or not") {
     temp_dir dir("diff_reductions");
     const auto a = written(dir, "a", {});
     diff_run_spec mean_moved;
     mean_moved.perturb_mean_from = 4;
     const auto b = written(dir, "b", mean_moved);
 
-    const auto raw_only = tdbg::diff_runs(a, b);
-    CHECK(raw_only.agree());
-    CHECK(raw_only.skipped == 10);
-
     tdbg::diff_options options;
     options.compare_reductions = true;
-    const auto r = tdbg::diff_runs(a, b, options);
+    const auto r = GENERATE(false, true) ? tdbg::diff_runs(a, b, options) : tdbg::diff_runs(a, b);
     REQUIRE(r.divergences.size() == 1);
     const auto& d = r.divergences[0];
     CHECK(d.tensor == "gradient/MLP_fc1.weight");
@@ -207,6 +211,8 @@ TEST_CASE("diff: stored reductions are compared where raw values are absent, whe
     CHECK(d.diverging_steps == 6);
     CHECK(r.skipped == 0);
     CHECK(r.values_compared == 10 * (6 + 3 + 1) + 10 * 2);
+    CHECK(r.reductions_compared == 10 * 2);
+    CHECK(r.reduction_only_steps == 10);
 
     SECTION("a raw value against stored reductions: the reductions computed from it") {
         diff_run_spec raw;
@@ -284,8 +290,97 @@ TEST_CASE("diff: a mode filter compares only that mode's steps") {
     tdbg::diff_options eval_only;
     eval_only.only_mode = tdbg::mode::eval;
     const auto r = tdbg::diff_runs(a, b, eval_only);
-    CHECK(r.agree());
+    CHECK_FALSE(r.agree()); // nothing compared is no agreement
+    CHECK(r.divergences.empty());
     CHECK(r.steps_compared == 0);
+    CHECK(r.nothing_compared ==
+          "the 4 tensors in both runs ('CrossEntropyLoss_output_0', 'MLP_fc1.weight', 'MLP_fc2.bias', "
+          "'gradient/MLP_fc1.weight') have no step in common in mode EVAL");
     eval_only.only_mode = tdbg::mode::train;
     CHECK_FALSE(tdbg::diff_runs(a, b, eval_only).agree());
+}
+
+TEST_CASE("diff: runs that hold gradients as reductions only are compared by those reductions") {
+    temp_dir dir("diff_reductions_only");
+    const auto a = written(dir, "a", {});
+    const auto b = written(dir, "b", {});
+    tdbg::diff_options gradients;
+    gradients.tensor_regex = "gradient";
+    const auto r = tdbg::diff_runs(a, b, gradients);
+    CHECK(r.agree());
+    CHECK(r.tensors_compared == 1);
+    CHECK(r.steps_compared == 10);
+    CHECK(r.values_compared == 10 * 2); // mean and max at each step
+    CHECK(r.reductions_compared == 10 * 2);
+    CHECK(r.reduction_only_steps == 10);
+    CHECK(r.reductions_only());
+    CHECK(r.nothing_compared.empty());
+
+    diff_run_spec mean_moved;
+    mean_moved.perturb_mean_from = 6;
+    const auto c = written(dir, "c", mean_moved);
+    const auto parted = tdbg::diff_runs(a, c, gradients);
+    REQUIRE_FALSE(parted.agree());
+    REQUIRE(parted.first_divergence() != nullptr);
+    CHECK(parted.first_divergence()->step == 6);
+    CHECK(parted.first_divergence()->reason == "reduction mean differs");
+}
+
+TEST_CASE("diff: a diff that compares nothing does not agree, and says why") {
+    temp_dir dir("diff_nothing");
+    const auto a = written(dir, "a", {});
+    const auto b = written(dir, "b", {});
+    tdbg::diff_options options;
+
+    SECTION("a tensor regex that matches nothing names the nearest tensors") {
+        options.tensor_regex = "gradinet/MLP_fc1.weight";
+        const auto r = tdbg::diff_runs(a, b, options);
+        CHECK_FALSE(r.agree());
+        CHECK(r.tensors_compared == 0);
+        CHECK(r.values_compared == 0);
+        CHECK(r.nothing_compared == "the tensor regex 'gradinet/MLP_fc1.weight' matches none of the 4 tensors of "
+                                    "run A; the nearest names: 'gradient/MLP_fc1.weight', 'MLP_fc1.weight', "
+                                    "'MLP_fc2.bias'");
+    }
+    SECTION("no tensor of A is in B, missing tensors ignored") {
+        diff_run_spec renamed;
+        renamed.prefix = "Net_";
+        renamed.loss_name = "loss";
+        const auto c = written(dir, "c", renamed);
+        options.ignore_missing = true;
+        const auto r = tdbg::diff_runs(a, c, options);
+        CHECK_FALSE(r.agree());
+        CHECK(r.only_in_a.size() == 4);
+        CHECK(r.nothing_compared.find("no tensor of run A is in run B (" + c.path() + " holds 4 tensors); in run A "
+                                      "only: 'CrossEntropyLoss_output_0', ") == 0);
+        // Not ignored, tensors of one run only are a difference found: no agreement, and no error.
+        options.ignore_missing = false;
+        const auto counted = tdbg::diff_runs(a, c, options);
+        CHECK_FALSE(counted.agree());
+        CHECK(counted.nothing_compared.empty());
+    }
+    SECTION("tensors in both runs whose steps hold no value and no stored reduction in both") {
+        // A saves the gradient's mean, B its max: no raw value, and no reduction in common.
+        for (const auto& [name, kind] : {std::pair{"mean_only", tdbg::reduction_kind::mean},
+                                         std::pair{"max_only", tdbg::reduction_kind::max}}) {
+            tdbg::test::run_writer w(dir.path() / name);
+            w.collections("worker_0", 1);
+            for (std::int64_t step = 0; step < 3; ++step) {
+                w.step(step, "worker_0", tdbg::mode::train, step,
+                       {{"gradient/w", std::nullopt, {{tdbg::reduction{kind, false}, tdbg::tensor_value::scalar(1.0F)}},
+                         std::nullopt}});
+            }
+            w.end();
+        }
+        const auto mean_only = tdbg::create_trial((dir.path() / "mean_only").string());
+        const auto max_only = tdbg::create_trial((dir.path() / "max_only").string());
+        const auto r = tdbg::diff_runs(mean_only, max_only);
+        CHECK_FALSE(r.agree());
+        CHECK(r.tensors_compared == 1);
+        CHECK(r.skipped == 3);
+        CHECK(r.nothing_compared == "none of the 1 tensors in both runs ('gradient/w') holds a value in both runs at "
+                                    "any step: no raw value saved in both, and no stored reduction saved in both");
+        // The same reduction in both: compared.
+        CHECK(tdbg::diff_runs(mean_only, mean_only).reductions_only());
+    }
 }

@@ -37,7 +37,14 @@ TEST_CASE("matches_run: a run matches its reference, and a perturbed one does no
     REQUIRE(matcher.result().has_value());
     CHECK(matcher.result()->first_divergence()->step == 7);
     CHECK(matcher.match(b));
-    CHECK(matcher.describe().find("(agrees: 4 tensors, 10 steps, 100 values compared)") != std::string::npos);
+    CHECK(matcher.describe().find("(agrees: 4 tensors, 10 steps, 120 values compared)") != std::string::npos);
+
+    // A match over nothing is no match.
+    tdbg::diff_options eval_only;
+    eval_only.only_mode = tdbg::mode::eval;
+    const auto nothing = tdbg::matches_run(a, eval_only);
+    CHECK_FALSE(nothing.match(b));
+    CHECK(nothing.describe().find("(nothing compared: the 4 tensors in both runs (") != std::string::npos);
 
     tdbg::diff_options loose;
     loose.atol = 1.0;

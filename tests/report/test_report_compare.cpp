@@ -350,6 +350,17 @@ TEST_CASE("tdbg report --diff reads what tdbg diff --json writes: infinite and u
     INFO(r.err);
     REQUIRE(r.status == 0);
     CHECK_THAT(r.out, Catch::Contains("<dt>difference</dt><dd>max abs 0.001, max rel inf at [0]</dd>"));
+    // The same, piped as a user would: `tdbg diff --json | tdbg report --diff /dev/stdin`.
+    using tdbg::test::shell_quote;
+    const std::string cli = shell_quote(TDBG_CLI_PATH);
+    const auto piped = tdbg::test::run_shell(cli + " diff " + shell_quote(a.string()) + " " + shell_quote(b.string()) +
+                                             " --json --tensors '^w$' | " + cli + " report " +
+                                             shell_quote(a.string()) + " " + shell_quote(b.string()) +
+                                             " -o - --diff /dev/stdin");
+    INFO(piped.err);
+    REQUIRE(piped.status == 0);
+    CHECK_THAT(piped.out, Catch::Contains("<dt>first divergence</dt><dd><b>step 0</b> (TRAIN 0), w, worker_0</dd>"));
+    CHECK_THAT(piped.out, Catch::Contains("<dt>difference</dt><dd>max abs 0.001, max rel inf at [0]</dd>"));
 
     // A NaN against a number: an infinite absolute and relative difference.
     REQUIRE(diff_json_into(a, b, diff, {"--tensors", "^n$"}) == 1);

@@ -20,6 +20,13 @@
 /// or "only in run B"; tensors also listed in only_in_a / only_in_b) unless
 /// `ignore_missing` is set, when it is only reported.
 ///
+/// Where neither run saved a raw value at a step (a gradient saved as reductions
+/// only), the reductions stored in both are compared instead, always; the result
+/// says how many (`reductions_compared`, `reduction_only_steps`). A diff that
+/// compared nothing (no value, and no difference found) does not agree:
+/// `nothing_compared` says why (the tensor regex matched no tensor, no tensor or
+/// step is in both runs, none holds a value or the same stored reduction in both).
+///
 /// The runs are read one value at a time: memory does not grow with their length.
 #include <cstddef>
 #include <cstdint>
@@ -49,8 +56,10 @@ struct diff_options {
     /// Name prefixes that differ (e.g. {"Net_", "MLP_"}): a name of A that starts
     /// with the first has it replaced by the second in B; the longest prefix wins.
     std::vector<std::pair<std::string, std::string>> prefix_map;
-    /// Where a raw value is missing in a run, compare the reductions stored
-    /// there with the other run's (stored, else computed from its value).
+    /// Where a raw value is in one run only, compare the reductions stored in the
+    /// other with those computed from the value (else that step is a divergence).
+    /// Where neither run holds a raw value, the reductions stored in both are
+    /// compared whether this is set or not.
     bool compare_reductions = false;
     /// Only this mode's steps (none: every mode).
     std::optional<tdbg::mode> only_mode;
@@ -69,7 +78,7 @@ struct diff_divergence {
     tdbg::mode step_mode = tdbg::mode::global;
     std::int64_t mode_step = 0;
     std::string worker;
-    /// The reduction compared, where raw values were absent (compare_reductions).
+    /// The reduction compared, where raw values were absent.
     std::optional<tdbg::reduction> compared_reduction;
     /// The largest |b - a| over the step's elements (infinite for a NaN or an infinity against a number; NaN when no
     /// element was compared).
@@ -101,14 +110,30 @@ struct diff_result {
     std::size_t steps_compared = 0;
     /// Elements (and reductions) compared.
     std::size_t values_compared = 0;
-    /// Steps at which neither run holds a raw value and reductions were not compared.
+    /// Of values_compared, the elements of stored reductions (compared where a raw value was missing).
+    std::size_t reductions_compared = 0;
+    /// Tensor steps (a tensor at a step, of a worker) compared by the reductions stored in both
+    /// runs, as neither saved a raw value there.
+    std::size_t reduction_only_steps = 0;
+    /// Tensor steps at which neither run holds a raw value, nor a stored reduction both hold.
     std::size_t skipped = 0;
     /// Whether tensors of one run only count against agree() (not diff_options::ignore_missing).
     bool missing_counts = true;
+    /// Why nothing was compared, in words, when no value was and no difference was found
+    /// (e.g. "the tensor regex 'gradinet' matches no tensor of run A; the nearest names:
+    /// gradient/fc1.weight, ..."); empty otherwise. agree() is false when it is set.
+    std::string nothing_compared;
 
-    /// True when the runs agree within the tolerances (and, unless ignore_missing, hold the same tensors).
+    /// True when the runs agree within the tolerances, something was compared, and (unless
+    /// ignore_missing) they hold the same tensors.
     [[nodiscard]] bool agree() const noexcept {
-        return divergences.empty() && (!missing_counts || (only_in_a.empty() && only_in_b.empty()));
+        return divergences.empty() && nothing_compared.empty() &&
+               (!missing_counts || (only_in_a.empty() && only_in_b.empty()));
+    }
+    /// True when values were compared, and every one was a stored reduction: no raw value was
+    /// saved in both runs at any step compared.
+    [[nodiscard]] bool reductions_only() const noexcept {
+        return values_compared > 0 && reductions_compared == values_compared;
     }
     /// The first divergence: the earliest step at which a tensor parts.
     [[nodiscard]] const diff_divergence* first_divergence() const noexcept {
@@ -120,7 +145,7 @@ struct diff_result {
 [[nodiscard]] TDBG_DECL std::string diff_counterpart(const std::string& name_in_a, const diff_options& options);
 
 /// Compares run `b` with the reference run `a`, step by step (see the file
-/// comment). Throws tdbg::error naming the run, tensor and step when a value
+/// comment); a result that compared nothing says why (diff_result::nothing_compared). Throws tdbg::error naming the run, tensor and step when a value
 /// cannot be read, config_error for a bad regex.
 [[nodiscard]] TDBG_DECL diff_result diff_runs(const trial& a, const trial& b, const diff_options& options = {});
 

@@ -76,6 +76,8 @@ public:
                                    d->max_abs_diff, d->max_rel_diff);
             }
             out += fmt::format(": {}; {} tensors diverge)", d->reason, r.divergences.size());
+        } else if (!r.nothing_compared.empty()) {
+            out += fmt::format(" (nothing compared: {})", r.nothing_compared);
         } else if (r.agree()) {
             out += fmt::format(" (agrees: {} tensors, {} steps, {} values compared)", r.tensors_compared,
                                r.steps_compared, r.values_compared);

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The definitions of the rule engine: invoking rules, the registry, rule configurations, actions, evaluations, JUnit reports and watching a run, for a program built with
+/// The definitions of the rule engine: invoking rules, the registry, rule configurations, actions, evaluations, JUnit and SARIF reports and watching a run, for a program built with
 /// TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as a
 /// translation unit of its own (CMake's tdbg::compiled compiles each file of
 /// tdbg/src/ apart, so that they build in parallel). Each definition is in
@@ -23,4 +23,5 @@
 #include "tdbg/rules/impl/actions.ipp"
 #include "tdbg/rules/impl/evaluation.ipp"
 #include "tdbg/rules/impl/junit.ipp"
+#include "tdbg/rules/impl/sarif.ipp"
 #include "tdbg/rules/impl/watch.ipp"

@@ -200,13 +200,21 @@ inline bool diverges_earlier(const diff_divergence& x, const diff_divergence& y)
            std::tie(y.step, y.step_mode, y.mode_step, y.tensor, y.worker);
 }
 
+/// What diff_runs counts beside the result: the steps compared, and the tensor steps both runs hold.
+struct diff_tally {
+    /// (mode, mode step) of every step at which something was compared.
+    std::set<std::pair<int, std::int64_t>> steps;
+    /// Tensor steps (tensor, step, worker) held by both runs, compared or skipped.
+    std::size_t in_both = 0;
+};
+
 /// One tensor of both runs, compared step by step, one value at a time.
 class tensor_diff {
 public:
     tensor_diff(const trial& a, const trial& b, std::string name_a, std::string name_b, const diff_options& options,
-                diff_result& result, std::set<std::pair<int, std::int64_t>>& steps)
+                diff_result& result, diff_tally& tally)
         : a_(a), b_(b), name_a_(std::move(name_a)), name_b_(std::move(name_b)), options_(options), result_(result),
-          steps_(steps) {}
+          tally_(tally) {}
 
     /// Compares every step; returns the tensor's first divergence, if any.
     std::optional<diff_divergence> run() {
@@ -228,6 +236,7 @@ public:
                 missing(ea, "only in run A");
                 continue;
             }
+            ++tally_.in_both;
             compare(ta, tb, ea, found->second);
             in_b.erase(found);
         }
@@ -276,7 +285,7 @@ private:
                  const tensor_step_info& eb) {
         diff_divergence d = at(ea);
         if (ea.has_value && eb.has_value) {
-            steps_.emplace(static_cast<int>(ea.step_mode), ea.mode_step);
+            tally_.steps.emplace(static_cast<int>(ea.step_mode), ea.mode_step);
             const tensor_value va =
                 read_for_diff(a_, "A", name_a_, ea, [&] { return ta.value(ea.step, mode::global, ea.worker); });
             const tensor_value vb =
@@ -286,14 +295,12 @@ private:
             }
             return;
         }
-        if (!options_.compare_reductions) {
-            if (ea.has_value != eb.has_value) {
-                d.reason = fmt::format("a value in run {} only (compare_reductions, --reductions, compares reductions)",
-                                       ea.has_value ? "A" : "B");
-                diverged(std::move(d));
-            } else {
-                ++result_.skipped;
-            }
+        // A value in one run only is compared by reductions when asked; where neither run
+        // holds one, the reductions stored in both always are.
+        if (ea.has_value != eb.has_value && !options_.compare_reductions) {
+            d.reason = fmt::format("a value in run {} only (compare_reductions, --reductions, compares reductions)",
+                                   ea.has_value ? "A" : "B");
+            diverged(std::move(d));
             return;
         }
         compare_reductions(ta, tb, ea, eb, std::move(d));
@@ -323,7 +330,10 @@ private:
             }
             return;
         }
-        steps_.emplace(static_cast<int>(ea.step_mode), ea.mode_step);
+        tally_.steps.emplace(static_cast<int>(ea.step_mode), ea.mode_step);
+        if (!ea.has_value && !eb.has_value) {
+            ++result_.reduction_only_steps;
+        }
         std::optional<diff_divergence> worst;
         for (const reduction r : wanted) {
             const tensor_value va = read_for_diff(
@@ -332,7 +342,11 @@ private:
                 b_, "B", name_b_, eb, [&] { return tb.reduction_value(eb.step, r, mode::global, eb.worker); });
             diff_divergence candidate = d;
             candidate.compared_reduction = r;
-            if (!diff_values(va, vb, options_, candidate, result_.values_compared)) {
+            std::size_t compared = 0;
+            const bool same = diff_values(va, vb, options_, candidate, compared);
+            result_.values_compared += compared;
+            result_.reductions_compared += compared;
+            if (!same) {
                 candidate.reason = fmt::format("reduction {} differs", reduction_name(r));
                 const bool larger = !worst || !(candidate.max_abs_diff <= worst->max_abs_diff);
                 if (larger) {
@@ -351,10 +365,87 @@ private:
     std::string name_b_;
     const diff_options& options_;
     diff_result& result_;
-    std::set<std::pair<int, std::int64_t>>& steps_;
+    diff_tally& tally_;
     std::optional<diff_divergence> first_;
     std::size_t diverging_ = 0;
 };
+
+/// The edit distance (Levenshtein) between `x` and `y`, by bytes.
+inline std::size_t edit_distance(const std::string& x, const std::string& y) {
+    std::vector<std::size_t> row(y.size() + 1);
+    for (std::size_t j = 0; j < row.size(); ++j) {
+        row[j] = j;
+    }
+    for (std::size_t i = 1; i <= x.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= y.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (x[i - 1] == y[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[y.size()];
+}
+
+/// Up to `limit` names, quoted and comma-separated, "..." after them when there are more.
+inline std::string diff_name_list(const std::vector<std::string>& names, std::size_t limit = 5) {
+    std::string out;
+    for (std::size_t i = 0; i < names.size() && i < limit; ++i) {
+        out += fmt::format("{}'{}'", i == 0 ? "" : ", ", names[i]);
+    }
+    if (names.size() > limit) {
+        out += fmt::format(" and {} more", names.size() - limit);
+    }
+    return out;
+}
+
+/// The names of `names` nearest to `text` (by edit distance; ties in their order), at most `limit`.
+inline std::vector<std::string> nearest_names(const std::string& text, const std::vector<std::string>& names,
+                                              std::size_t limit = 3) {
+    std::vector<std::pair<std::size_t, std::size_t>> ranked; // (distance, position)
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        ranked.emplace_back(edit_distance(text, names[i]), i);
+    }
+    std::sort(ranked.begin(), ranked.end());
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < ranked.size() && i < limit; ++i) {
+        out.push_back(names[ranked[i].second]);
+    }
+    return out;
+}
+
+/// Why a diff compared nothing (see diff_result::nothing_compared).
+inline std::string why_nothing_compared(const trial& a, const trial& b, const diff_options& options,
+                                        const std::vector<std::string>& selected, const std::vector<std::string>& compared,
+                                        const diff_result& result, const diff_tally& tally) {
+    const std::vector<std::string> names_a = a.tensor_names();
+    if (names_a.empty()) {
+        return fmt::format("run A ({}) holds no tensor", a.path());
+    }
+    if (selected.empty()) {
+        std::string out = fmt::format("the tensor regex '{}' matches none of the {} tensors of run A",
+                                      options.tensor_regex.value_or(""), names_a.size());
+        return out + fmt::format("; the nearest names: {}",
+                                 diff_name_list(nearest_names(options.tensor_regex.value_or(""), names_a)));
+    }
+    if (compared.empty()) {
+        return fmt::format("no tensor of run A{} is in run B ({} holds {} tensors); in run A only: {}",
+                           options.tensor_regex ? fmt::format(" matching '{}'", *options.tensor_regex) : "",
+                           b.path(), b.tensor_names().size(), diff_name_list(result.only_in_a));
+    }
+    const std::string which = fmt::format("the {} tensors in both runs ({})", compared.size(), diff_name_list(compared));
+    if (tally.in_both == 0) {
+        return fmt::format("{} have no step in common{}", which,
+                           options.only_mode ? fmt::format(" in mode {}", mode_name(*options.only_mode)) : "");
+    }
+    if (result.skipped == tally.in_both) {
+        return fmt::format("none of {} holds a value in both runs at any step: no raw value saved in both, and "
+                           "no stored reduction saved in both",
+                           which);
+    }
+    return fmt::format("{} hold no element at the steps both runs hold", which);
+}
 
 } // namespace detail
 
@@ -390,20 +481,24 @@ TDBG_DECL diff_result diff_runs(const trial& a, const trial& b, const diff_optio
 
     diff_result result;
     result.missing_counts = !options.ignore_missing;
-    std::set<std::pair<int, std::int64_t>> steps;
+    detail::diff_tally tally;
     std::set<std::string> matched_in_b;
+    std::vector<std::string> selected_in_a;
+    std::vector<std::string> compared;
     for (const std::string& name : a.tensor_names()) {
         if (!selected(name)) {
             continue;
         }
+        selected_in_a.push_back(name);
         std::string name_b = diff_counterpart(name, options);
         if (!b.has_tensor(name_b)) {
             result.only_in_a.push_back(name);
             continue;
         }
         matched_in_b.insert(name_b);
+        compared.push_back(name);
         ++result.tensors_compared;
-        if (auto first = detail::tensor_diff(a, b, name, std::move(name_b), options, result, steps).run()) {
+        if (auto first = detail::tensor_diff(a, b, name, std::move(name_b), options, result, tally).run()) {
             result.divergences.push_back(std::move(*first));
         }
     }
@@ -412,8 +507,15 @@ TDBG_DECL diff_result diff_runs(const trial& a, const trial& b, const diff_optio
             result.only_in_b.push_back(name);
         }
     }
-    result.steps_compared = steps.size();
+    result.steps_compared = tally.steps.size();
     std::stable_sort(result.divergences.begin(), result.divergences.end(), detail::diverges_earlier);
+    // Nothing compared and nothing found: no agreement either (a tensor of one run only, where
+    // it counts, is a difference found).
+    const bool missing_found = result.missing_counts && (!result.only_in_a.empty() || !result.only_in_b.empty());
+    if (result.values_compared == 0 && result.divergences.empty() && !missing_found) {
+        result.nothing_compared =
+            detail::why_nothing_compared(a, b, options, selected_in_a, compared, result, tally);
+    }
     return result;
 }
 
