@@ -120,6 +120,17 @@ arguments& arguments::text(const std::string& names, std::string metavar, std::s
                   });
 }
 
+arguments& arguments::text(const std::string& names, std::string metavar, std::string help,
+                            std::optional<std::string>& target) {
+    return option(names, std::move(metavar), std::move(help),
+                  [&target](const std::string& opt, const std::string& value) {
+                      if (value.empty()) {
+                          throw usage_error(fmt::format("{} needs a non-empty value", opt));
+                      }
+                      target = value;
+                  });
+}
+
 arguments& arguments::epilog(std::string text) {
     epilog_ = std::move(text);
     return *this;

@@ -58,6 +58,8 @@ public:
                       std::function<void(const std::string& option, const std::string& value)> store);
     /// An option whose value is any non-empty text.
     arguments& text(const std::string& names, std::string metavar, std::string help, std::string& target);
+    /// An option whose value is any non-empty text, unset unless given.
+    arguments& text(const std::string& names, std::string metavar, std::string help, std::optional<std::string>& target);
     /// An option whose value is a number from `min` to `max` (parse_number).
     template <class T>
     arguments& number(const std::string& names, std::string metavar, std::string help, T& target, T min, T max) {

@@ -61,7 +61,10 @@ void declare_diff_arguments(tdbg::cli::arguments& args, diff_cli_options& o) {
                 [&o](const std::string& opt, const std::string& value) {
                     o.diff.prefix_map.push_back(parse_mapping(opt, value));
                 });
-    args.flag("--reductions", "where a raw value is missing, compare the reductions stored instead",
+    args.flag("--reductions",
+              "where one run holds a raw value and the other only stored reductions, compare the reductions "
+              "(where neither holds raw values, the stored reductions are compared without it, and the output says "
+              "so)",
               o.diff.compare_reductions);
     args.option("--mode", "MODE", "only the steps of TRAIN, EVAL, PREDICT or GLOBAL",
                 [&o](const std::string& opt, const std::string& value) {
@@ -80,7 +83,9 @@ void declare_diff_arguments(tdbg::cli::arguments& args, diff_cli_options& o) {
               "undefined where none was (another dtype or shape); first_divergence is null when the runs part "
               "only by tensors saved in one of them",
               o.json);
-    args.epilog("exit status: 0 the runs agree within the tolerances, 1 they differ, 2 an error.\n");
+    args.epilog("exit status: 0 the runs agree within the tolerances, 1 they differ, 2 an error,\n"
+                "including a diff that compared nothing (no tensor matched, or none had values\n"
+                "in both runs): the message says why.\n");
 }
 
 // Checks what the options say together, once all are parsed.

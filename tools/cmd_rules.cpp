@@ -47,6 +47,7 @@
 #include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/junit.hpp"
 #include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/sarif.hpp"
 
 namespace {
 
@@ -61,6 +62,8 @@ struct rules_options {
     bool stop_training = false;
     bool json = false;
     std::optional<std::string> junit;
+    std::optional<std::string> sarif;
+    bool allow_empty = false;
     std::string output = "-";
     std::size_t threads = 0;
     std::size_t jobs = std::max(1U, std::thread::hardware_concurrency());
@@ -91,16 +94,11 @@ void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
                 "threads --follow evaluates its rules on, 1 to 1024 (default: the number of cores); a thread "
                 "takes turns at several rules, each as its steps come",
                 o.jobs, std::size_t{1}, std::size_t{1024});
-    args.option("--progress", "FILE",
-                "write a JSON line to FILE (emptied first) at each step evaluated, for a program that follows "
-                "the evaluation: {\"rule\": NAME, \"step\": N, \"outcome\": \"triggered\", \"not_triggered\" or "
-                "\"skipped\", \"time\": seconds since the epoch}; steps skipped together: one line, the last",
-                [&o](const std::string& opt, const std::string& value) {
-                    if (value.empty()) {
-                        throw tdbg::cli::usage_error(fmt::format("{} needs a file name", opt));
-                    }
-                    o.progress = value;
-                });
+    args.text("--progress", "FILE",
+              "write a JSON line to FILE (emptied first) at each step evaluated, for a program that follows "
+              "the evaluation: {\"rule\": NAME, \"step\": N, \"outcome\": \"triggered\", \"not_triggered\" or "
+              "\"skipped\", \"time\": seconds since the epoch}; steps skipped together: one line, the last",
+              o.progress);
     args.section("actions and output");
     args.flag("--stop-training",
               "when a rule's condition is met, write the stop marker tdbg_stop_training.json into the run (a tdbg "
@@ -115,13 +113,16 @@ void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
                     }
                     o.output = value;
                 });
-    args.option("--junit", "FILE", "also write the results as JUnit XML (one testcase per rule)",
-                [&o](const std::string& opt, const std::string& value) {
-                    if (value.empty()) {
-                        throw tdbg::cli::usage_error(fmt::format("{} needs a file name", opt));
-                    }
-                    o.junit = value;
-                });
+    args.text("--junit", "FILE", "also write the results as JUnit XML (one testcase per rule)", o.junit);
+    args.text("--sarif", "FILE",
+              "also write the results as SARIF 2.1.0, for code-scanning pipelines: a result per rule and step "
+              "where it triggered, with its reason; a rule that could not say (Error, NothingEvaluated, "
+              "Stopped) as an error notification",
+              o.sarif);
+    args.flag("--allow-empty",
+              "a rule that evaluated nothing (its selection matched no tensor of the run, or no step could be "
+              "evaluated) is expected: without it, such a rule has status NothingEvaluated and the exit status is 2",
+              o.allow_empty);
     args.number("--threads", "N",
                 "threads per rule, 0 to 1024 (default 0: all cores, or 16 on S3, where reads of different "
                 "steps overlap)",
@@ -132,7 +133,8 @@ void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
         "A FILE that is a symbolic link is written through; a FIFO or a device is\n"
         "written in place; a regular file is replaced at once, never left half written.\n\n"
         "exit status: 0 no issues found, 1 issues found, 2 error (a rule could not be\n"
-        "evaluated, bad arguments, or output that cannot be written); 130 or 143 when\n"
+        "evaluated, a rule evaluated nothing (NothingEvaluated: see --allow-empty), bad\n"
+        "arguments, or output that cannot be written); 130 or 143 when\n"
         "SIGINT or SIGTERM interrupted it: the results so far are still written, each\n"
         "evaluation cut short marked so (JSON: \"end\": \"interrupted\", and status\n"
         "\"Stopped\" unless it found issues). A progress bar goes to stderr when it is a terminal.\n");
@@ -524,7 +526,7 @@ tdbg::format::json_value results_document(const std::vector<rule_outcome>& outco
 
 // The JUnit document: an evaluation cut short that found no issue is an error (status Stopped).
 std::string junit_document(const std::vector<rule_outcome>& outcomes, const std::string& trial_name, double seconds,
-                           std::string_view signal) {
+                           std::string_view signal, bool allow_empty) {
     std::vector<tdbg::rules::evaluation_result> results;
     bool interrupted = false;
     for (const rule_outcome& o : outcomes) {
@@ -533,7 +535,7 @@ std::string junit_document(const std::vector<rule_outcome>& outcomes, const std:
     }
     const std::string suite = interrupted ? fmt::format("tdbg rules: {} (interrupted by {})", trial_name, signal)
                                           : fmt::format("tdbg rules: {}", trial_name);
-    return tdbg::rules::to_junit_xml(results, suite, seconds);
+    return tdbg::rules::to_junit_xml(results, suite, seconds, allow_empty);
 }
 
 int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signals, std::ostream& out,
@@ -659,7 +661,18 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
     }
     tdbg::cli::write_output(o.output, printed, out);
     if (o.junit) {
-        tdbg::cli::write_output(*o.junit, junit_document(outcomes, trial_name, seconds, signal), out);
+        tdbg::cli::write_output(*o.junit, junit_document(outcomes, trial_name, seconds, signal, o.allow_empty), out);
+    }
+    if (o.sarif) {
+        tdbg::rules::sarif_options sarif;
+        sarif.run_location = o.run;
+        sarif.tool_version = TDBG_VERSION;
+        std::vector<tdbg::rules::evaluation_result> results;
+        results.reserve(outcomes.size());
+        for (const rule_outcome& r : outcomes) {
+            results.push_back(r.result);
+        }
+        tdbg::cli::write_output(*o.sarif, tdbg::rules::to_sarif(results, sarif), out);
     }
     progress_lines.close(); // the results are out; a --progress file that failed makes it exit 2
     if (signals.requested()) {
@@ -668,8 +681,16 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
     bool issues = false;
     bool errors = false;
     for (const rule_outcome& r : outcomes) {
-        issues = issues || r.result.status() == tdbg::rules::evaluation_status::issues_found;
-        errors = errors || r.result.status() == tdbg::rules::evaluation_status::error;
+        const tdbg::rules::evaluation_status status = r.result.status();
+        issues = issues || status == tdbg::rules::evaluation_status::issues_found;
+        errors = errors || status == tdbg::rules::evaluation_status::error;
+        if (status == tdbg::rules::evaluation_status::nothing_evaluated && !o.allow_empty) {
+            // Nothing checked is not a pass: a gate over nothing fails, saying why.
+            err << "tdbg rules: error: " << tdbg::detail::terminal_safe(r.result.display_name())
+                << " evaluated nothing: " << tdbg::detail::terminal_safe(r.result.nothing_evaluated_reason)
+                << " (--allow-empty if that is expected)\n";
+            errors = true;
+        }
     }
     if (errors) {
         return tdbg::cli::exit_bad_input;

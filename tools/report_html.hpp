@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <cctype>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -1042,6 +1043,51 @@ inline std::string status_badge(tdbg::rules::evaluation_status s) {
     return "<span class=\"badge " + std::string(cls) + "\">" + std::string(tdbg::rules::status_name(s)) + "</span>";
 }
 
+// True when `reason` names `tensor`: the name, not followed by more of a name ("fc1.weight"
+// is not named by "fc1.weight_grad").
+inline bool names_tensor(std::string_view reason, std::string_view tensor) {
+    for (std::size_t at = reason.find(tensor); at != std::string_view::npos; at = reason.find(tensor, at + 1)) {
+        const std::size_t end = at + tensor.size();
+        const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(reason[at - 1])) != 0 ||
+                                         reason[at - 1] == '_' || reason[at - 1] == '/' || reason[at - 1] == '.');
+        const bool ends = end == reason.size() || !(std::isalnum(static_cast<unsigned char>(reason[end])) != 0 ||
+                                                    reason[end] == '_' || reason[end] == '/');
+        if (starts && ends) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The rules' reasons that name `tensor`, on its card (at most `limit`, then a count): why it fired.
+inline std::string tensor_reasons(const document& doc, std::string_view tensor, std::size_t limit = 5) {
+    std::vector<std::string> lines;
+    std::size_t more = 0;
+    for (std::size_t i = 0; i < doc.rules.size(); ++i) {
+        for (const auto& [step, reason] : doc.rules[i].trigger_reasons) {
+            if (!names_tensor(reason, tensor)) {
+                continue;
+            }
+            if (lines.size() < limit) {
+                lines.push_back(fmt::format("{} at step {}: {}", rule_label(doc, i), step, reason));
+            } else {
+                ++more;
+            }
+        }
+    }
+    if (lines.empty()) {
+        return {};
+    }
+    std::string out = "<ul class=\"fired\">";
+    for (const std::string& line : lines) {
+        out += "<li>" + escape(line) + "</li>";
+    }
+    if (more > 0) {
+        out += fmt::format("<li class=\"hint\">... and {} more</li>", more);
+    }
+    return out + "</ul>";
+}
+
 inline std::string rules_table(const document& doc, const context& ctx) {
     const bool by_run = !doc.rule_runs.empty();
     std::string out = std::string("<table class=\"rules\"><thead><tr><th></th>") + (by_run ? "<th>run</th>" : "") +
@@ -1066,11 +1112,17 @@ inline std::string rules_table(const document& doc, const context& ctx) {
         }
         out += "</td><td>" + status_badge(r.status()) + "</td><td class=\"steps\">";
         out += r.triggered_steps.empty() ? "&ndash;" : escape(tdbg::rules::format_steps(r.triggered_steps));
+        for (const std::string& line : tdbg::rules::trigger_reason_lines(r, 5)) {
+            out += "<div class=\"reason\">" + escape(line) + "</div>";
+        }
         if (!r.error.empty()) {
             out += "<div class=\"error-text\">" + escape(r.error) + "</div>";
         }
-        out += "</td><td class=\"num\">" + std::to_string(r.triggered_steps.size() + r.not_triggered_steps.size()) +
-               "</td><td>";
+        if (r.status() == tdbg::rules::evaluation_status::nothing_evaluated) {
+            out += "<div class=\"error-text\">nothing evaluated: " + escape(r.nothing_evaluated_reason) + "</div>";
+        }
+        out += "</td><td class=\"num\" title=\"" + escape(tdbg::rules::describe_coverage(r)) + "\">" +
+               std::to_string(r.triggered_steps.size() + r.not_triggered_steps.size()) + "</td><td>";
         std::string skipped;
         for (const auto& [reason, steps] : r.skipped_steps) {
             skipped += (skipped.empty() ? "" : "<br>") + std::to_string(steps.size()) + " <span class=\"hint\">" +
@@ -1287,6 +1339,8 @@ table.rules .param{white-space:nowrap}
 .badge.bad{background:#fde2e1;color:#a61b1b}
 .badge.error{background:#fff1d6;color:#8a5300}
 .error-text{color:#8a5300;font-size:12px;margin-top:3px;word-break:break-word}
+.reason{color:var(--muted);font-size:12px;margin-top:2px;word-break:break-word}
+ul.fired{margin:0 0 10px;padding-left:18px;color:#9b1c1c;font-size:13px;word-break:break-word}
 footer{color:var(--muted);font-size:12px;text-align:center;margin-top:20px}
 )css";
 
@@ -1474,6 +1528,7 @@ inline std::string render_html(const document& doc) {
                     : std::string()) +
                "</h2>";
         out += "<p class=\"sub\">" + escape(t.summary) + "</p>";
+        out += detail::tensor_reasons(doc, t.name);
         out += detail::legend(t, ctx);
         if (!t.plots.empty()) {
             // A lone plot (a loss, a learning rate) gets twice the width.

@@ -147,7 +147,12 @@ TEST_CASE("tdbg report draws each tensor's reductions and distribution, and wher
 
     // The rule: its status and triggered steps in the table, a band on each step axis.
     CHECK(html.find("<span class=\"badge bad\">IssuesFound</span>") != std::string::npos);
-    CHECK(html.find("<td class=\"steps\">12, 13</td>") != std::string::npos);
+    CHECK(html.find("<td class=\"steps\">12, 13<div class=\"reason\">step 12: layer/weight (") != std::string::npos);
+    // Why it fired, on the card of the tensor that did (named by the rule's reason), not on the others.
+    CHECK(weight.find("<ul class=\"fired\"><li>ExplodingTensor at step 12: layer/weight (") != std::string::npos);
+    CHECK(weight.find("<li>ExplodingTensor at step 13: layer/weight (") != std::string::npos);
+    CHECK(grad.find("class=\"fired\"") == std::string::npos);
+    CHECK(loss.find("class=\"fired\"") == std::string::npos);
     CHECK(html.find("only_nan=True") != std::string::npos);
     // 3 + 3 + 1 + 1 line plots (band and strip mark each), 1 heatmap strip, 1 timeline bar.
     CHECK(tdbg::test::count_of(html, "ExplodingTensor triggered at steps 12-13</title>") == 8 * 2 + 1 + 1);

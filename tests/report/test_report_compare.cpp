@@ -168,7 +168,7 @@ TEST_CASE("tdbg report of two runs draws a line per run, their distributions sid
     // The rule over each run: the bad run's NaN at step 15 found, the good run clean.
     CHECK(html.find("<th>run</th><th>rule</th>") != std::string::npos);
     CHECK(html.find("<td class=\"run-name\">bad/run</td><td>ExplodingTensor</td><td><span class=\"badge "
-                    "bad\">IssuesFound</span></td><td class=\"steps\">15</td>") != std::string::npos);
+                    "bad\">IssuesFound</span></td><td class=\"steps\">15<div class=\"reason\">step 15: ") != std::string::npos);
     CHECK(html.find("<td class=\"run-name\">good/run</td><td>ExplodingTensor</td><td><span class=\"badge "
                     "good\">NoIssuesFound</span></td><td class=\"steps\">&ndash;</td>") != std::string::npos);
     // Its triggers marked on every step axis under the run's name: 7 line plots (bands and strips), 3 heatmaps, the timeline.

@@ -13,6 +13,7 @@
 
 #include "rule_run.hpp"
 #include "support.hpp"
+#include "tdbg/core/detail/nearest_name.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/integrations/catch2.hpp"
 #include "tdbg/rules/builtin/dead_relu.hpp"
@@ -198,11 +199,16 @@ TEST_CASE("LossNotDecreasing: a NaN loss is not decreasing") {
 
 TEST_CASE("edit distances and the nearest names behind did-you-mean") {
     using namespace tdbg::rules::detail;
+    using tdbg::detail::edit_distance;
+    using tdbg::detail::equal_ignoring_case;
+    using tdbg::detail::substring_edit_distance;
     CHECK(edit_distance("gradiens", "gradients") == 1);
-    CHECK(edit_distance("Losses", "losses") == 0);
+    CHECK(edit_distance("Losses", "losses", equal_ignoring_case{}) == 0);
+    CHECK(edit_distance("Losses", "losses") == 1);
     CHECK(edit_distance("", "abc") == 3);
     CHECK(substring_edit_distance("relu_output", "layer1/relu_out") == 3);
     CHECK(substring_edit_distance("fc", "model/fc.weight") == 0);
+    CHECK(substring_edit_distance("FC", "model/fc.weight", equal_ignoring_case{}) == 0);
     CHECK(regex_literal(".*relu_output$") == "relu_output");
     CHECK(regex_literal("^gradient\\/fc\\.weight\\d+") == "gradient/fc.weight");
     CHECK(nearest_names("gradiens", {"losses", "gradients", "weights"}, false) == std::vector<std::string>{"gradients"});

@@ -233,6 +233,98 @@ TEST_CASE("tdbg rules exits 0 without issues, 1 with issues, 2 on errors") {
     CHECK(r.out.find("VanishingGradient\n") != std::string::npos);
 }
 
+// A run where every ReLU unit is dead, its output saved as relu1_output_0 (not matched by
+// DeadRelu's default tensor_regex '.*relu_output'), with a collection called "gradients".
+void write_dead_relu_run(const tdbg::test::rule_run& run) {
+    run.collections({{"relu", ".*relu1_output"}, {"gradients", "^gradient/"}});
+    for (std::int64_t s = 0; s < 4; ++s) {
+        run.step(s, {{"relu1_output_0", tdbg::test::matrix(2, 8, [](std::size_t, std::size_t) { return 0.0F; }), {}},
+                     {"gradient/fc.weight", tdbg::test::f32({0.5F, -0.5F}), {}}});
+    }
+    run.end();
+}
+
+TEST_CASE("tdbg rules: a rule that evaluated nothing is NothingEvaluated with its reason, exit 2, unless --allow-empty") {
+    tdbg::test::temp_dir dir("rules_cli_nothing");
+    const tdbg::test::rule_run run(dir.path() / "run");
+    write_dead_relu_run(run);
+    const std::string junit = (dir.path() / "rules.xml").string();
+
+    // The default regex matches nothing: said in the text, on stderr, in JUnit; exit 2.
+    auto r = tdbg_rules({run.path(), "--rule", "DeadRelu", "--junit", junit});
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.find("DeadRelu: NothingEvaluated\n") != std::string::npos);
+    CHECK(r.out.find("did you mean 'relu1_output_0'?") != std::string::npos);
+    CHECK(r.out.find("  evaluated 0 of 4 steps; 4 skipped:") != std::string::npos);
+    CHECK(r.err.find("tdbg rules: error: DeadRelu evaluated nothing: ") != std::string::npos);
+    CHECK(r.err.find("(--allow-empty if that is expected)") != std::string::npos);
+    std::string xml = tdbg::test::read_file(junit);
+    CHECK(xml.find(R"(errors="1")") != std::string::npos);
+    CHECK(xml.find(R"(<error type="NothingEvaluated" message="DeadRelu evaluated no step: )") != std::string::npos);
+
+    // A typo in a collection name, and a regex that matches nothing, fail the same way.
+    r = tdbg_rules({run.path(), "--rule", "AllZero", "--param", "collection_names=gradient"});
+    CHECK(r.status == 2);
+    CHECK(r.out.find("AllZero: NothingEvaluated  [collection_names=gradient]\n") != std::string::npos);
+    CHECK(r.out.find("'gradients'") != std::string::npos);
+    r = tdbg_rules({run.path(), "--rule", "AllZero", "--param", "tensor_regex=nomatch", "--json"});
+    CHECK(r.status == 2);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc.at("results")[0].at("status") == "NothingEvaluated");
+    CHECK(doc.at("results")[0].at("nothing_evaluated_reason").get<std::string>().find("nomatch") != std::string::npos);
+
+    // --allow-empty: expected, exit 0, a skipped testcase.
+    r = tdbg_rules({run.path(), "--rule", "DeadRelu", "--allow-empty", "--junit", junit});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("DeadRelu: NothingEvaluated\n") != std::string::npos);
+    CHECK(r.err.find("evaluated nothing") == std::string::npos);
+    xml = tdbg::test::read_file(junit);
+    CHECK(xml.find(R"(errors="0")") != std::string::npos);
+    CHECK(xml.find(R"(skipped="1")") != std::string::npos);
+    CHECK(xml.find("<skipped message=\"DeadRelu evaluated no step: ") != std::string::npos);
+
+    // The right regex finds the dead units, and says why in every output.
+    r = tdbg_rules({run.path(), "--rule", "DeadRelu", "--param", "tensor_regex=relu1_output", "--junit", junit});
+    CHECK(r.status == 1);
+    CHECK(r.out.find("DeadRelu: IssuesFound") != std::string::npos);
+    CHECK(r.out.find("    step 0: ") != std::string::npos);
+    CHECK(r.out.find("relu1_output_0") != std::string::npos);
+    CHECK(r.out.find("  evaluated 4 of 4 steps\n") != std::string::npos);
+    xml = tdbg::test::read_file(junit);
+    CHECK(xml.find("<failure type=\"IssuesFound\" message=\"DeadRelu triggered at steps 0-3: step 0: ") !=
+          std::string::npos);
+}
+
+TEST_CASE("tdbg rules --sarif writes one result per trigger with its reason, and NothingEvaluated as an error notification") {
+    tdbg::test::temp_dir dir("rules_cli_sarif");
+    const tdbg::test::rule_run run(dir.path() / "run");
+    write_dead_relu_run(run);
+    const std::string sarif = (dir.path() / "rules.sarif").string();
+    const auto r = tdbg_rules({run.path(), "--rule", "DeadRelu", "--param", "tensor_regex=relu1_output", "--rule",
+                               "AllZero", "--param", "tensor_regex=nomatch", "--sarif", sarif, "--allow-empty"});
+    INFO(r.err);
+    CHECK(r.status == 1);
+    const auto log = nlohmann::json::parse(tdbg::test::read_file(sarif));
+    CHECK(log.at("version") == "2.1.0");
+    const auto& sarif_run = log.at("runs")[0];
+    CHECK(sarif_run.at("tool").at("driver").at("name") == "tdbg");
+    CHECK(sarif_run.at("tool").at("driver").at("rules").size() == 2);
+    const auto& results = sarif_run.at("results");
+    REQUIRE(results.size() == 4);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        CHECK(results[i].at("ruleId") == "DeadRelu");
+        const std::string text = results[i].at("message").at("text");
+        CHECK(text.rfind("DeadRelu triggered at step " + std::to_string(i) + ": ", 0) == 0);
+        CHECK(text.find("relu1_output_0") != std::string::npos);
+    }
+    const auto& notifications = sarif_run.at("invocations")[0].at("toolExecutionNotifications");
+    REQUIRE(notifications.size() == 1);
+    CHECK(notifications[0].at("level") == "error");
+    CHECK(notifications[0].at("descriptor").at("id") == "NothingEvaluated");
+    CHECK(notifications[0].at("message").at("text").get<std::string>().find("AllZero evaluated nothing: ") == 0);
+}
+
 TEST_CASE("tdbg rules --config --json reproduces every entry of the fixtures' rules files") {
     const auto fixtures = tdbg::test::fixtures_dir();
     if (!fixtures) {
@@ -268,7 +360,7 @@ TEST_CASE("tdbg rules --config --json reproduces every entry of the fixtures' ru
         const auto& invoked = expected.at("invoke");
         const auto r = tdbg_rules({(*fixtures / run).string(), "--config", config_file.string(), "--json", "--start-step",
                                    std::to_string(invoked.at("start_step").get<int>()), "--end-step",
-                                   std::to_string(invoked.at("end_step").get<int>())});
+                                   std::to_string(invoked.at("end_step").get<int>()), "--allow-empty"});
         INFO(r.err);
         CHECK((r.status == 0 || r.status == 1));
         const auto doc = nlohmann::json::parse(r.out);
@@ -319,8 +411,8 @@ TEST_CASE("tdbg rules --junit writes one testcase per rule, failures listing the
     CHECK(xml.find("<testsuite name=\"tdbg rules: core_modes_workers\" tests=\"2\" failures=\"2\" errors=\"0\"") !=
           std::string::npos);
     CHECK(xml.find("<testcase classname=\"tdbg.rules.ExplodingTensor\" name=\"ExplodingTensor\">") != std::string::npos);
-    CHECK(xml.find("message=\"ExplodingTensor triggered at steps 4\"") != std::string::npos);
-    CHECK(xml.find("message=\"VanishingGradient triggered at steps 10, 12\"") != std::string::npos);
+    CHECK(xml.find("message=\"ExplodingTensor triggered at steps 4: step 4: ") != std::string::npos);
+    CHECK(xml.find("message=\"VanishingGradient triggered at steps 10, 12: step 10: ") != std::string::npos);
 }
 
 TEST_CASE("tdbg rules --junit: names with characters XML cannot hold give a well-formed file") {
@@ -587,7 +679,7 @@ TEST_CASE("tdbg rules --follow interrupted by SIGTERM prints its text results an
     CHECK(WEXITSTATUS(status) == 143);
     CHECK_THAT(rules.out, Catch::Contains("ExplodingTensor: Stopped\n"
                                           "  interrupted before step 3: it and later steps were not evaluated\n"
-                                          "  steps evaluated: 3\n"));
+                                          "  evaluated 3 of 3 steps\n"));
 }
 
 TEST_CASE("tdbg rules --follow under a limit on threads (RLIMIT_NPROC) takes turns at its rules on the threads it gets") {

@@ -16,9 +16,12 @@
 namespace tdbg::rules {
 
 /// The JUnit XML document for `results` of the run `suite_name`
-/// (`seconds`: the time the evaluation took, reported on the suite).
+/// (`seconds`: the time the evaluation took, reported on the suite). `allow_empty`: a rule
+/// that evaluated nothing was expected to (`tdbg rules --allow-empty`): a <skipped> testcase
+/// saying why, not an error.
 [[nodiscard]] TDBG_DECL std::string to_junit_xml(const std::vector<evaluation_result>& results,
-                                                 const std::string& suite_name, double seconds = 0.0);
+                                                 const std::string& suite_name, double seconds = 0.0,
+                                                 bool allow_empty = false);
 
 } // namespace tdbg::rules
 

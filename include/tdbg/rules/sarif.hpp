@@ -5,7 +5,7 @@
 /// rules in tool.driver.rules (the display name as id, the rule as name, the
 /// parameters in properties), one result per rule and step at which the rule
 /// triggered, located at the run evaluated; an evaluation that could not say
-/// whether its rule holds (an error, an interruption) is a tool execution
+/// whether its rule holds (an error, nothing evaluated, an interruption) is a tool execution
 /// notification of level "error", and the invocation did not succeed.
 ///
 ///     sarif_options o;
@@ -36,7 +36,8 @@ struct sarif_options {
     /// returns "" or is not set.
     std::function<std::string(const evaluation_result&)> rule_description;
     /// Why a rule triggered at a step, appended to that result's message ("VanishingGradient
-    /// triggered at step 12: <reason>"); nothing is appended when it returns "" or is not set.
+    /// triggered at step 12: <reason>"); when not set, the rule's own reason for the step
+    /// (evaluation_result::trigger_reasons); nothing is appended for an empty reason.
     std::function<std::string(const evaluation_result&, std::int64_t step)> step_reason;
 };
 
@@ -48,7 +49,8 @@ struct sarif_notification {
 };
 
 /// The notification for `r`, or none when its status is an answer (NoIssuesFound,
-/// IssuesFound): the one place statuses map to notifications (Error and Stopped are errors).
+/// IssuesFound): the one place statuses map to notifications (Error, NothingEvaluated and
+/// Stopped are errors).
 [[nodiscard]] TDBG_DECL std::optional<sarif_notification> sarif_notification_of(const evaluation_result& r);
 
 /// The artifact URI of a run's location (see sarif_options::run_location).

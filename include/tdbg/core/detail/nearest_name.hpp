@@ -6,17 +6,28 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tdbg::detail {
 
+/// Two bytes equal but for the case of ASCII letters.
+struct equal_ignoring_case {
+    [[nodiscard]] bool operator()(char x, char y) const noexcept {
+        const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+        return lower(x) == lower(y);
+    }
+};
+
 /// The optimal string alignment distance between `a` and `b`: the fewest insertions,
 /// deletions, substitutions and swaps of two adjacent bytes that turn one into the other
-/// ("gradient" -> "gradients": 1, "wieghts" -> "weights": 1).
-[[nodiscard]] inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+/// ("gradient" -> "gradients": 1, "wieghts" -> "weights": 1); bytes compared with `equal`.
+template <class Equal = std::equal_to<char>>
+[[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b, Equal equal = {}) {
     // Three rows of the dynamic programme: two before this one (for swaps) and this one.
     std::vector<std::size_t> before(b.size() + 1);
     std::vector<std::size_t> previous(b.size() + 1);
@@ -27,9 +38,9 @@ namespace tdbg::detail {
     for (std::size_t i = 1; i <= a.size(); ++i) {
         current[0] = i;
         for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            const std::size_t substitution = previous[j - 1] + (equal(a[i - 1], b[j - 1]) ? 0 : 1);
             current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution});
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+            if (i > 1 && j > 1 && equal(a[i - 1], b[j - 2]) && equal(a[i - 2], b[j - 1])) {
                 current[j] = std::min(current[j], before[j - 2] + 1);
             }
         }
@@ -37,6 +48,46 @@ namespace tdbg::detail {
         previous.swap(current);
     }
     return previous[b.size()];
+}
+
+/// The fewest edits (insertions, deletions, substitutions) that turn `pattern` into some
+/// part of `text`, bytes compared with `equal` ("relu_output" is 3 edits from "layer1/relu_out").
+template <class Equal = std::equal_to<char>>
+[[nodiscard]] std::size_t substring_edit_distance(std::string_view pattern, std::string_view text, Equal equal = {}) {
+    // As edit_distance, with the pattern free to start anywhere in the text (a first row
+    // of zeros) and to end anywhere (the smallest of the last row).
+    std::vector<std::size_t> row(text.size() + 1, 0);
+    for (std::size_t i = 1; i <= pattern.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= text.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (equal(pattern[i - 1], text[j - 1]) ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return *std::min_element(row.begin(), row.end());
+}
+
+/// Up to `limit` of `candidates` (a range of strings or string views) whose `distance` from
+/// `wanted` is at most `max_distance`, nearest first, ties in their order.
+template <class Names, class Distance>
+[[nodiscard]] std::vector<std::string> nearest_names(std::string_view wanted, const Names& candidates, std::size_t limit,
+                                                     std::size_t max_distance, Distance distance) {
+    std::vector<std::pair<std::size_t, std::string_view>> scored;
+    for (const auto& candidate : candidates) {
+        const std::string_view c(candidate);
+        const std::size_t d = distance(wanted, c);
+        if (d <= max_distance) {
+            scored.emplace_back(d, c);
+        }
+    }
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < scored.size() && i < limit; ++i) {
+        out.emplace_back(scored[i].second);
+    }
+    return out;
 }
 
 /// The most edits a name is taken to be a misspelling of another by: a third of its

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -21,6 +22,7 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/core/detail/nearest_name.hpp"
 #include "tdbg/core/detail/pattern.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
@@ -370,24 +372,6 @@ private:
     std::size_t diverging_ = 0;
 };
 
-/// The edit distance (Levenshtein) between `x` and `y`, by bytes.
-inline std::size_t edit_distance(const std::string& x, const std::string& y) {
-    std::vector<std::size_t> row(y.size() + 1);
-    for (std::size_t j = 0; j < row.size(); ++j) {
-        row[j] = j;
-    }
-    for (std::size_t i = 1; i <= x.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= y.size(); ++j) {
-            const std::size_t above = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (x[i - 1] == y[j - 1] ? 0 : 1)});
-            diagonal = above;
-        }
-    }
-    return row[y.size()];
-}
-
 /// Up to `limit` names, quoted and comma-separated, "..." after them when there are more.
 inline std::string diff_name_list(const std::vector<std::string>& names, std::size_t limit = 5) {
     std::string out;
@@ -396,21 +380,6 @@ inline std::string diff_name_list(const std::vector<std::string>& names, std::si
     }
     if (names.size() > limit) {
         out += fmt::format(" and {} more", names.size() - limit);
-    }
-    return out;
-}
-
-/// The names of `names` nearest to `text` (by edit distance; ties in their order), at most `limit`.
-inline std::vector<std::string> nearest_names(const std::string& text, const std::vector<std::string>& names,
-                                              std::size_t limit = 3) {
-    std::vector<std::pair<std::size_t, std::size_t>> ranked; // (distance, position)
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        ranked.emplace_back(edit_distance(text, names[i]), i);
-    }
-    std::sort(ranked.begin(), ranked.end());
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < ranked.size() && i < limit; ++i) {
-        out.push_back(names[ranked[i].second]);
     }
     return out;
 }
@@ -427,7 +396,9 @@ inline std::string why_nothing_compared(const trial& a, const trial& b, const di
         std::string out = fmt::format("the tensor regex '{}' matches none of the {} tensors of run A",
                                       options.tensor_regex.value_or(""), names_a.size());
         return out + fmt::format("; the nearest names: {}",
-                                 diff_name_list(nearest_names(options.tensor_regex.value_or(""), names_a)));
+                                 diff_name_list(tdbg::detail::nearest_names(
+                                     options.tensor_regex.value_or(""), names_a, 3, std::numeric_limits<std::size_t>::max(),
+                                     [](std::string_view x, std::string_view y) { return tdbg::detail::edit_distance(x, y); })));
     }
     if (compared.empty()) {
         return fmt::format("no tensor of run A{} is in run B ({} holds {} tensors); in run A only: {}",

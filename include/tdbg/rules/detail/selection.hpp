@@ -80,13 +80,6 @@ private:
     mutable bool cached_ended_ = false;
 };
 
-/// The fewest single-character edits (insert, delete, replace) that turn `a` into `b`, ignoring case.
-[[nodiscard]] TDBG_DECL std::size_t edit_distance(std::string_view a, std::string_view b);
-
-/// The fewest edits that turn `pattern` into some substring of `text`, ignoring case
-/// ("relu_output" is 3 edits from "layer1/relu_out").
-[[nodiscard]] TDBG_DECL std::size_t substring_edit_distance(std::string_view pattern, std::string_view text);
-
 /// The literal text of a regex: anchors, wildcards, groups and classes left out
 /// (".*relu_output$" gives "relu_output"), to compare with names.
 [[nodiscard]] TDBG_DECL std::string regex_literal(std::string_view regex);

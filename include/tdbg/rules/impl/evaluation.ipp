@@ -287,12 +287,8 @@ TDBG_DECL std::string to_text(const evaluation_result& r) {
                                          *r.next_step)
                            : std::string("  interrupted before its first step\n");
     }
-    const std::size_t evaluated = r.triggered_steps.size() + r.not_triggered_steps.size();
-    out += fmt::format("  steps evaluated: {}", evaluated);
-    for (const auto& [reason, steps] : r.skipped_steps) {
-        out += fmt::format(", skipped ({}): {}", safe(reason), steps.size());
-    }
-    out += "\n";
+    // One line a person reads: what was evaluated, and why the rest was not.
+    out += fmt::format("  {}\n", describe_coverage(r));
     return out;
 }
 

@@ -14,24 +14,27 @@
 namespace tdbg::rules {
 
 TDBG_DECL std::string to_junit_xml(const std::vector<evaluation_result>& results, const std::string& suite_name,
-                                   double seconds) {
+                                   double seconds, bool allow_empty) {
     using tdbg::detail::markup_escape;
     std::size_t failures = 0;
     std::size_t errors = 0;
+    std::size_t skipped = 0;
     for (const auto& r : results) {
-        failures += r.status() == evaluation_status::issues_found ? 1 : 0;
-        errors += r.status() == evaluation_status::error || r.status() == evaluation_status::stopped ||
-                          r.status() == evaluation_status::nothing_evaluated
+        const evaluation_status status = r.status();
+        failures += status == evaluation_status::issues_found ? 1 : 0;
+        errors += status == evaluation_status::error || status == evaluation_status::stopped ||
+                          (status == evaluation_status::nothing_evaluated && !allow_empty)
                       ? 1
                       : 0;
+        skipped += status == evaluation_status::nothing_evaluated && allow_empty ? 1 : 0;
     }
     const std::string counts =
         fmt::format(R"(tests="{}" failures="{}" errors="{}")", results.size(), failures, errors);
     const std::string time = fmt::format("{:.6f}", seconds);
     std::string out = R"(<?xml version="1.0" encoding="UTF-8"?>)" "\n";
     out += fmt::format(R"(<testsuites name="tdbg rules" {} time="{}">)" "\n", counts, time);
-    out += fmt::format(R"(  <testsuite name="{}" {} skipped="0" time="{}">)" "\n", markup_escape(suite_name), counts,
-                       time);
+    out += fmt::format(R"(  <testsuite name="{}" {} skipped="{}" time="{}">)" "\n", markup_escape(suite_name), counts,
+                       skipped, time);
     for (const auto& r : results) {
         out += fmt::format(R"(    <testcase classname="tdbg.rules.{}" name="{}">)" "\n", markup_escape(r.rule),
                            markup_escape(r.display_name()));
@@ -62,8 +65,13 @@ TDBG_DECL std::string to_junit_xml(const std::vector<evaluation_result>& results
             // Nothing checked is no pass: an error, saying why nothing was evaluated.
             const std::string message =
                 fmt::format("{} evaluated no step: {}", r.display_name(), r.nothing_evaluated_reason);
-            out += fmt::format(R"(      <error type="NothingEvaluated" message="{}">{}</error>)" "\n",
-                               markup_escape(message), markup_escape(fmt::format("{}\n{}", message, describe_coverage(r))));
+            if (allow_empty) {
+                out += fmt::format(R"(      <skipped message="{}"/>)" "\n", markup_escape(message));
+            } else {
+                out += fmt::format(R"(      <error type="NothingEvaluated" message="{}">{}</error>)" "\n",
+                                   markup_escape(message),
+                                   markup_escape(fmt::format("{}\n{}", message, describe_coverage(r))));
+            }
         }
         out += fmt::format("      <system-out>{}</system-out>\n", markup_escape(to_text(r)));
         out += "    </testcase>\n";

@@ -62,6 +62,11 @@ TDBG_DECL std::optional<sarif_notification> sarif_notification_of(const evaluati
     case evaluation_status::no_issues_found:
     case evaluation_status::issues_found: return std::nullopt;
     case evaluation_status::error: return sarif_notification{"error", r.error};
+    case evaluation_status::nothing_evaluated:
+        // Nothing checked is not a pass.
+        return sarif_notification{"error", fmt::format("{} evaluated nothing: {}", r.display_name(),
+                                                       r.nothing_evaluated_reason.empty() ? std::string("no step was evaluated")
+                                                                                           : r.nothing_evaluated_reason)};
     case evaluation_status::stopped:
         // Cut short, it cannot say there is no issue: an error, as in the JUnit report.
         return sarif_notification{"error", r.next_step ? fmt::format("{} was interrupted before step {}",
@@ -117,10 +122,13 @@ TDBG_DECL format::json_value sarif_document(const std::vector<evaluation_result>
         const auto reference = json_value::object({{"id", r.display_name()}, {"index", index}});
         for (const std::int64_t step : r.triggered_steps) {
             std::string text = fmt::format("{} triggered at step {}", r.display_name(), step);
-            if (options.step_reason) {
-                if (const std::string reason = options.step_reason(r, step); !reason.empty()) {
-                    text += ": " + reason;
-                }
+            // The rule's own reason for the step, unless the caller gives another.
+            const auto own = r.trigger_reasons.find(step);
+            const std::string reason = options.step_reason ? options.step_reason(r, step)
+                                       : own != r.trigger_reasons.end() ? own->second
+                                                                        : std::string();
+            if (!reason.empty()) {
+                text += ": " + reason;
             }
             auto result = json_value::object();
             result["ruleId"] = r.display_name();

@@ -18,6 +18,7 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/core/detail/nearest_name.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 
 namespace tdbg::rules::detail {
@@ -121,43 +122,7 @@ inline std::string suggestion(std::string_view wanted, const std::vector<std::st
     return fmt::format(" (the run's {}: {})", what, quoted_list(candidates));
 }
 
-inline char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-
 } // namespace explain
-
-TDBG_DECL std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) {
-        row[j] = j;
-    }
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t above = row[j];
-            row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (explain::lower(a[i - 1]) == explain::lower(b[j - 1]) ? 0 : 1)});
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
-}
-
-TDBG_DECL std::size_t substring_edit_distance(std::string_view pattern, std::string_view text) {
-    // As edit_distance, with the pattern free to start anywhere in the text (a first row
-    // of zeros) and to end anywhere (the smallest of the last row).
-    std::vector<std::size_t> row(text.size() + 1, 0);
-    for (std::size_t i = 1; i <= pattern.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= text.size(); ++j) {
-            const std::size_t above = row[j];
-            row[j] = std::min({above + 1, row[j - 1] + 1,
-                               diagonal + (explain::lower(pattern[i - 1]) == explain::lower(text[j - 1]) ? 0 : 1)});
-            diagonal = above;
-        }
-    }
-    return *std::min_element(row.begin(), row.end());
-}
 
 TDBG_DECL std::string regex_literal(std::string_view regex) {
     std::string out;
@@ -177,20 +142,14 @@ TDBG_DECL std::string regex_literal(std::string_view regex) {
 
 TDBG_DECL std::vector<std::string> nearest_names(std::string_view wanted, const std::vector<std::string>& candidates,
                                                  bool substring, std::size_t limit) {
+    if (wanted.empty()) {
+        return {};
+    }
     const std::size_t within = std::max<std::size_t>(2, wanted.size() / 3);
-    std::vector<std::pair<std::size_t, std::string>> scored;
-    for (const std::string& c : candidates) {
-        const std::size_t d = substring ? substring_edit_distance(wanted, c) : edit_distance(wanted, c);
-        if (d <= within && !wanted.empty()) {
-            scored.emplace_back(d, c);
-        }
-    }
-    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < scored.size() && i < limit; ++i) {
-        out.push_back(std::move(scored[i].second));
-    }
-    return out;
+    return tdbg::detail::nearest_names(wanted, candidates, limit, within, [substring](std::string_view w, std::string_view c) {
+        return substring ? tdbg::detail::substring_edit_distance(w, c, tdbg::detail::equal_ignoring_case{})
+                         : tdbg::detail::edit_distance(w, c, tdbg::detail::equal_ignoring_case{});
+    });
 }
 
 TDBG_DECL std::string tensor_selection::explain_empty(const trial& t) const {
