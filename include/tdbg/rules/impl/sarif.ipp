@@ -62,6 +62,10 @@ TDBG_DECL std::optional<sarif_notification> sarif_notification_of(const evaluati
     case evaluation_status::no_issues_found:
     case evaluation_status::issues_found: return std::nullopt;
     case evaluation_status::error: return sarif_notification{"error", r.error};
+    case evaluation_status::nothing_evaluated:
+        // Nothing checked is not a pass: an error, as in the JUnit report.
+        return sarif_notification{"error", fmt::format("{} evaluated no step: {}", r.display_name(),
+                                                       r.nothing_evaluated_reason)};
     case evaluation_status::stopped:
         // Cut short, it cannot say there is no issue: an error, as in the JUnit report.
         return sarif_notification{"error", r.next_step ? fmt::format("{} was interrupted before step {}",
