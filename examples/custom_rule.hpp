@@ -15,6 +15,7 @@
 
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/rule.hpp"
 #include "tdbg/rules/values.hpp"
 
@@ -26,6 +27,15 @@ public:
     static constexpr std::string_view rule_name = "CustomGradientRule";
     // invoke_at_step keeps no state: invoke_rule may evaluate several steps at once.
     static constexpr bool parallel_steps = true;
+
+    // What `tdbg rules --list` and `--describe CustomGradientRule` print (optional: a rule
+    // without it is listed as "(no description)").
+    static tdbg::rules::rule_description describe() {
+        return {"A gradient's mean absolute value is above a threshold.",
+                "Met at a step when, for some tensor of the \"gradients\" collection, the mean absolute value is "
+                "above threshold: the gradients are large enough to make training unstable.",
+                {{"threshold", "20", "the largest mean |gradient| allowed"}}};
+    }
 
     // Every parameter is a string, as SageMaker passes them; the getter parses
     // it and throws tdbg::config_error naming the parameter when it does not parse.

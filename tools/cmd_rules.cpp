@@ -43,6 +43,7 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/json.hpp"
 #include "tdbg/rules/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/junit.hpp"
@@ -69,12 +70,21 @@ struct rules_options {
     std::size_t jobs = std::max(1U, std::thread::hardware_concurrency());
     bool verbose = false;
     bool list = false;
+    std::optional<std::string> describe;
 };
 
 // Declares `tdbg rules`' options on `args`, bound to `o`.
 void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
     o.selection.declare(args, "rules");
-    args.flag("--list", "list the registered rules and exit", o.list);
+    args.flag("--list", "list the registered rules, each with its summary and its parameters' defaults, and exit",
+              o.list);
+    args.option("--describe", "NAME", "describe the rule NAME: what it checks, its parameters and their defaults",
+                [&o](const std::string& opt, const std::string& value) {
+                    if (value.empty()) {
+                        throw tdbg::cli::usage_error(fmt::format("{} needs a rule name", opt));
+                    }
+                    o.describe = value;
+                });
     args.section("steps");
     const auto step = [](std::optional<std::int64_t>& target) {
         return [&target](const std::string& opt, const std::string& value) {
@@ -702,7 +712,8 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     rules_options o;
     tdbg::cli::arguments parser("tdbg rules DIR --rule NAME [--param KEY=VALUE ...] [--rule NAME ...] [options]\n"
                                 "tdbg rules DIR --config RULES.json [options]\n"
-                                "tdbg rules --list",
+                                "tdbg rules --list\n"
+                                "tdbg rules --describe NAME",
                                 "Evaluates rules over the run in DIR, step by step, as smdebug's invoke_rule\n"
                                 "does: a step that was not saved, or where a tensor the rule needs has no\n"
                                 "value, is skipped; the rule's condition is checked at every other step.\n");
@@ -711,10 +722,19 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     if (!positional) {
         return tdbg::cli::exit_ok;
     }
+    if (o.describe) {
+        // An unknown name is a config_error (exit status 2) naming the nearest rule.
+        const auto name = tdbg::rules::registry::lookup(*o.describe).value_or(*o.describe);
+        out << tdbg::rules::format_rule_description(name, tdbg::rules::registry::describe(name));
+        return tdbg::cli::exit_ok;
+    }
     check_rules_options(o, *positional);
     if (o.list) {
+        // One block per rule, its name at column 0 of its first line, a blank line between.
+        bool first = true;
         for (const auto& name : tdbg::rules::registry::names()) {
-            out << name << "\n";
+            out << (first ? "" : "\n") << tdbg::rules::format_rule_summary(name, tdbg::rules::registry::describe(name));
+            first = false;
         }
         return tdbg::cli::exit_ok;
     }

@@ -35,6 +35,7 @@
 #include "storage/unprivileged.hpp"
 #include "support.hpp"
 #include "tdbg/format/layout.hpp"
+#include "tdbg/rules/registry.hpp"
 
 namespace {
 
@@ -230,7 +231,49 @@ TEST_CASE("tdbg rules exits 0 without issues, 1 with issues, 2 on errors") {
     CHECK(tdbg_rules({run, "--rule", "AllZero", "--end-step", "-1"}).status == 2); // bad step
     r = tdbg_rules({"--list"});
     CHECK(r.status == 0);
-    CHECK(r.out.find("VanishingGradient\n") != std::string::npos);
+    CHECK(r.out.find("\nVanishingGradient  ") != std::string::npos);
+}
+
+TEST_CASE("tdbg rules --list gives each rule's summary and parameter defaults, --describe its whole text") {
+    auto r = tdbg_rules({"--list"});
+    REQUIRE(r.status == 0);
+    // Each rule's block starts with its name at column 0 and its summary; its parameters follow.
+    std::vector<std::string> first_words;
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+        if (!line.empty() && line.front() != ' ') {
+            first_words.push_back(line.substr(0, line.find(' ')));
+        }
+    }
+    CHECK(first_words == tdbg::rules::registry::names());
+    CHECK(r.out.find("VanishingGradient  Gradients vanish: a gradient's mean absolute value falls below a "
+                     "threshold.\n  threshold=1e-07  the mean |gradient| below which a gradient has vanished\n") !=
+          std::string::npos);
+    // Aligned: the meanings of one rule's parameters start in the same column.
+    CHECK(r.out.find("\n  num_steps=3            how many saved steps must agree (at least 2)\n") != std::string::npos);
+    CHECK(r.out.find("\n  equal_nan=False        True: NaNs in the same places count as equal\n") != std::string::npos);
+    CHECK(r.out.find("(no description)") == std::string::npos); // every built-in rule is described
+
+    r = tdbg_rules({"--describe", "loss_not_decreasing"}); // any spelling the registry takes
+    CHECK(r.status == 0);
+    CHECK(r.out.rfind("LossNotDecreasing  The loss stopped going down.\n\nMet when a loss", 0) == 0);
+    CHECK(r.out.find("\nParameters:\n  collection_names=None ") != std::string::npos);
+    CHECK(r.out.find("\n  mode=GLOBAL ") != std::string::npos);
+    std::istringstream text(r.out);
+    while (std::getline(text, line)) {
+        INFO(line);
+        if (line.rfind("  ", 0) != 0) { // the text, not a parameter line, is wrapped
+            CHECK(line.size() <= 80);
+        }
+    }
+
+    r = tdbg_rules({"--describe", "VanishingGradiant"});
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("unknown rule 'VanishingGradiant' (did you mean 'VanishingGradient'?)") != std::string::npos);
+    r = tdbg_rules({"--describe"});
+    CHECK(r.status == 2);
 }
 
 // A run where every ReLU unit is dead, its output saved as relu1_output_0 (not matched by

@@ -15,6 +15,9 @@
 /// runs, (trial, std::vector<trial>, const rule_params&).
 /// Names are looked up exactly, then ignoring case, '_' and '-'
 /// ("vanishing_gradient" finds VanishingGradient).
+/// A rule class that declares `static rule_description describe()`
+/// (rules/description.hpp) is registered with it: `registry::describe(name)`
+/// returns it, and `tdbg rules --list` and `--describe NAME` print it.
 ///
 /// Reserved parameters, handled here and not passed to the rule:
 /// `rule_to_invoke` (ignored), `source_s3_uri` (a Python rule's source: not
@@ -36,6 +39,7 @@
 #include "tdbg/rules/any_rule.hpp"
 #include "tdbg/rules/builtin.hpp"
 #include "tdbg/rules/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/logger.hpp"
 #include "tdbg/rules/rule.hpp"
 #include "tdbg/rules/rule_params.hpp"
@@ -54,12 +58,14 @@ public:
     template <class Rule>
     static void add(const std::string& name) {
         static_assert(std::is_base_of_v<rule<Rule>, Rule>, "registry::add<Rule>: Rule must derive from tdbg::rules::rule<Rule>");
-        add(name, make_factory<Rule>(), takes_other_trials<Rule>());
+        add(name, make_factory<Rule>(), takes_other_trials<Rule>(), description_of<Rule>());
     }
 
-    /// Registers `make` as `name` (`compares_runs`: it uses other trials); a name already taken is
-    /// replaced; a name that differs from a built-in rule's only by case, '_' or '-' is refused (config_error).
-    static TDBG_DECL void add(const std::string& name, factory make, bool compares_runs = false);
+    /// Registers `make` as `name` (`compares_runs`: it uses other trials), described by `description`
+    /// (none: listed as "(no description)"); a name already taken is replaced; a name that differs
+    /// from a built-in rule's only by case, '_' or '-' is refused (config_error).
+    static TDBG_DECL void add(const std::string& name, factory make, bool compares_runs = false,
+                              std::optional<rule_description> description = std::nullopt);
 
     /// True when the rule registered as `name` compares runs (takes other trials).
     [[nodiscard]] static TDBG_DECL bool compares_runs(std::string_view name);
@@ -71,6 +77,10 @@ public:
     [[nodiscard]] static TDBG_DECL std::optional<std::string> lookup(std::string_view name);
     /// Every registered name, sorted.
     [[nodiscard]] static TDBG_DECL std::vector<std::string> names();
+    /// The description of the rule registered as `name` (a spelling lookup() accepts); nullopt
+    /// when it was registered without one. Throws config_error for an unknown rule, naming the
+    /// nearest registered name when one is close ("did you mean ...?").
+    [[nodiscard]] static TDBG_DECL std::optional<rule_description> describe(std::string_view name);
 
     /// Builds the rule registered as `name` over `base` with `params` (and `others`
     /// for rules that compare runs). Throws config_error for an unknown rule, a

@@ -289,6 +289,10 @@ public:
     /// Records `key` as a parameter the rule understands, without reading it.
     TDBG_DECL void declare(const std::string& key) const;
 
+    /// Every parameter a getter asked for or declare() named, given or not, sorted: the
+    /// parameters the rule takes, as far as its constructor read them.
+    [[nodiscard]] TDBG_DECL std::vector<std::string> known() const;
+
     /// The given parameters that no getter asked for, sorted.
     [[nodiscard]] TDBG_DECL std::vector<std::string> unknown() const;
 

@@ -18,6 +18,7 @@
 #include "tdbg/rules/impl/values.ipp"
 #include "tdbg/rules/impl/any_rule.ipp"
 #include "tdbg/rules/impl/invoke.ipp"
+#include "tdbg/rules/impl/description.ipp"
 #include "tdbg/rules/impl/registry.ipp"
 #include "tdbg/rules/impl/config.ipp"
 #include "tdbg/rules/impl/actions.ipp"

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
 
@@ -33,6 +34,8 @@ namespace tdbg::rules {
 class check_input_images : public rule<check_input_images> {
 public:
     static constexpr std::string_view rule_name = "CheckInputImages";
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit check_input_images(trial base, const rule_params& params = rule_params());

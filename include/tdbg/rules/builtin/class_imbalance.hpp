@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
 
@@ -34,6 +35,8 @@ namespace tdbg::rules {
 class class_imbalance : public rule<class_imbalance> {
 public:
     static constexpr std::string_view rule_name = "ClassImbalance";
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit class_imbalance(trial base, const rule_params& params = rule_params());

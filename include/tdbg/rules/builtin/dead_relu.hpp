@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
 
@@ -28,6 +29,8 @@ class dead_relu : public rule<dead_relu> {
 public:
     static constexpr std::string_view rule_name = "DeadRelu";
     static constexpr bool parallel_steps = true;
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit dead_relu(trial base, const rule_params& params = rule_params());

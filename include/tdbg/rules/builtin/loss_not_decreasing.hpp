@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
@@ -52,6 +53,8 @@ namespace tdbg::rules {
 class loss_not_decreasing : public rule<loss_not_decreasing> {
 public:
     static constexpr std::string_view rule_name = "LossNotDecreasing";
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit loss_not_decreasing(trial base, const rule_params& params = rule_params());

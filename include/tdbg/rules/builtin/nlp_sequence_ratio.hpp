@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
 
@@ -27,6 +28,8 @@ class nlp_sequence_ratio : public rule<nlp_sequence_ratio> {
 public:
     static constexpr std::string_view rule_name = "NLPSequenceRatio";
     static constexpr bool parallel_steps = true;
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit nlp_sequence_ratio(trial base, const rule_params& params = rule_params());

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
@@ -36,6 +37,8 @@ namespace tdbg::rules {
 class overfit : public rule<overfit> {
 public:
     static constexpr std::string_view rule_name = "Overfit";
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit overfit(trial base, const rule_params& params = rule_params());

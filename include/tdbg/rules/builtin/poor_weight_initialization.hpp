@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
 
@@ -39,6 +40,8 @@ class poor_weight_initialization : public rule<poor_weight_initialization> {
 public:
     static constexpr std::string_view rule_name = "PoorWeightInitialization";
     static constexpr bool parallel_steps = true;
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit poor_weight_initialization(trial base, const rule_params& params = rule_params());

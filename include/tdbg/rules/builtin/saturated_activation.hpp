@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
 #include "tdbg/rules/rule_params.hpp"
@@ -36,6 +37,8 @@ class saturated_activation : public rule<saturated_activation> {
 public:
     static constexpr std::string_view rule_name = "SaturatedActivation";
     static constexpr bool parallel_steps = true;
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit saturated_activation(trial base, const rule_params& params = rule_params());

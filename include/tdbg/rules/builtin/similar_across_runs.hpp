@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
 
@@ -32,6 +33,8 @@ class similar_across_runs : public rule<similar_across_runs> {
 public:
     static constexpr std::string_view rule_name = "SimilarAcrossRuns";
     static constexpr bool parallel_steps = true;
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule comparing `base` with `others[0]` (or, when none is given,
     /// with the run at the `other_trials` parameter's location).

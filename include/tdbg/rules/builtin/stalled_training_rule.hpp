@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/rule.hpp"
 
 namespace tdbg::rules {
@@ -34,6 +35,8 @@ namespace tdbg::rules {
 class stalled_training_rule : public rule<stalled_training_rule> {
 public:
     static constexpr std::string_view rule_name = "StalledTrainingRule";
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit stalled_training_rule(trial base, const rule_params& params = rule_params());

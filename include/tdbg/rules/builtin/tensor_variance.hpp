@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
 
@@ -29,6 +30,8 @@ class tensor_variance : public rule<tensor_variance> {
 public:
     static constexpr std::string_view rule_name = "TensorVariance";
     static constexpr bool parallel_steps = true;
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit tensor_variance(trial base, const rule_params& params = rule_params());

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
 
@@ -26,6 +27,8 @@ class vanishing_gradient : public rule<vanishing_gradient> {
 public:
     static constexpr std::string_view rule_name = "VanishingGradient";
     static constexpr bool parallel_steps = true;
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `trial`, configured by `params`.
     TDBG_DECL explicit vanishing_gradient(trial base, const rule_params& params = rule_params());

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 #include "tdbg/rules/rule.hpp"
@@ -37,6 +38,8 @@ class weight_update_ratio : public rule<weight_update_ratio> {
 public:
     static constexpr std::string_view rule_name = "WeightUpdateRatio";
     static constexpr bool parallel_steps = true;
+    /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
+    [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit weight_update_ratio(trial base, const rule_params& params = rule_params());

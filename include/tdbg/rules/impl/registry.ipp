@@ -6,6 +6,7 @@
 #include <cctype>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,9 +14,11 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/core/detail/nearest_name.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/rules/actions.hpp"
 #include "tdbg/rules/builtin.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/registry.hpp"
 
 namespace tdbg::rules {
@@ -25,6 +28,7 @@ namespace detail {
 struct registry_entry {
     registry::factory make;
     bool compares_runs = false;
+    std::optional<rule_description> description;
 };
 
 struct registry_state {
@@ -48,8 +52,10 @@ inline registry_state& registry_with_builtins() {
         const std::lock_guard<std::mutex> lock(state.mutex);
         for_each_builtin_rule([&state](std::string_view name, auto tag) {
             using rule_class = typename decltype(tag)::type;
-            state.factories.try_emplace(std::string(name), registry_entry{registry::make_factory<rule_class>(),
-                                                                          registry::takes_other_trials<rule_class>()});
+            state.factories.try_emplace(std::string(name),
+                                        registry_entry{registry::make_factory<rule_class>(),
+                                                       registry::takes_other_trials<rule_class>(),
+                                                       description_of<rule_class>()});
         });
         return true;
     }();
@@ -69,7 +75,8 @@ inline std::string normalize_rule_name(std::string_view name) {
 
 } // namespace detail
 
-TDBG_DECL void registry::add(const std::string& name, factory make, bool compares_runs) {
+TDBG_DECL void registry::add(const std::string& name, factory make, bool compares_runs,
+                             std::optional<rule_description> description) {
     if (name.empty()) {
         throw config_error("registry: a rule needs a name");
     }
@@ -86,7 +93,7 @@ TDBG_DECL void registry::add(const std::string& name, factory make, bool compare
     });
     auto& s = detail::registry_table();
     const std::lock_guard<std::mutex> lock(s.mutex);
-    s.factories[name] = detail::registry_entry{std::move(make), compares_runs};
+    s.factories[name] = detail::registry_entry{std::move(make), compares_runs, std::move(description)};
 }
 
 TDBG_DECL bool registry::compares_runs(std::string_view name) {
@@ -128,6 +135,24 @@ TDBG_DECL std::vector<std::string> registry::names() {
         out.push_back(item.first);
     }
     return out;
+}
+
+TDBG_DECL std::optional<rule_description> registry::describe(std::string_view name) {
+    const auto found = lookup(name);
+    if (!found) {
+        const auto known = names();
+        const auto nearest = tdbg::detail::nearest_name(name, known);
+        std::string listed;
+        for (const auto& n : known) {
+            listed += (listed.empty() ? "" : ", ") + n;
+        }
+        throw config_error(fmt::format("unknown rule '{}'{}; registered rules: {}", name,
+                                       nearest ? fmt::format(" (did you mean '{}'?)", *nearest) : std::string(),
+                                       listed));
+    }
+    auto& s = detail::registry_with_builtins();
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    return s.factories.at(*found).description;
 }
 
 TDBG_DECL any_rule registry::create(std::string_view name, const trial& base, const rule_params& params,

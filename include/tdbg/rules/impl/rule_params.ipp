@@ -233,6 +233,14 @@ TDBG_DECL void rule_params::declare(const std::string& key) const {
     }
 }
 
+TDBG_DECL std::vector<std::string> rule_params::known() const {
+    if (!state_) {
+        return {};
+    }
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    return {state_->known.begin(), state_->known.end()};
+}
+
 TDBG_DECL std::vector<std::string> rule_params::unknown() const {
     std::vector<std::string> out;
     if (!state_) {

@@ -60,4 +60,15 @@ TDBG_DECL verdict all_zero::invoke_at_step(std::int64_t step, const step_inputs&
     });
 }
 
+TDBG_DECL rule_description all_zero::describe() {
+    return {"A tensor is all (or mostly) zeros.",
+            "Met at a step when at least threshold percent of the elements of a selected tensor are exactly zero: "
+            "a layer that outputs nothing, weights left at zero, gradients that no longer flow.\n\nGive "
+            "collection_names or tensor_regex (or both); the tensors of both are checked, each worker's value. "
+            "String and empty values, and tensors saved only as reductions, are not evaluated.",
+            {{"collection_names", "None", "collections whose tensors are checked (this or tensor_regex is required)"},
+             {"tensor_regex", "None", "regular expressions of tensor names (this or collection_names is required)"},
+             {"threshold", "100", "the percentage of zero elements at which the rule is met"}}};
+}
+
 } // namespace tdbg::rules

@@ -78,4 +78,17 @@ TDBG_DECL verdict check_input_images::invoke_at_step(std::int64_t step, const st
     return false;
 }
 
+TDBG_DECL rule_description check_input_images::describe() {
+    return {"The input images are not normalised.",
+            "Met when the input images are not normalised: once threshold_samples images were seen, the mean of "
+            "some colour channel over all the images so far differs from 0 by more than threshold_mean.\n\nEvery "
+            "tensor matching regex is a batch of images: its first dimension is the batch, dimension channel the "
+            "colour channel. The means accumulate over the steps. A tensor with too few dimensions is not "
+            "evaluated.",
+            {{"threshold_mean", "0.2", "the largest distance of a channel's mean from 0"},
+             {"threshold_samples", "500", "how many images must be seen before anything is judged"},
+             {"regex", ".*hybridsequential0_input_0", "regular expression of the names of the input images"},
+             {"channel", "1", "the dimension of the colour channel (at least 1: 0 is the batch)"}}};
+}
+
 } // namespace tdbg::rules

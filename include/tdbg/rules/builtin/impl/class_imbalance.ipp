@@ -86,4 +86,20 @@ TDBG_DECL std::vector<const tensor_value*> class_imbalance::values_at(const step
     return out;
 }
 
+TDBG_DECL rule_description class_imbalance::describe() {
+    return {"The classes are imbalanced, or a class is mispredicted too often.",
+            "Met when the classes seen in the labels are too imbalanced (the largest class count over the smallest "
+            "exceeds threshold_imbalance), or when the share of mispredicted samples of some class exceeds "
+            "threshold_misprediction. The counts accumulate over the steps and are judged once at least samples "
+            "labels were seen.\n\nLabels are the tensors matching labels_regex, predictions those matching "
+            "predictions_regex; the i-th of each, in name order, are paired. Labels are class ids; predictions are "
+            "class ids or, with argmax, scores whose last axis is reduced by argmax.",
+            {{"threshold_imbalance", "10", "the largest ratio of the largest to the smallest class count"},
+             {"threshold_misprediction", "0.7", "the largest share of mispredicted samples of a class"},
+             {"samples", "500", "how many labels must be seen before anything is judged"},
+             {"argmax", "False", "True: predictions are scores, reduced by argmax over the last axis"},
+             {"labels_regex", ".*labels", "regular expression of the names of the labels"},
+             {"predictions_regex", ".*predictions", "regular expression of the names of the predictions"}}};
+}
+
 } // namespace tdbg::rules

@@ -110,4 +110,21 @@ TDBG_DECL std::vector<const tensor_value*> confusion::values_at(const step_input
     return out;
 }
 
+TDBG_DECL rule_description confusion::describe() {
+    return {"The confusion matrix is not diagonal enough.",
+            "Met at a step when the confusion matrix of labels against predictions has too little on its diagonal "
+            "or too much off it: for some predicted class i, the share of its samples truly of class i is below "
+            "min_diag, or the share of some other class is above max_off_diag.\n\nLabels are the tensor named "
+            "labels and the tensors of the collection labels_collection, predictions likewise; the i-th of each, "
+            "in name order, are paired. Class ids outside [0, category_no) are left out; a class nothing was "
+            "predicted as is not judged.",
+            {{"category_no", "None", "the number of classes (None: found from the labels and predictions)"},
+             {"labels", "labels", "the name of the labels tensor"},
+             {"predictions", "predictions", "the name of the predictions tensor"},
+             {"labels_collection", "labels", "the collection of further labels"},
+             {"predictions_collection", "predictions", "the collection of further predictions"},
+             {"min_diag", "0.9", "the smallest share of a column on the diagonal"},
+             {"max_off_diag", "0.1", "the largest share of a column in one cell off the diagonal"}}};
+}
+
 } // namespace tdbg::rules

@@ -48,4 +48,16 @@ TDBG_DECL verdict dead_relu::invoke_at_step(std::int64_t step, const step_inputs
     });
 }
 
+TDBG_DECL rule_description dead_relu::describe() {
+    return {"Too many ReLU units are dead (almost never active).",
+            "Met at a step when, in some ReLU layer, more than threshold_layer percent of the units are dead: "
+            "active (output above 0) for fewer than threshold_inactivity percent of the samples of the batch. A "
+            "dead unit no longer learns.\n\nA layer is a tensor matching tensor_regex. With two or more dimensions "
+            "the first is the batch and every position of the others is a unit; a tensor of fewer dimensions is "
+            "one sample.",
+            {{"tensor_regex", ".*relu_output", "regular expressions of the names of ReLU outputs (comma-separated)"},
+             {"threshold_inactivity", "1", "the percentage of samples below which an active unit counts as dead"},
+             {"threshold_layer", "50", "the percentage of dead units at which the rule is met"}}};
+}
+
 } // namespace tdbg::rules

@@ -54,4 +54,16 @@ TDBG_DECL verdict exploding_tensor::invoke_at_step(std::int64_t step, const step
     });
 }
 
+TDBG_DECL rule_description exploding_tensor::describe() {
+    return {"A tensor holds NaN or infinite values.",
+            "Met at a step when the value of a selected tensor holds a NaN or, unless only_nan, an infinity: "
+            "values have exploded (a learning rate too high, a division by zero, an overflow).\n\nWith neither "
+            "collection_names nor tensor_regex every tensor is checked. Every worker's value is checked: a NaN on "
+            "one rank is an explosion. Only floating-point and complex values can be non-finite; a tensor saved "
+            "only as reductions is not evaluated.",
+            {{"collection_names", "None", "collections whose tensors are checked (comma-separated)"},
+             {"tensor_regex", "None", "regular expressions of the names of tensors to check (comma-separated)"},
+             {"only_nan", "False", "True: only NaN values count, not infinities"}}};
+}
+
 } // namespace tdbg::rules

@@ -63,4 +63,15 @@ TDBG_DECL verdict feature_importance_overweight::invoke_at_step(std::int64_t ste
     return false;
 }
 
+TDBG_DECL rule_description feature_importance_overweight::describe() {
+    return {"XGBoost: a few features carry most of the importance.",
+            "For XGBoost. Met at a step when the nfeatures most important features hold more than threshold of the "
+            "total feature importance: the model leans on a few features.\n\nEvery element of every tensor "
+            "matching tensor_regex is one feature's importance (smdebug's XGBoost hook saves one per feature). "
+            "With no more than nfeatures features, or a total that is not positive, the step is skipped.",
+            {{"threshold", "0.8", "the largest share of the total importance the top features may hold"},
+             {"nfeatures", "3", "how many of the most important features are summed (at least 1)"},
+             {"tensor_regex", ".*feature_importance/weight", "regular expression of feature importance names"}}};
+}
+
 } // namespace tdbg::rules

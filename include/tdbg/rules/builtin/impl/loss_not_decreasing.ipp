@@ -131,4 +131,23 @@ TDBG_DECL std::optional<double> loss_not_decreasing::increase_threshold(const ru
     return params.get("increase_threshold_percent", 5.0, non_negative);
 }
 
+TDBG_DECL rule_description loss_not_decreasing::describe() {
+    return {"The loss stopped going down.",
+            "Met when a loss has not gone down by at least diff_percent percent over num_steps steps, or has risen "
+            "more than increase_threshold_percent percent above the lowest value the rule compared.\n\nThe losses "
+            "are the tensors of collection_names and tensor_regex and, with use_losses_collection, of the "
+            "\"losses\" collection; only single-element values count. The rule counts steps in mode's step "
+            "numbers; with mode None it takes the first of EVAL, TRAIN and GLOBAL in which a loss was saved. Each "
+            "loss is checked every num_steps steps against its latest value saved at least num_steps steps "
+            "earlier. A NaN loss is a loss that does not decrease.",
+            {{"collection_names", "None", "collections of losses to check (comma-separated)"},
+             {"tensor_regex", "None", "regular expressions of the names of losses to check (comma-separated)"},
+             {"use_losses_collection", "True", "also check the \"losses\" collection"},
+             {"num_steps", "10", "the steps between two checks of a loss (at least 1)"},
+             {"diff_percent", "0.1", "the least decrease, in percent, expected over num_steps steps"},
+             {"increase_threshold_percent", "5",
+              "the most a loss may rise above its lowest, in percent (None: not checked)"},
+             {"mode", "GLOBAL", "whose steps count: TRAIN, EVAL, PREDICT, GLOBAL (None: chosen from the run)"}}};
+}
+
 } // namespace tdbg::rules

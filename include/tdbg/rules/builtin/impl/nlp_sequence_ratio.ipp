@@ -66,4 +66,16 @@ TDBG_DECL verdict nlp_sequence_ratio::invoke_at_step(std::int64_t step, const st
     });
 }
 
+TDBG_DECL rule_description nlp_sequence_ratio::describe() {
+    return {"A token (padding, unknown word) makes up too much of the input sequences.",
+            "Met at a step when the percentage of the elements of an input sequence tensor that equal "
+            "token_values[i] exceeds token_thresholds_percent[i]: sequences made mostly of padding, or of "
+            "unknown-word tokens.\n\nThe input sequences are the tensors matching tensor_regex. One threshold "
+            "applies to every token; otherwise give one per token.",
+            {{"tensor_regex", ".*embedding0_input_0", "regular expressions of the names of input sequences"},
+             {"token_values", "0", "the token ids to count (comma-separated)"},
+             {"token_thresholds_percent", "50",
+              "the percentage above which a token is too frequent (one, or one per token)"}}};
+}
+
 } // namespace tdbg::rules

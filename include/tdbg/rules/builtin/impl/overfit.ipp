@@ -103,4 +103,18 @@ TDBG_DECL verdict overfit::record(const std::string& tensor_name, mode m, double
     return false;
 }
 
+TDBG_DECL rule_description overfit::describe() {
+    return {"The validation loss runs away from the training loss.",
+            "Met when (mean validation loss - mean training loss) / mean training loss exceeds ratio_threshold at "
+            "patience evaluation steps in a row: the model fits its training data ever better, and generalises no "
+            "better.\n\nLosses are the \"losses\" collection and the tensors matching tensor_regex, single-element "
+            "values, from global step start_step on. Training losses are TRAIN-mode values, validation losses "
+            "EVAL-mode values: the training mean is that of the latest TRAIN phase, the validation mean that of "
+            "the current EVAL phase so far.",
+            {{"tensor_regex", "None", "regular expressions of the names of further losses"},
+             {"start_step", "0", "the first global step looked at"},
+             {"patience", "1", "how many ratios in a row must exceed the threshold (at least 1)"},
+             {"ratio_threshold", "0.1", "the largest relative gap allowed between the two means"}}};
+}
+
 } // namespace tdbg::rules

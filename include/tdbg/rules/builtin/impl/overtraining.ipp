@@ -62,4 +62,16 @@ TDBG_DECL verdict overtraining::invoke_at_step(std::int64_t step, const step_inp
     return met;
 }
 
+TDBG_DECL rule_description overtraining::describe() {
+    return {"Training goes on although the loss stopped improving.",
+            "Met when the training loss has not improved for patience_train TRAIN steps, or the validation loss "
+            "for patience_validation EVAL steps: further training is wasted, or makes the model worse.\n\nLosses "
+            "are the \"losses\" collection's single-element values. A value below the best so far minus delta is "
+            "an improvement. Once a patience is reached the rule is met at every further step of that mode until "
+            "the loss improves again.",
+            {{"patience_train", "5", "the saved TRAIN steps without improvement allowed (at least 1)"},
+             {"patience_validation", "10", "the saved EVAL steps without improvement allowed (at least 1)"},
+             {"delta", "0.01", "the least decrease that counts as an improvement"}}};
+}
+
 } // namespace tdbg::rules

@@ -150,4 +150,19 @@ TDBG_DECL verdict poor_weight_initialization::loss_stalled(const step_inputs& in
     return false;
 }
 
+TDBG_DECL rule_description poor_weight_initialization::describe() {
+    return {"The weights look poorly initialised.",
+            "Met at one of the first steps saved steps of a run when the signs of a poor initialisation show: the "
+            "variances of the activation inputs differ too much across layers (the largest over the smallest "
+            "exceeds threshold), the gradients are spread too narrowly (the smallest range from the 5th to the "
+            "95th percentile of a gradient is below distribution_range), or the loss is not lower than it was "
+            "patience saved steps earlier.\n\nActivation inputs are the tensors matching activation_inputs_regex, "
+            "gradients the \"gradients\" collection, losses the \"losses\" collection. Later steps are not judged.",
+            {{"activation_inputs_regex", ".*relu_input", "regular expressions of the names of activation inputs"},
+             {"threshold", "10", "the largest ratio of the largest to the smallest activation input variance"},
+             {"distribution_range", "0.001", "the smallest 5th to 95th percentile range of a gradient"},
+             {"patience", "5", "the saved steps over which the loss must go down (at least 1)"},
+             {"steps", "10", "how many of the first saved steps are judged (at least 1)"}}};
+}
+
 } // namespace tdbg::rules

@@ -83,4 +83,25 @@ TDBG_DECL number_pair saturated_activation::thresholds(const rule_params& params
     return out;
 }
 
+TDBG_DECL rule_description saturated_activation::describe() {
+    return {"Too many tanh or sigmoid units are saturated.",
+            "Met at a step when, in some tanh or sigmoid layer, more than threshold_layer percent of the units are "
+            "saturated: their input lies inside the activation's range (min, max) for fewer than "
+            "threshold_inactivity percent of the samples. The gradient of a saturated unit is nearly zero: it no "
+            "longer learns.\n\nA tensor whose name contains \"sigmoid\" uses the sigmoid range, one containing "
+            "\"tanh\" the tanh range; other tensors are not evaluated. Units and samples count as in DeadRelu (the "
+            "first dimension is the batch). The pairs threshold_tanh and threshold_sigmoid, \"(min, max)\", may be "
+            "given instead of their _min and _max.",
+            {{"collection_names", "None", "collections of activation inputs to check (comma-separated)"},
+             {"tensor_regex", ".*tanh_input|.*sigmoid_input", "regular expressions of the names of activation inputs"},
+             {"threshold_tanh_min", "-9.4999", "the lower end of the tanh range"},
+             {"threshold_tanh_max", "9.4999", "the upper end of the tanh range"},
+             {"threshold_sigmoid_min", "-23", "the lower end of the sigmoid range"},
+             {"threshold_sigmoid_max", "16.99999", "the upper end of the sigmoid range"},
+             {"threshold_tanh", "None", "the tanh range as a pair \"(min, max)\", instead of _min and _max"},
+             {"threshold_sigmoid", "None", "the sigmoid range as a pair \"(min, max)\", instead of _min and _max"},
+             {"threshold_inactivity", "1", "the percentage of samples below which a unit in range counts as saturated"},
+             {"threshold_layer", "50", "the percentage of saturated units at which the rule is met"}}};
+}
+
 } // namespace tdbg::rules

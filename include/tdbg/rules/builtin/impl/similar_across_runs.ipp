@@ -77,4 +77,18 @@ TDBG_DECL std::vector<trial> similar_across_runs::with_other(std::vector<trial> 
     return others;
 }
 
+TDBG_DECL rule_description similar_across_runs::describe() {
+    return {"Two runs that should be alike have diverged.",
+            "Compares this run with another one: met at a step where a selected tensor differs between the two "
+            "(numpy.allclose with its default tolerances fails), as when two runs of the same seed and code should "
+            "produce the same values.\n\nThe other run is other_trials (a run's path or URL, where SageMaker takes "
+            "a training job's name) unless a program passes the other trial in. With neither collection_names nor "
+            "tensor_regex every tensor is compared. The other run's step is waited for; a tensor it does not have "
+            "is not compared.",
+            {{"other_trials", "None", "the other run's path or URL (required unless the trial is passed in)"},
+             {"other_trial", "None", "the earlier name of other_trials (give one of the two)"},
+             {"collection_names", "None", "collections whose tensors are checked (comma-separated)"},
+             {"tensor_regex", "None", "regular expressions of the names of tensors to check (comma-separated)"}}};
+}
+
 } // namespace tdbg::rules

@@ -51,4 +51,17 @@ TDBG_DECL verdict stalled_training_rule::while_waiting(std::int64_t next_step) {
     return false;
 }
 
+TDBG_DECL rule_description stalled_training_rule::describe() {
+    return {"Training stalled: no new step for too long.",
+            "Met at a step when more than threshold seconds passed between it and the previous step. A step's time "
+            "is the wall time of its event file, so a finished run is judged as it would have been live. While the "
+            "next step of a live run is awaited (tdbg rules --follow, the watcher), the rule also fires once more "
+            "than threshold seconds have passed since the last step.\n\nWith stop_training_on_fire it also writes "
+            "the stop marker, which stops a training loop with a tdbg hook. training_job_name_prefix names a "
+            "SageMaker job: it is accepted, and not needed.",
+            {{"threshold", "1800", "the seconds without a new step after which training counts as stalled"},
+             {"stop_training_on_fire", "False", "True: stop the training when the rule fires"},
+             {"training_job_name_prefix", "None", "SageMaker's training job name prefix (accepted, unused)"}}};
+}
+
 } // namespace tdbg::rules

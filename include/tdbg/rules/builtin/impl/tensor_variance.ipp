@@ -47,4 +47,17 @@ TDBG_DECL verdict tensor_variance::invoke_at_step(std::int64_t step, const step_
     });
 }
 
+TDBG_DECL rule_description tensor_variance::describe() {
+    return {"A tensor's variance is above or below a bound.",
+            "Met at a step when the variance of a selected tensor is above max_threshold or below min_threshold: "
+            "values that spread out too much (exploding) or collapse to a constant (vanishing, dead units).\n\n"
+            "Give collection_names or tensor_regex (or both). The variance is the variance reduction the hook "
+            "stored, else it is computed from the value over all its elements (as numpy.var). Each bound is "
+            "checked only when given; a NaN variance triggers nothing.",
+            {{"collection_names", "None", "collections whose tensors are checked (this or tensor_regex is required)"},
+             {"tensor_regex", "None", "regular expressions of tensor names (this or collection_names is required)"},
+             {"max_threshold", "None", "the largest variance allowed (None: no upper bound)"},
+             {"min_threshold", "None", "the smallest variance allowed (None: no lower bound)"}}};
+}
+
 } // namespace tdbg::rules

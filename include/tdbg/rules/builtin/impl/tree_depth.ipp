@@ -46,4 +46,13 @@ TDBG_DECL verdict tree_depth::invoke_at_step(std::int64_t step, const step_input
     });
 }
 
+TDBG_DECL rule_description tree_depth::describe() {
+    return {"XGBoost: the trees are shallower than expected.",
+            "For XGBoost. Met at a step when the model's trees are shallower than depth: XGBoost rejected the "
+            "splits that did not improve the loss, so the trees did not grow as deep as configured, and a larger "
+            "depth would not help.\n\nThe node ids are the values of the tensors whose names end in "
+            "\"trees/Node\", as smdebug's XGBoost hook saves them; the depth is floor(log2(largest id + 1)).",
+            {{"depth", "4", "the depth the trees are expected to reach"}}};
+}
+
 } // namespace tdbg::rules

@@ -82,4 +82,20 @@ unchanged_tensor::unchanged(const step_inputs& inputs, detail::input_range tenso
     return verdict(false);
 }
 
+TDBG_DECL rule_description unchanged_tensor::describe() {
+    return {"A tensor stopped changing over its last saved steps.",
+            "Met at a step when a selected tensor's values at the last num_steps steps where it was saved (this "
+            "one included, not necessarily consecutive) are all close to each other, as numpy.allclose judges with "
+            "rtol, atol and equal_nan: weights that no longer learn, a layer that is stuck.\n\nGive "
+            "collection_names or tensor_regex (or both). Steps of every mode count. A tensor saved at fewer than "
+            "num_steps steps so far is not evaluated. Strings must be equal; a changed shape is a change. Each "
+            "worker is compared with itself.",
+            {{"collection_names", "None", "collections whose tensors are checked (this or tensor_regex is required)"},
+             {"tensor_regex", "None", "regular expressions of tensor names (this or collection_names is required)"},
+             {"num_steps", "3", "how many saved steps must agree (at least 2)"},
+             {"rtol", "1e-05", "relative tolerance of the comparison"},
+             {"atol", "1e-08", "absolute tolerance of the comparison"},
+             {"equal_nan", "False", "True: NaNs in the same places count as equal"}}};
+}
+
 } // namespace tdbg::rules

@@ -38,4 +38,13 @@ TDBG_DECL verdict vanishing_gradient::invoke_at_step(std::int64_t step, const st
     });
 }
 
+TDBG_DECL rule_description vanishing_gradient::describe() {
+    return {"Gradients vanish: a gradient's mean absolute value falls below a threshold.",
+            "Met at a step when some tensor of the \"gradients\" collection has a mean absolute value below "
+            "threshold: the gradients have become so small that the weights barely change, and training stalls.\n\n"
+            "The mean is the abs_mean reduction the hook stored, else it is computed from the saved value. A "
+            "gradient with neither at a step is not evaluated; a step where no gradient can be is skipped.",
+            {{"threshold", "1e-07", "the mean |gradient| below which a gradient has vanished"}}};
+}
+
 } // namespace tdbg::rules

@@ -125,4 +125,18 @@ TDBG_DECL std::optional<verdict> weight_update_ratio::out_of_bounds(const step_i
     return verdict(false);
 }
 
+TDBG_DECL rule_description weight_update_ratio::describe() {
+    return {"Weight updates are too large or too small for the weights.",
+            "Met at a step when, for some tensor of the \"weights\" collection, the size of the update relative to "
+            "the weight, ||w(s) - w(p)|| / (||w(p)|| + epsilon), is above large_threshold (the updates are too "
+            "large: training may diverge) or below small_threshold (too small: training has stalled).\n\nThe "
+            "previous step p is the newest saved step before s or, with num_steps, the oldest saved step within "
+            "num_steps steps before s. Steps are counted in TRAIN mode when weights were saved in it, else in "
+            "global steps. Norms are Euclidean over all elements; each worker is compared with itself.",
+            {{"num_steps", "None", "how far back the previous step may lie (None: the newest saved step before)"},
+             {"large_threshold", "10", "the largest ratio allowed"},
+             {"small_threshold", "1e-08", "the smallest ratio allowed"},
+             {"epsilon", "1e-09", "added to the weight's norm, so that a zero weight divides safely (more than 0)"}}};
+}
+
 } // namespace tdbg::rules
