@@ -1,7 +1,8 @@
 #pragma once
 // The reading of a whole run in the "smdebug-golden/1" schema: the layout of
 // the golden files that record what Python smdebug's reader returns, so that
-// tdbg's reading and Python's can be compared key by key.
+// tdbg's reading and Python's can be compared key by key; or of part of a run
+// (golden_filter: some tensors, steps, a mode), for a person's look at it.
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -20,6 +22,8 @@
 
 #include <fmt/format.h>
 
+#include "arguments.hpp"
+#include "commands.hpp"
 #include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/half.hpp"
@@ -38,6 +42,76 @@ using format::json_value;
 inline constexpr const char* golden_format = "smdebug-golden/1";
 /// Values with at most this many elements are written out in full.
 inline constexpr std::size_t golden_max_listed_elements = 16;
+
+/// The steps from `first` up to, not including, `end`, as Python's `A:B`; a side left out
+/// has no bound.
+struct step_window {
+    std::optional<std::int64_t> first;
+    std::optional<std::int64_t> end;
+
+    /// True when no side is bounded: every step is in.
+    [[nodiscard]] bool unbounded() const noexcept { return !first && !end; }
+    [[nodiscard]] bool contains(std::int64_t step) const noexcept {
+        return (!first || step >= *first) && (!end || step < *end);
+    }
+};
+
+/// `text` as a step_window: `A:B`, `A:`, `:B` or `:`, whole numbers >= 0 with B > A; a
+/// usage_error naming `option` otherwise.
+inline step_window parse_step_window(std::string_view option, const std::string& text) {
+    const auto colon = text.find(':');
+    if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) {
+        throw usage_error(fmt::format("{} expects A:B (the steps from A up to, not including, B; "
+                                      "either may be left out), got '{}'",
+                                      option, text));
+    }
+    step_window w;
+    const auto side = [&](const std::string& number) -> std::optional<std::int64_t> {
+        if (number.empty()) {
+            return std::nullopt;
+        }
+        return parse_number<std::int64_t>(option, number, 0, std::numeric_limits<std::int64_t>::max());
+    };
+    w.first = side(text.substr(0, colon));
+    w.end = side(text.substr(colon + 1));
+    if (w.first && w.end && *w.end <= *w.first) {
+        throw usage_error(fmt::format("{} {} holds no step: the end ({}) is excluded and must be greater than "
+                                      "the start",
+                                      option, text, *w.end));
+    }
+    return w;
+}
+
+/// `text` as a mode (TRAIN, EVAL, PREDICT or GLOBAL); a usage_error naming `option` otherwise.
+inline mode parse_mode_option(std::string_view option, const std::string& text) {
+    if (const auto m = try_parse_mode(text)) {
+        return *m;
+    }
+    throw usage_error(fmt::format("{} expects TRAIN, EVAL, PREDICT or GLOBAL, got '{}'", option, text));
+}
+
+/// The part of a run a golden document is restricted to (`tdbg dump --tensors --steps --mode`).
+/// A document written with the default filter is the whole run's.
+struct golden_filter {
+    /// Only the tensors whose names it matches (searched, as smdebug's tensor regexes).
+    std::optional<std::string> tensor_regex;
+    /// Only the steps of this mode (GLOBAL: every mode).
+    mode only_mode = mode::global;
+    /// Only these steps: mode steps of only_mode, or global steps when it is GLOBAL.
+    step_window steps;
+
+    /// True when nothing is left out.
+    [[nodiscard]] bool keeps_everything() const noexcept {
+        return !tensor_regex && only_mode == mode::global && steps.unbounded();
+    }
+    /// True when the step `global_step`, step `mode_step` of `step_mode`, is kept.
+    [[nodiscard]] bool keeps_step(mode step_mode, std::int64_t mode_step, std::int64_t global_step) const noexcept {
+        if (only_mode == mode::global) {
+            return steps.contains(global_step);
+        }
+        return step_mode == only_mode && steps.contains(mode_step);
+    }
+};
 
 namespace detail {
 
@@ -229,9 +303,33 @@ inline json_value golden_entry(const tdbg::tensor& t, const tensor_step_info& in
 
 } // namespace detail
 
+namespace detail {
+
+/// Of `steps`, steps of mode `m` (global steps for GLOBAL), those `filter` keeps.
+inline std::vector<std::int64_t> golden_kept_steps(const trial& t, const golden_filter& filter, mode m,
+                                                   std::vector<std::int64_t> steps) {
+    if (filter.keeps_everything()) {
+        return steps;
+    }
+    const auto dropped = [&](std::int64_t step) {
+        if (m == mode::global) {
+            const auto mode_step = t.mode_modestep(step);
+            return !(mode_step ? filter.keeps_step(mode_step->first, mode_step->second, step)
+                               : filter.keeps_step(mode::global, step, step));
+        }
+        const auto global = t.global_step(m, step);
+        return !global || !filter.keeps_step(m, step, *global);
+    };
+    steps.erase(std::remove_if(steps.begin(), steps.end(), dropped), steps.end());
+    return steps;
+}
+
+} // namespace detail
+
 /// What the golden schema says of the run but its steps and tensors: the document less
 /// "steps", "global_step_to_mode" and "tensors" (write_golden_document writes those as it goes).
-inline json_value golden_document_head(const trial& t, const std::string& producer) {
+/// With a filter's tensor regex, the lists of the trial's tensor names hold only those it matches.
+inline json_value golden_document_head(const trial& t, const std::string& producer, const golden_filter& filter = {}) {
     using json = json_value;
     json doc;
     doc["format"] = golden_format;
@@ -247,10 +345,11 @@ inline json_value golden_document_head(const trial& t, const std::string& produc
     std::sort(mode_names.begin(), mode_names.end());
     doc["modes"] = json::array_of(mode_names);
 
-    doc["tensor_names"] = json::array_of(t.tensor_names());
+    const std::vector<std::string> names = t.tensor_names(std::nullopt, mode::global, filter.tensor_regex);
+    doc["tensor_names"] = json::array_of(names);
     json by_mode = json::object();
     for (const mode m : t.modes()) {
-        by_mode[std::string(mode_name(m))] = json::array_of(t.tensor_names(std::nullopt, m));
+        by_mode[std::string(mode_name(m))] = json::array_of(t.tensor_names(std::nullopt, m, filter.tensor_regex));
     }
     doc["tensor_names_by_mode"] = std::move(by_mode);
 
@@ -271,7 +370,14 @@ inline json_value golden_document_head(const trial& t, const std::string& produc
         std::sort(listed.begin(), listed.end());
         listed.erase(std::unique(listed.begin(), listed.end()), listed.end());
         item["tensor_names_in_file"] = json::array_of(listed);
-        item["trial_tensor_names"] = json::array_of(t.tensor_names(std::nullopt, mode::global, std::nullopt, name));
+        std::vector<std::string> members = t.tensor_names(std::nullopt, mode::global, std::nullopt, name);
+        if (filter.tensor_regex) { // both lists are sorted
+            std::vector<std::string> matching;
+            std::set_intersection(members.begin(), members.end(), names.begin(), names.end(),
+                                  std::back_inserter(matching));
+            members = std::move(matching);
+        }
+        item["trial_tensor_names"] = json::array_of(members);
         collections[name] = std::move(item);
     }
     doc["collections"] = std::move(collections);
@@ -350,7 +456,7 @@ inline void write_golden_integers(const std::vector<std::int64_t>& list, int dep
 }
 
 // The "steps" member's value at nesting level 1: each mode's steps.
-inline void write_golden_steps(const trial& t, golden_text_writer& w) {
+inline void write_golden_steps(const trial& t, const golden_filter& filter, golden_text_writer& w) {
     std::vector<std::string> names;
     for (const mode m : all_modes) {
         names.emplace_back(mode_name(m));
@@ -361,7 +467,8 @@ inline void write_golden_steps(const trial& t, golden_text_writer& w) {
         w.raw(i == 0 ? "" : ",");
         w.newline(2);
         w.key(names[i]);
-        write_golden_integers(t.steps(parse_mode(names[i])), 2, w);
+        const mode m = parse_mode(names[i]);
+        write_golden_integers(golden_kept_steps(t, filter, m, t.steps(m)), 2, w);
     }
     w.newline(1);
     w.raw("}");
@@ -369,9 +476,9 @@ inline void write_golden_steps(const trial& t, golden_text_writer& w) {
 
 // The "global_step_to_mode" member's value at nesting level 1, a step at a time, in the
 // order of sort_keys: the steps' decimal text sorted as text.
-inline void write_golden_step_modes(const trial& t, golden_text_writer& w) {
+inline void write_golden_step_modes(const trial& t, const golden_filter& filter, golden_text_writer& w) {
     std::vector<std::pair<std::string, std::int64_t>> steps;
-    for (const std::int64_t step : t.steps()) {
+    for (const std::int64_t step : golden_kept_steps(t, filter, mode::global, t.steps())) {
         steps.emplace_back(std::to_string(step), step);
     }
     std::sort(steps.begin(), steps.end());
@@ -393,8 +500,8 @@ inline void write_golden_step_modes(const trial& t, golden_text_writer& w) {
 }
 
 // The "tensors" member's value at nesting level 1, a tensor step at a time.
-inline void write_golden_tensors(const trial& t, golden_text_writer& w) {
-    std::vector<std::string> names = t.tensor_names();
+inline void write_golden_tensors(const trial& t, const golden_filter& filter, golden_text_writer& w) {
+    std::vector<std::string> names = t.tensor_names(std::nullopt, mode::global, filter.tensor_regex);
     std::sort(names.begin(), names.end()); // as sort_keys orders the object's members
     if (names.empty()) {
         w.raw("{}");
@@ -409,7 +516,14 @@ inline void write_golden_tensors(const trial& t, golden_text_writer& w) {
         w.raw("{");
         w.newline(3);
         w.key("entries");
-        const std::vector<tensor_step_info> entries = tensor.entries();
+        std::vector<tensor_step_info> entries = tensor.entries();
+        if (!filter.keeps_everything()) {
+            entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                         [&](const tensor_step_info& e) {
+                                             return !filter.keeps_step(e.step_mode, e.mode_step, e.step);
+                                         }),
+                          entries.end());
+        }
         if (entries.empty()) {
             w.raw("[]");
         } else {
@@ -427,7 +541,7 @@ inline void write_golden_tensors(const trial& t, golden_text_writer& w) {
         w.key("steps");
         json_value tensor_steps = json_value::object();
         for (const mode m : all_modes) {
-            tensor_steps[std::string(mode_name(m))] = json_value::array_of(tensor.steps(m));
+            tensor_steps[std::string(mode_name(m))] = json_value::array_of(golden_kept_steps(t, filter, m, tensor.steps(m)));
         }
         w.value(tensor_steps, 3);
         w.newline(2);
@@ -442,17 +556,22 @@ inline void write_golden_tensors(const trial& t, golden_text_writer& w) {
 /// Writes the whole run as the golden schema describes it to `out`, byte for byte as
 /// json_document_text() lays the document out (a newline last), a tensor step at a time:
 /// memory grows with the run's index, not with what is written. `producer` names the program.
-inline void write_golden_document(const trial& t, const std::string& producer, std::ostream& out) {
+/// With `filter`, the document of part of the run: "tensors" holds every tensor its regex
+/// matches (each with the entries and steps it keeps, perhaps none), "steps" and
+/// "global_step_to_mode" the steps it keeps, and the lists of tensor names (the run's, by
+/// mode, each collection's trial_tensor_names) the tensors it matches; the rest is the run's.
+inline void write_golden_document(const trial& t, const std::string& producer, std::ostream& out,
+                                  const golden_filter& filter = {}) {
     detail::golden_text_writer w(out);
-    const json_value head = golden_document_head(t, producer);
+    const json_value head = golden_document_head(t, producer, filter);
     // Every member, in the order of sort_keys: the head's, and those written as they go.
     std::vector<std::pair<std::string, std::function<void()>>> members;
     for (const format::json_member& m : head.members()) {
         members.emplace_back(m.key, [&w, &m] { w.value(m.value, 1); });
     }
-    members.emplace_back("steps", [&] { detail::write_golden_steps(t, w); });
-    members.emplace_back("global_step_to_mode", [&] { detail::write_golden_step_modes(t, w); });
-    members.emplace_back("tensors", [&] { detail::write_golden_tensors(t, w); });
+    members.emplace_back("steps", [&] { detail::write_golden_steps(t, filter, w); });
+    members.emplace_back("global_step_to_mode", [&] { detail::write_golden_step_modes(t, filter, w); });
+    members.emplace_back("tensors", [&] { detail::write_golden_tensors(t, filter, w); });
     std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     w.raw("{");
     for (std::size_t i = 0; i < members.size(); ++i) {

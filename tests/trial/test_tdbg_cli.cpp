@@ -1,6 +1,7 @@
 // The `tdbg` program: `dump --json` reproduces Python smdebug's reading of
-// each fixture run (the golden files) except where tdbg reads better, `ls`
-// is readable, bad input ends with a message and exit status 2, and output
+// each fixture run (the golden files) except where tdbg reads better, or of
+// part of a run (--tensors, --steps, --mode), `ls` is readable, `show` prints
+// values as numpy does, bad input ends with a message and exit status 2, and output
 // files (`report -o`, `rules --junit`, `rules -o`) are written through links,
 // into FIFOs and devices in place, and replaced whole, or not at all.
 
@@ -276,7 +277,7 @@ TEST_CASE("tdbg subcommands: -- ends the options, -o takes the next word as its 
     CHECK(output_dash_h.status == 2);
     CHECK(output_dash_h.out.find("usage:") == std::string::npos);
     CHECK(output_dash_h.err.find("absent") != std::string::npos);
-    for (const std::string command : {"ls", "dump", "rules", "diff", "report"}) {
+    for (const std::string command : {"ls", "dump", "show", "rules", "diff", "report"}) {
         INFO(command);
         const run_result help = tdbg_run({command, "--no-such-option", "--help"});
         CHECK(help.status == 0);
@@ -290,7 +291,7 @@ TEST_CASE("tdbg subcommands: -- ends the options, -o takes the next word as its 
     CHECK(report_equals.err.find("--bins expects a whole number from 2 to 400, got '1'") != std::string::npos);
 }
 
-TEST_CASE("tdbg ls: names from the run are printed with their control characters escaped") {
+TEST_CASE("tdbg ls and show: names from the run are printed with their control characters escaped") {
     // A name that would clear the screen, return to the start of the line and ring the bell.
     const std::string hostile = "evil\x1b[2J\r\a\xc2\x9b/weight";
     tdbg::test::temp_dir dir("cli_hostile_name");
@@ -313,6 +314,11 @@ TEST_CASE("tdbg ls: names from the run are printed with their control characters
         CHECK((b >= 0x20 || c == '\n'));
         CHECK(b != 0x7F);
     }
+    // So does `tdbg show`, in the line above the values.
+    const run_result show = tdbg_run({"show", dir.path(), "weight"});
+    INFO(show.err);
+    REQUIRE(show.status == 0);
+    CHECK(show.out == "evil\\x1b[2J\\x0d\\x07\\xc2\\x9b/weight  step 0 (GLOBAL step 0)  float32 [2]\n[1. 2.]\n");
     // The JSON dump keeps the name exact (JSON escapes it).
     const run_result dump = tdbg_run({"dump", dir.path(), "--json"});
     REQUIRE(dump.status == 0);
@@ -544,4 +550,204 @@ TEST_CASE("tdbg output files: a file that cannot be written is exit 2 naming it,
     CHECK_THAT(limited.err, Catch::Contains("cannot write " + page.string() + ": "));
     CHECK(tdbg::test::read_file(page) == "old");
     CHECK(names_in(dir.path() / "out") == std::vector<std::string>{"report.html"});
+}
+
+namespace {
+
+// A run for `tdbg show`, written with the hook: at TRAIN steps 0-2 and EVAL step 0 (global
+// step 3), "w" (float32 [2, 3]), "counts" (int32 [4]), "scale" (float32, 0-d), "big" (int32
+// [40, 50], 0 to 1999) and "loss" (float32 [3]), of which only the min and max are saved.
+void write_show_run(const std::filesystem::path& dir) {
+    tdbg::hook_options o;
+    o.out_dir = dir.string();
+    o.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt});
+    o.include_collections = {"values", "loss_stats"};
+    tdbg::collection values("values");
+    values.include("^(w|counts|scale|big)$");
+    tdbg::collection loss_stats("loss_stats");
+    loss_stats.include("^loss$");
+    loss_stats.set_reduction_config(tdbg::reduction_config::parse("min,max"));
+    o.collections = {values, loss_stats};
+    tdbg::hook h(o);
+    std::vector<std::int32_t> big(2000);
+    for (std::size_t i = 0; i < big.size(); ++i) {
+        big[i] = static_cast<std::int32_t>(i);
+    }
+    const auto step = [&](float s) {
+        h.begin_step();
+        const std::vector<float> w{s + 0.5F, -1.0F, 2.0F, 0.25F, -3.0F, 10.0F};
+        h.save_tensor("w", w.data(), {2, 3});
+        const std::vector<std::int32_t> counts{static_cast<std::int32_t>(s), -7, 100, 3};
+        h.save_tensor("counts", counts.data(), {4});
+        h.save_tensor("scale", tdbg::tensor_value::scalar(0.001F * (s + 1)));
+        h.save_tensor("big", big.data(), {40, 50});
+        const std::vector<float> loss{s + 1, s + 2, s + 4};
+        h.save_tensor("loss", loss.data(), {3});
+    };
+    h.set_mode(tdbg::mode::train);
+    for (int s = 0; s < 3; ++s) {
+        step(static_cast<float>(s));
+    }
+    h.set_mode(tdbg::mode::eval);
+    step(10.0F);
+    h.close();
+}
+
+} // namespace
+
+TEST_CASE("tdbg show: values as numpy prints them, a step at a time, the last one by default") {
+    tdbg::test::temp_dir dir("cli_show_values");
+    write_show_run(dir.path());
+    const std::string run = dir.path().string();
+
+    const run_result last = tdbg_run({"show", run, "^w$"});
+    INFO(last.err);
+    REQUIRE(last.status == 0);
+    CHECK(last.out == "w  step 3 (EVAL step 0)  float32 [2, 3]\n"
+                      "[[10.5  -1.    2.  ]\n"
+                      " [ 0.25 -3.   10.  ]]\n");
+
+    const run_result train = tdbg_run({"show", run, "^w$", "--mode", "TRAIN", "--steps", "1:"});
+    INFO(train.err);
+    REQUIRE(train.status == 0);
+    CHECK(train.out == "w  step 1 (TRAIN step 1)  float32 [2, 3]\n"
+                       "[[ 1.5  -1.    2.  ]\n"
+                       " [ 0.25 -3.   10.  ]]\n"
+                       "\n"
+                       "w  step 2 (TRAIN step 2)  float32 [2, 3]\n"
+                       "[[ 2.5  -1.    2.  ]\n"
+                       " [ 0.25 -3.   10.  ]]\n");
+
+    // Several tensors, each under its own header; integers right-aligned, a 0-d value as a number.
+    const run_result two = tdbg_run({"show", run, "^(counts|scale)$", "--step", "1"});
+    INFO(two.err);
+    REQUIRE(two.status == 0);
+    CHECK(two.out == "counts  step 1 (TRAIN step 1)  int32 [4]\n"
+                     "[  1  -7 100   3]\n"
+                     "\n"
+                     "scale  step 1 (TRAIN step 1)  float32 []\n"
+                     "0.002\n");
+    const run_result ranged = tdbg_run({"show", run, "^counts$", "--steps", ":2"});
+    REQUIRE(ranged.status == 0);
+    CHECK(ranged.out == "counts  step 0 (TRAIN step 0)  int32 [4]\n"
+                        "[  0  -7 100   3]\n"
+                        "\n"
+                        "counts  step 1 (TRAIN step 1)  int32 [4]\n"
+                        "[  1  -7 100   3]\n");
+}
+
+TEST_CASE("tdbg show: more than 1000 elements are summarised as numpy does, 3 items each side") {
+    tdbg::test::temp_dir dir("cli_show_big");
+    write_show_run(dir.path());
+    const run_result r = tdbg_run({"show", dir.path().string(), "big"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out == "big  step 3 (EVAL step 0)  int32 [40, 50]\n"
+                   "[[   0    1    2 ...   47   48   49]\n"
+                   " [  50   51   52 ...   97   98   99]\n"
+                   " [ 100  101  102 ...  147  148  149]\n"
+                   " ...\n"
+                   " [1850 1851 1852 ... 1897 1898 1899]\n"
+                   " [1900 1901 1902 ... 1947 1948 1949]\n"
+                   " [1950 1951 1952 ... 1997 1998 1999]]\n");
+}
+
+TEST_CASE("tdbg show --reductions: a table over the steps, stored reductions or computed ones") {
+    tdbg::test::temp_dir dir("cli_show_reductions");
+    write_show_run(dir.path());
+    const std::string run = dir.path().string();
+
+    // Computed from the values where none are stored.
+    const run_result computed = tdbg_run({"show", run, "^counts$", "--reductions", "--mode", "TRAIN", "--steps", ":"});
+    INFO(computed.err);
+    REQUIRE(computed.status == 0);
+    CHECK(computed.out == "counts  reductions computed from the values\n"
+                          "step  mode   mode_step  min  max   mean                std                  l2\n"
+                          "   0  TRAIN          0   -7  100   24.0  44.02839992550263  100.28958071504736\n"
+                          "   1  TRAIN          1   -7  100  24.25  43.89404857153188  100.29456615390487\n"
+                          "   2  TRAIN          2   -7  100   24.5  43.76356932426787  100.30952098380293\n");
+
+    // A tensor saved as reductions only: said so, and its stored reductions shown, without --reductions.
+    const run_result stored = tdbg_run({"show", run, "loss", "--steps", "2:"});
+    INFO(stored.err);
+    REQUIRE(stored.status == 0);
+    CHECK(stored.out == "loss  stored reductions (saved as reductions only, no values)\n"
+                        "step  mode   mode_step   min   max\n"
+                        "   2  TRAIN          2   3.0   6.0\n"
+                        "   3  EVAL           0  11.0  14.0\n");
+}
+
+TEST_CASE("tdbg show: no match, bad steps, modes and workers exit 2 with a message") {
+    tdbg::test::temp_dir dir("cli_show_errors");
+    write_show_run(dir.path());
+    const std::string run = dir.path().string();
+    const auto fails = [&](const std::vector<std::string>& args, const std::string& message) {
+        const run_result r = tdbg_run(args);
+        INFO(args.back() << ": " << r.err);
+        CHECK(r.status == 2);
+        CHECK(r.err.find(message) != std::string::npos);
+    };
+    fails({"show", run, "cuonts"}, "tdbg show: error: no tensor matches 'cuonts'; did you mean 'counts'?");
+    fails({"show", run, "^nothing$"}, "no tensor matches '^nothing$'");
+    fails({"show", run, "^w$", "--mode", "PREDICT"}, "no tensor matches '^w$' in mode PREDICT (it matches 1 saved in other modes: 'w')");
+    fails({"show", run, "^w$", "--steps", "10:"}, "no tensor matching '^w$' was saved at the steps asked for");
+    fails({"show", run, "^w$", "--step", "1", "--steps", "1:2"}, "--step and --steps cannot be given together");
+    fails({"show", run, "^w$", "--steps", "3:1"}, "--steps 3:1 holds no step");
+    fails({"show", run, "^w$", "--steps", "1"}, "--steps expects A:B");
+    fails({"show", run, "^w$", "--steps", "a:"}, "--steps expects a whole number >= 0, got 'a'");
+    fails({"show", run, "^w$", "--mode", "TRAINING"}, "--mode expects TRAIN, EVAL, PREDICT or GLOBAL, got 'TRAINING'");
+    fails({"show", run, "^w$", "--worker", "worker_9"}, "no worker 'worker_9' in the run (its workers: 'worker_0')");
+    fails({"show", run}, "expected the run and a tensor regex");
+    // A regex from the command line is printed escaped, as names from the run are.
+    fails({"show", run, "evil\x1b"}, "no tensor matches 'evil\\x1b'");
+}
+
+TEST_CASE("tdbg dump --tensors --steps --mode: the golden document of part of a run") {
+    tdbg::test::temp_dir dir("cli_dump_filters");
+    write_show_run(dir.path());
+    const std::string run = dir.path().string();
+    const run_result r = tdbg_run({"dump", run, "--tensors", "^(w|loss)$", "--mode", "TRAIN", "--steps", "1:"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    const json doc = json::parse(r.out);
+    CHECK(doc["tensor_names"] == json({"loss", "w"}));
+    CHECK(doc["tensor_names_by_mode"]["EVAL"] == json({"loss", "w"}));
+    CHECK(doc["collections"]["values"]["trial_tensor_names"] == json({"w"}));
+    CHECK(doc["steps"]["TRAIN"] == json({1, 2}));
+    CHECK(doc["steps"]["EVAL"] == json::array());
+    CHECK(doc["steps"]["GLOBAL"] == json({1, 2}));
+    CHECK(doc["global_step_to_mode"].size() == 2);
+    CHECK(doc["global_step_to_mode"]["2"]["mode_step"] == 2);
+    REQUIRE(doc["tensors"].size() == 2);
+    for (const char* name : {"loss", "w"}) {
+        INFO(name);
+        const json& tensor = doc["tensors"][name];
+        REQUIRE(tensor["entries"].size() == 2);
+        CHECK(tensor["entries"][0]["step"] == 1);
+        CHECK(tensor["entries"][1]["mode"] == "TRAIN");
+        CHECK(tensor["steps"]["TRAIN"] == json({1, 2}));
+        CHECK(tensor["steps"]["EVAL"] == json::array());
+    }
+    CHECK(doc["tensors"]["w"]["entries"][1]["value"] == json({{2.5, -1.0, 2.0}, {0.25, -3.0, 10.0}}));
+    CHECK(doc["tensors"]["loss"]["entries"][1]["reductions"]["max"]["value"] == 6.0);
+    // Global steps without a mode; the run's other members as they are.
+    const run_result global = tdbg_run({"dump", run, "--steps", "3:"});
+    REQUIRE(global.status == 0);
+    const json all = json::parse(global.out);
+    CHECK(all["tensor_names"] == json({"big", "counts", "loss", "scale", "w"}));
+    CHECK(all["steps"]["GLOBAL"] == json({3}));
+    CHECK(all["steps"]["EVAL"] == json({0}));
+    CHECK(all["steps"]["TRAIN"] == json::array());
+    CHECK(all["tensors"]["counts"]["entries"].size() == 1);
+    CHECK(all["modes"] == json({"EVAL", "TRAIN"}));
+    // No filter, or filters that keep everything: the whole run's document, byte for byte.
+    const run_result whole = tdbg_run({"dump", run});
+    REQUIRE(whole.status == 0);
+    CHECK(tdbg_run({"dump", run, "--steps", ":", "--mode", "GLOBAL"}).out == whole.out);
+    CHECK(json::parse(whole.out)["steps"]["GLOBAL"] == json({0, 1, 2, 3}));
+    for (const auto& bad : std::vector<std::vector<std::string>>{{"--steps", "2:2"}, {"--mode", "x"}}) {
+        const run_result refused = tdbg_run({"dump", run, bad[0], bad[1]});
+        CHECK(refused.status == 2);
+        CHECK(refused.err.find(bad[0]) != std::string::npos);
+    }
 }
