@@ -65,6 +65,7 @@ struct rules_options {
     std::optional<std::string> junit;
     std::optional<std::string> sarif;
     bool allow_empty = false;
+    bool allow_partial = false;
     std::string output = "-";
     std::size_t threads = 0;
     std::size_t jobs = std::max(1U, std::thread::hardware_concurrency());
@@ -133,6 +134,10 @@ void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
               "a rule that evaluated nothing (its selection matched no tensor of the run, or no step could be "
               "evaluated) is expected: without it, such a rule has status NothingEvaluated and the exit status is 2",
               o.allow_empty);
+    args.flag("--allow-partial",
+              "steps a worker has not written (StepNotYetAvailable: the run has not ended, or a worker stopped) "
+              "may be left unevaluated: without it, a rule that left such steps makes the exit status 2",
+              o.allow_partial);
     args.number("--threads", "N",
                 "threads per rule, 0 to 1024 (default 0: all cores, or 16 on S3, where reads of different "
                 "steps overlap)",
@@ -143,8 +148,9 @@ void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
         "A FILE that is a symbolic link is written through; a FIFO or a device is\n"
         "written in place; a regular file is replaced at once, never left half written.\n\n"
         "exit status: 0 no issues found, 1 issues found, 2 error (a rule could not be\n"
-        "evaluated, a rule evaluated nothing (NothingEvaluated: see --allow-empty), bad\n"
-        "arguments, or output that cannot be written); 130 or 143 when\n"
+        "evaluated, a rule evaluated nothing (NothingEvaluated: see --allow-empty) or\n"
+        "left steps a worker has not written (see --allow-partial), bad arguments, or\n"
+        "output that cannot be written); 130 or 143 when\n"
         "SIGINT or SIGTERM interrupted it: the results so far are still written, each\n"
         "evaluation cut short marked so (JSON: \"end\": \"interrupted\", and status\n"
         "\"Stopped\" unless it found issues). A progress bar goes to stderr when it is a terminal.\n");
@@ -699,6 +705,16 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
             err << "tdbg rules: error: " << tdbg::detail::terminal_safe(r.result.display_name())
                 << " evaluated nothing: " << tdbg::detail::terminal_safe(r.result.nothing_evaluated_reason)
                 << " (--allow-empty if that is expected)\n";
+            errors = true;
+        }
+        const auto late =
+            r.result.skipped_steps.find(std::string(tdbg::rules::skip_reason::step_not_yet_available));
+        if (late != r.result.skipped_steps.end() && late->second.size() > 0 && !o.allow_partial) {
+            // A gate that passed with steps unevaluated would say nothing of them.
+            err << "tdbg rules: error: " << tdbg::detail::terminal_safe(r.result.display_name()) << " left "
+                << late->second.size() << " step" << (late->second.size() == 1 ? "" : "s") << " unevaluated ("
+                << tdbg::rules::format_steps(late->second, 5)
+                << "): a worker has not written them (StepNotYetAvailable) (--allow-partial if that is expected)\n";
             errors = true;
         }
     }

@@ -339,6 +339,39 @@ TEST_CASE("tdbg rules: a rule that evaluated nothing is NothingEvaluated with it
           std::string::npos);
 }
 
+TEST_CASE("tdbg rules: steps a worker never wrote are said in every output and exit 2, unless --allow-partial") {
+    // A live two-worker run (no end marker): worker_1 stopped after step 2, worker_0 went on to step 9.
+    tdbg::test::temp_dir dir("rules_cli_partial");
+    const tdbg::test::rule_run run(dir.path() / "run");
+    for (const std::string worker : {"worker_0", "worker_1"}) {
+        run.collections({{"weights", "^weight/"}}, worker, 2);
+    }
+    for (std::int64_t s = 0; s < 10; ++s) {
+        for (const std::string worker : {"worker_0", "worker_1"}) {
+            if (worker == "worker_0" || s <= 2) {
+                run.step(s, {{"weight/fc", tdbg::test::f32({1.0F, 2.0F}), {}}}, tdbg::mode::train, std::nullopt, worker);
+            }
+        }
+    }
+    const std::string junit = (dir.path() / "rules.xml").string();
+    auto r = tdbg_rules({run.path(), "--rule", "ExplodingTensor", "--junit", junit});
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.find("ExplodingTensor: NoIssuesFound\n") != std::string::npos);
+    CHECK(r.out.find("  evaluated 3 of 10 steps; 7 skipped: 7 StepNotYetAvailable\n") != std::string::npos);
+    CHECK(r.err.find("tdbg rules: error: ExplodingTensor left 7 steps unevaluated (3-9): a worker has not written "
+                     "them (StepNotYetAvailable) (--allow-partial if that is expected)") != std::string::npos);
+    CHECK(tdbg::test::read_file(junit).find("evaluated 3 of 10 steps; 7 skipped: 7 StepNotYetAvailable") !=
+          std::string::npos);
+    r = tdbg_rules({run.path(), "--rule", "ExplodingTensor", "--json"});
+    CHECK(r.status == 2);
+    CHECK(nlohmann::json::parse(r.out).at("results")[0].at("coverage").at("text") ==
+          "evaluated 3 of 10 steps; 7 skipped: 7 StepNotYetAvailable");
+    r = tdbg_rules({run.path(), "--rule", "ExplodingTensor", "--allow-partial"});
+    CHECK(r.status == 0);
+    CHECK(r.err.find("unevaluated") == std::string::npos);
+}
+
 TEST_CASE("tdbg rules --sarif writes one result per trigger with its reason, and NothingEvaluated as an error notification") {
     tdbg::test::temp_dir dir("rules_cli_sarif");
     const tdbg::test::rule_run run(dir.path() / "run");
