@@ -683,6 +683,11 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
         tdbg::rules::sarif_options sarif;
         sarif.run_location = o.run;
         sarif.tool_version = TDBG_VERSION;
+        sarif.rule_description = [](const tdbg::rules::evaluation_result& r) {
+            const auto d = tdbg::rules::registry::lookup(r.rule) ? tdbg::rules::registry::describe(r.rule)
+                                                                  : std::nullopt;
+            return d ? d->summary : std::string();
+        };
         std::vector<tdbg::rules::evaluation_result> results;
         results.reserve(outcomes.size());
         for (const rule_outcome& r : outcomes) {

@@ -386,6 +386,9 @@ TEST_CASE("tdbg rules --sarif writes one result per trigger with its reason, and
     const auto& sarif_run = log.at("runs")[0];
     CHECK(sarif_run.at("tool").at("driver").at("name") == "tdbg");
     CHECK(sarif_run.at("tool").at("driver").at("rules").size() == 2);
+    for (const auto& rule : sarif_run.at("tool").at("driver").at("rules")) {
+        CHECK_FALSE(rule.at("fullDescription").at("text").get<std::string>().empty()); // the rule's summary
+    }
     const auto& results = sarif_run.at("results");
     REQUIRE(results.size() == 4);
     for (std::size_t i = 0; i < results.size(); ++i) {

@@ -116,6 +116,25 @@ TEST_CASE("a unit test trains twenty steps in memory and requires that no rule f
     CHECK_FALSE(run.exists(std::string(tdbg::format::stop_marker_key)));
 }
 
+TEST_CASE("a watcher over a selection that matches nothing ends NothingEvaluated, saying why, never NoIssuesFound") {
+    const tdbg::memory_storage run("typo");
+    tdbg::rules::watcher watcher(run, {tdbg::rules::watch_rule("AllZero", {{"collection_names", "gradient"}})},
+                                 watch_test::quick());
+    tdbg::hook hook(run, watch_test::every_step());
+    for (int step = 0; step < 3; ++step) {
+        hook.begin_step();
+        hook.save_tensor("gradient/fc.weight", tdbg::tensor_value::scalar(0.0F), {"gradients"});
+    }
+    hook.close();
+    const std::vector<tdbg::rules::evaluation_result> results = watcher.finish();
+    REQUIRE(results.size() == 1);
+    INFO(tdbg::rules::to_text(results[0]));
+    CHECK(results[0].status() == tdbg::rules::evaluation_status::nothing_evaluated);
+    CHECK(results[0].evaluated_steps() == 0);
+    CHECK(results[0].nothing_evaluated_reason.find("did you mean 'gradients'?") != std::string::npos);
+    CHECK_FALSE(watcher.triggered());
+}
+
 TEST_CASE("a rule that fires calls back and stops the hook at the next step") {
     const tdbg::memory_storage run("vanishing");
     std::mutex mutex;
