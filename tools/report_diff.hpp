@@ -17,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "report_html.hpp"
+#include "report/model.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/json.hpp"
 
