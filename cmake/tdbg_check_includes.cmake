@@ -36,10 +36,9 @@ set(no_xtensor "/xtensor/")
 # S3 backend and integrations, which need their dependencies), and what each may pull.
 file(GLOB public_headers RELATIVE "${INCLUDE_DIR}" "${INCLUDE_DIR}/tdbg/*/*.hpp" "${INCLUDE_DIR}/tdbg/rules/builtin/*.hpp")
 list(FILTER public_headers EXCLUDE REGEX "^tdbg/(src|integrations)/|^tdbg/storage/s3")
-# Internal machinery a trainer's file never includes (the writer's threads, the thread pool).
-set(may_use_posix tdbg/hook/writer.hpp)
+# Every public header is one a trainer's file may include (the writer's threads, which use POSIX,
+# are internal: hook/detail/, their definitions in hook/impl/).
 set(trainer_headers ${public_headers})
-list(REMOVE_ITEM trainer_headers ${may_use_posix})
 file(GLOB core_headers RELATIVE "${INCLUDE_DIR}" "${INCLUDE_DIR}/tdbg/core/*.hpp")
 file(GLOB format_headers RELATIVE "${INCLUDE_DIR}" "${INCLUDE_DIR}/tdbg/format/*.hpp")
 file(GLOB builtin_headers RELATIVE "${INCLUDE_DIR}" "${INCLUDE_DIR}/tdbg/rules/builtin/*.hpp")

@@ -39,7 +39,6 @@
 #include "tdbg/hook/options.hpp"
 #include "tdbg/hook/reduction_config.hpp"
 #include "tdbg/hook/worker.hpp"
-#include "tdbg/hook/writer.hpp"
 
 #include "tdbg/trial/options.hpp"
 #include "tdbg/trial/step_state.hpp"

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// The definitions of the hook, its writer and its JSON configuration, for a program built with
-/// TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as a
-/// translation unit of its own (CMake's tdbg::compiled compiles each file of
+/// The definitions of the hook, its writer (hook/detail/writer.hpp and its parts) and its JSON
+/// configuration, for a program built with TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp,
+/// or compiled as a translation unit of its own (CMake's tdbg::compiled compiles each file of
 /// tdbg/src/ apart, so that they build in parallel). Each definition is in
 /// exactly one file of tdbg/src/.
 
@@ -16,3 +16,11 @@
 #include "tdbg/hook/impl/hook.ipp"
 #include "tdbg/hook/impl/reduction_config.ipp"
 #include "tdbg/hook/impl/json_config.ipp"
+#include "tdbg/hook/impl/write_failure.ipp"
+#include "tdbg/hook/impl/writer_thread.ipp"
+#include "tdbg/hook/impl/write_queue.ipp"
+#include "tdbg/hook/impl/step_file.ipp"
+#include "tdbg/hook/impl/tensorboard_writer.ipp"
+#include "tdbg/hook/impl/publisher.ipp"
+#include "tdbg/hook/impl/write_lane.ipp"
+#include "tdbg/hook/impl/writer.ipp"

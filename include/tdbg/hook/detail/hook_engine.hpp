@@ -5,7 +5,7 @@
 ///   - step_clock: the global step and each mode's step;
 ///   - export_schedule: when the collections file is queued again;
 ///   - selection_check (selection_check.hpp): a selection that can never save;
-///   - the writer (writer.hpp): background threads and their queue;
+///   - the writer (writer.hpp): background threads, their queue and the publisher;
 /// and hook_engine, which holds them and is the one place of the step
 /// protocol: what begin_step, end_step and close do, in which order, with
 /// the writer and with errors.
@@ -52,7 +52,7 @@
 #include "tdbg/hook/detail/stop_watch.hpp"
 #include "tdbg/hook/options.hpp"
 #include "tdbg/hook/worker.hpp"
-#include "tdbg/hook/writer.hpp"
+#include "tdbg/hook/detail/writer.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/reduce/convention.hpp"
 #include "tdbg/storage/open.hpp"
