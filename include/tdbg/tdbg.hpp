@@ -41,6 +41,7 @@
 #include "tdbg/hook/worker.hpp"
 #include "tdbg/hook/writer.hpp"
 
+#include "tdbg/trial/golden.hpp"
 #include "tdbg/trial/options.hpp"
 #include "tdbg/trial/step_state.hpp"
 #include "tdbg/trial/tensor.hpp"
