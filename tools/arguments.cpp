@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -87,6 +89,37 @@ T parse_number(std::string_view option, const std::string& text, T min, T max) {
 template std::size_t parse_number(std::string_view, const std::string&, std::size_t, std::size_t);
 template std::int64_t parse_number(std::string_view, const std::string&, std::int64_t, std::int64_t);
 template double parse_number(std::string_view, const std::string&, double, double);
+
+step_range parse_step_range(std::string_view option, const std::string& text) {
+    const auto colon = text.find(':');
+    if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) {
+        throw usage_error(fmt::format("{} expects A:B (the steps from A up to, not including, B; "
+                                      "either may be left out), got '{}'",
+                                      option, text));
+    }
+    const auto side = [&](const std::string& number) -> std::optional<std::int64_t> {
+        if (number.empty()) {
+            return std::nullopt;
+        }
+        return parse_number<std::int64_t>(option, number, 0, std::numeric_limits<std::int64_t>::max());
+    };
+    step_range steps;
+    steps.begin = side(text.substr(0, colon));
+    steps.end = side(text.substr(colon + 1));
+    if (steps.begin && steps.end && *steps.end <= *steps.begin) {
+        throw usage_error(fmt::format("{} {} holds no step: the end ({}) is excluded and must be greater than "
+                                      "the start",
+                                      option, text, *steps.end));
+    }
+    return steps;
+}
+
+mode parse_mode_option(std::string_view option, const std::string& text) {
+    if (const auto m = try_parse_mode(text)) {
+        return *m;
+    }
+    throw usage_error(fmt::format("{} expects TRAIN, EVAL, PREDICT or GLOBAL, got '{}'", option, text));
+}
 
 arguments::arguments(std::string usage, std::string description)
     : usage_(std::move(usage)), description_(std::move(description)) {}

@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/trial/step_state.hpp"
 
 namespace tdbg::cli {
 
@@ -39,6 +41,14 @@ template <class T>
 extern template std::size_t parse_number(std::string_view, const std::string&, std::size_t, std::size_t);
 extern template std::int64_t parse_number(std::string_view, const std::string&, std::int64_t, std::int64_t);
 extern template double parse_number(std::string_view, const std::string&, double, double);
+
+/// `text` as the steps from A up to, not including, B: `A:B`, `A:`, `:B` or `:` (as Python's
+/// A:B), whole numbers >= 0 with B > A; a side left out has no bound. A usage_error naming
+/// `option` otherwise.
+[[nodiscard]] step_range parse_step_range(std::string_view option, const std::string& text);
+
+/// `text` as a mode (TRAIN, EVAL, PREDICT or GLOBAL); a usage_error naming `option` otherwise.
+[[nodiscard]] mode parse_mode_option(std::string_view option, const std::string& text);
 
 /// The options of one subcommand: how to parse them and how to describe them.
 class arguments {

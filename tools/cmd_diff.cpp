@@ -17,9 +17,9 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "open_run.hpp"
-#include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
+#include "tdbg/core/text.hpp"
 #include "tdbg/diff/diff.hpp"
 #include "tdbg/format/json.hpp"
 
@@ -169,7 +169,7 @@ std::string tensor_label(const tdbg::diff_divergence& d) {
     if (d.compared_reduction) {
         out += fmt::format(" [{}]", tdbg::reduction_name(*d.compared_reduction));
     }
-    return tdbg::detail::terminal_safe(out);
+    return tdbg::terminal_safe(out);
 }
 
 void print_text(std::ostream& out, const diff_cli_options& o, const tdbg::diff_result& r) {
@@ -179,7 +179,7 @@ void print_text(std::ostream& out, const diff_cli_options& o, const tdbg::diff_r
         out << fmt::format("runs agree within rtol {}, atol {}: {}\n", o.diff.rtol, o.diff.atol, counts);
     } else if (const auto* d = r.first_divergence()) {
         out << fmt::format("runs part at step {} ({} step {}, {}): tensor {}\n", d->step, tdbg::mode_name(d->step_mode),
-                           d->mode_step, tdbg::detail::terminal_safe(d->worker), tensor_label(*d));
+                           d->mode_step, tdbg::terminal_safe(d->worker), tensor_label(*d));
         if (d->flat_index) {
             out << fmt::format("  largest absolute difference {:g}, largest relative difference {:g}\n",
                                d->max_abs_diff, d->max_rel_diff);
@@ -189,7 +189,7 @@ void print_text(std::ostream& out, const diff_cli_options& o, const tdbg::diff_r
                                                         index_text(d->index), *d->flat_index);
             out << fmt::format("  {}; {} (rtol {}, atol {})\n", where, d->reason, o.diff.rtol, o.diff.atol);
         } else {
-            out << "  " << tdbg::detail::terminal_safe(d->reason) << "\n";
+            out << "  " << tdbg::terminal_safe(d->reason) << "\n";
         }
         out << "\ntensors that diverge, by the step where each first does:\n";
         out << fmt::format("  {:>8}  {:<7}  {:>9}  {:>13}  {:>13}  {:>6}  {}\n", "step", "mode", "mode_step",
@@ -198,7 +198,7 @@ void print_text(std::ostream& out, const diff_cli_options& o, const tdbg::diff_r
             out << fmt::format("  {:>8}  {:<7}  {:>9}  {:>13.6g}  {:>13.6g}  {:>6}  {}{}\n", t.step,
                                tdbg::mode_name(t.step_mode), t.mode_step, t.max_abs_diff, t.max_rel_diff,
                                t.diverging_steps, tensor_label(t),
-                               t.flat_index ? "" : " (" + tdbg::detail::terminal_safe(t.reason) + ")");
+                               t.flat_index ? "" : " (" + tdbg::terminal_safe(t.reason) + ")");
         }
     } else {
         out << "runs hold different tensors\n";
@@ -209,7 +209,7 @@ void print_text(std::ostream& out, const diff_cli_options& o, const tdbg::diff_r
         }
         out << label;
         for (const auto& n : list) {
-            out << " " << tdbg::detail::terminal_safe(n);
+            out << " " << tdbg::terminal_safe(n);
         }
         out << "\n";
     };

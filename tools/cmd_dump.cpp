@@ -1,6 +1,6 @@
 // `tdbg dump DIR --json`: the reading of a whole run in the golden schema
 // ("smdebug-golden/1"), laid out as Python's json.dumps(indent=1, sort_keys=True),
-// written as it is read (golden.hpp's write_golden_document); or of some of its
+// written as it is read (tdbg/trial/golden.hpp's write_golden_document); or of some of its
 // tensors, steps, a mode (--tensors, --steps, --mode).
 
 #include <cstdint>
@@ -12,8 +12,10 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
-#include "golden.hpp"
 #include "open_run.hpp"
+#include "tdbg/trial/golden.hpp"
+#include "tdbg/trial/options.hpp"
+#include "tdbg/trial/trial.hpp"
 
 namespace {
 
@@ -35,7 +37,7 @@ int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostre
         "\"global_step_to_mode\" the steps kept, and the lists of tensor names only\n"
         "the tensors matched; the rest describes the whole run.\n");
     parser.flag("--json", "the output format (the default and, for now, the only one)", json);
-    tdbg::cli::golden_filter filter;
+    tdbg::golden_filter filter;
     parser.section("filters");
     parser.option("--tensors", "REGEX", "only the tensors whose name it matches (searched, as smdebug's tensor regexes)",
                   [&filter](const std::string&, const std::string& value) { filter.tensor_regex = value; });
@@ -43,7 +45,7 @@ int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostre
                   "only the steps from A up to, not including, B (as Python's A:B; either may be left out): "
                   "mode steps with --mode, else global steps",
                   [&filter](const std::string& opt, const std::string& value) {
-                      filter.steps = tdbg::cli::parse_step_window(opt, value);
+                      filter.steps = tdbg::cli::parse_step_range(opt, value);
                   });
     parser.option("--mode", "MODE", "only the steps of TRAIN, EVAL or PREDICT (GLOBAL: every mode, the default)",
                   [&filter](const std::string& opt, const std::string& value) {
@@ -58,7 +60,7 @@ int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostre
     tdbg::trial_options options;
     options.file_cache_bytes = std::uint64_t{8} << 20U;
     const tdbg::trial trial = tdbg::cli::open_run(tdbg::cli::single_run_argument(*positional), options);
-    tdbg::cli::write_golden_document(trial, fmt::format("tdbg {} (C++)", TDBG_VERSION), out, filter);
+    tdbg::write_golden_document(trial, fmt::format("tdbg {} (C++)", TDBG_VERSION), out, filter);
     out.flush();
     return tdbg::cli::exit_ok;
 }

@@ -14,10 +14,10 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "open_run.hpp"
-#include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
+#include "tdbg/core/text.hpp"
 
 namespace {
 
@@ -67,7 +67,7 @@ struct tensor_row {
 
 tensor_row describe_tensor(const tdbg::trial& t, const std::string& name, bool read_values) {
     const auto tensor = t.tensor(name);
-    tensor_row row{tdbg::detail::terminal_safe(name), "-", "-", "0", "-", "-"};
+    tensor_row row{tdbg::terminal_safe(name), "-", "-", "0", "-", "-"};
     const tdbg::tensor_summary summary = tensor.summary(); // every step seen, complete or not
     row.steps = std::to_string(summary.steps);
     std::vector<std::string> mode_names;
@@ -114,7 +114,7 @@ int print_run(const tdbg::trial& t, bool read_values, std::ostream& out) {
     const auto all_steps = t.steps(tdbg::mode::global, true);
     const auto complete = t.steps();
     const auto field = [&](const std::string& label, const std::string& text) {
-        out << label << std::string(label.size() < 13 ? 13 - label.size() : 1, ' ') << tdbg::detail::terminal_safe(text)
+        out << label << std::string(label.size() < 13 ? 13 - label.size() : 1, ' ') << tdbg::terminal_safe(text)
             << "\n";
     };
     field("run", t.name());

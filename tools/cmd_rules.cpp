@@ -39,8 +39,8 @@
 #include "open_run.hpp"
 #include "output_file.hpp"
 #include "rule_selection.hpp"
-#include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
+#include "tdbg/core/text.hpp"
 #include "tdbg/format/json.hpp"
 #include "tdbg/rules/config.hpp"
 #include "tdbg/rules/description.hpp"
@@ -646,7 +646,7 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
     if (missing > 0) {
         err << fmt::format("tdbg rules: note: only {} of {} threads could be started ({}): the rules take turns "
                            "on {}\n",
-                           threads - missing, threads, tdbg::detail::terminal_safe(why),
+                           threads - missing, threads, tdbg::terminal_safe(why),
                            threads - missing == 1 ? "one" : "them");
     }
     turns.rethrow();
@@ -670,7 +670,7 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
         printed = tdbg::cli::json_document_text(results_document(outcomes, trial_name, invoked, signal));
     } else {
         printed =
-            "run " + tdbg::detail::terminal_safe(o.run) + " (trial " + tdbg::detail::terminal_safe(trial_name) + ")\n";
+            "run " + tdbg::terminal_safe(o.run) + " (trial " + tdbg::terminal_safe(trial_name) + ")\n";
         for (const rule_outcome& r : outcomes) {
             printed += tdbg::rules::to_text(r.result);
         }
@@ -707,8 +707,8 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
         errors = errors || status == tdbg::rules::evaluation_status::error;
         if (status == tdbg::rules::evaluation_status::nothing_evaluated && !o.allow_empty) {
             // Nothing checked is not a pass: a gate over nothing fails, saying why.
-            err << "tdbg rules: error: " << tdbg::detail::terminal_safe(r.result.display_name())
-                << " evaluated nothing: " << tdbg::detail::terminal_safe(r.result.nothing_evaluated_reason)
+            err << "tdbg rules: error: " << tdbg::terminal_safe(r.result.display_name())
+                << " evaluated nothing: " << tdbg::terminal_safe(r.result.nothing_evaluated_reason)
                 << " (--allow-empty if that is expected)\n";
             errors = true;
         }
@@ -716,7 +716,7 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
             r.result.skipped_steps.find(std::string(tdbg::rules::skip_reason::step_not_yet_available));
         if (late != r.result.skipped_steps.end() && late->second.size() > 0 && !o.allow_partial) {
             // A gate that passed with steps unevaluated would say nothing of them.
-            err << "tdbg rules: error: " << tdbg::detail::terminal_safe(r.result.display_name()) << " left "
+            err << "tdbg rules: error: " << tdbg::terminal_safe(r.result.display_name()) << " left "
                 << late->second.size() << " step" << (late->second.size() == 1 ? "" : "s") << " unevaluated ("
                 << tdbg::rules::format_steps(late->second, 5)
                 << "): a worker has not written them (StepNotYetAvailable) (--allow-partial if that is expected)\n";
@@ -764,7 +764,7 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     try {
         return evaluate_rules(o, signals, out, err);
     } catch (const tdbg::cli::wait_interrupted& e) {
-        err << "tdbg rules: " << tdbg::detail::terminal_safe(e.what()) << " (" << signals.signal_name()
+        err << "tdbg rules: " << tdbg::terminal_safe(e.what()) << " (" << signals.signal_name()
             << "): no step was evaluated\n";
         return signals.exit_status();
     }

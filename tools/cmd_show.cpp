@@ -20,22 +20,21 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
-#include "golden.hpp"
 #include "open_run.hpp"
-#include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/half.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/core/text.hpp"
 #include "tdbg/reduce/compute.hpp"
-#include "tdbg/rules/detail/selection.hpp"
+#include "tdbg/trial/step_state.hpp"
 #include "tdbg/trial/trial.hpp"
 
 namespace {
 
-using tdbg::detail::terminal_safe;
+using tdbg::terminal_safe;
 
 // ---- Elements as numpy prints them ----
 
@@ -412,7 +411,7 @@ std::string shape_text(const tdbg::tensor_value::shape_type& shape) { return fmt
 
 struct show_options {
     std::optional<std::int64_t> step;
-    std::optional<tdbg::cli::step_window> steps;
+    std::optional<tdbg::step_range> steps;
     tdbg::mode mode = tdbg::mode::global;
     std::optional<std::string> worker;
     bool reductions = false;
@@ -422,9 +421,9 @@ struct show_options {
 // steps with a mode, else global steps), of the worker asked for, else of the first (by name)
 // that saved the step; by default the last step only.
 std::vector<tdbg::tensor_step_info> entries_to_show(const tdbg::tensor& tensor, const show_options& o) {
-    tdbg::cli::step_window window;
+    tdbg::step_range window;
     if (o.step) {
-        window.first = *o.step;
+        window.begin = *o.step;
         window.end = *o.step + 1;
     } else if (o.steps) {
         window = *o.steps;
@@ -565,7 +564,7 @@ std::string no_match_message(const tdbg::trial& t, const std::string& regex, tdb
     }
     const std::vector<std::string> names = t.tensor_names(std::nullopt, m);
     const std::vector<std::string> near =
-        tdbg::rules::detail::nearest_names(tdbg::rules::detail::regex_literal(regex), names, true);
+        tdbg::nearest_names(tdbg::regex_literal(regex), names, true);
     if (!near.empty()) {
         return message + "; did you mean " + quoted_names(near) + "?";
     }
@@ -582,7 +581,7 @@ void declare_show_arguments(tdbg::cli::arguments& args, show_options& o) {
                 "the steps from A up to, not including, B (as Python's A:B; either may be left out, "
                 "':' is every step)",
                 [&o](const std::string& opt, const std::string& value) {
-                    o.steps = tdbg::cli::parse_step_window(opt, value);
+                    o.steps = tdbg::cli::parse_step_range(opt, value);
                 });
     args.option("--mode", "MODE", "only the steps of TRAIN, EVAL or PREDICT (GLOBAL: every mode, the default)",
                 [&o](const std::string& opt, const std::string& value) {

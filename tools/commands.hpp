@@ -13,8 +13,8 @@
 
 #include <fmt/core.h>
 
-#include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
+#include "tdbg/core/text.hpp"
 
 namespace tdbg::cli {
 
@@ -59,13 +59,13 @@ int guarded(std::string_view name, std::ostream& err, F&& body) {
     try {
         return body();
     } catch (const usage_error& e) {
-        err << "tdbg " << name << ": " << tdbg::detail::terminal_safe(e.what()) << "\n(see 'tdbg " << name
+        err << "tdbg " << name << ": " << tdbg::terminal_safe(e.what()) << "\n(see 'tdbg " << name
             << " --help')\n";
     } catch (const std::bad_alloc&) {
         err << "tdbg " << name << ": error: out of memory\n";
     } catch (const std::exception& e) {
         // Messages name files, tensors and patterns from the run: escaped for the terminal.
-        err << "tdbg " << name << ": error: " << tdbg::detail::terminal_safe(e.what()) << "\n";
+        err << "tdbg " << name << ": error: " << tdbg::terminal_safe(e.what()) << "\n";
     }
     return exit_bad_input;
 }

@@ -40,6 +40,7 @@
 #include "tdbg/hook/reduction_config.hpp"
 #include "tdbg/hook/worker.hpp"
 
+#include "tdbg/trial/golden.hpp"
 #include "tdbg/trial/options.hpp"
 #include "tdbg/trial/step_state.hpp"
 #include "tdbg/trial/tensor.hpp"

@@ -6,12 +6,13 @@
 
 #include <string>
 
-#include "tdbg/core/detail/markup.hpp"
 #include "tdbg/core/detail/utf8.hpp"
+#include "tdbg/core/text.hpp"
 
+// The public escapes (tdbg/core/text.hpp); the library's own code calls their detail versions.
 using tdbg::detail::decode_utf8;
-using tdbg::detail::markup_escape;
-using tdbg::detail::terminal_safe;
+using tdbg::markup_escape;
+using tdbg::terminal_safe;
 
 TEST_CASE("utf8: valid characters decode, overlong forms, surrogates and truncations do not") {
     CHECK(decode_utf8("A", 0).code_point == 0x41);

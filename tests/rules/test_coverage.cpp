@@ -15,6 +15,7 @@
 #include "support.hpp"
 #include "tdbg/core/detail/nearest_name.hpp"
 #include "tdbg/core/error.hpp"
+#include "tdbg/core/text.hpp"
 #include "tdbg/integrations/catch2.hpp"
 #include "tdbg/rules/builtin/dead_relu.hpp"
 #include "tdbg/rules/detail/selection.hpp"
@@ -198,7 +199,6 @@ TEST_CASE("LossNotDecreasing: a NaN loss is not decreasing") {
 }
 
 TEST_CASE("edit distances and the nearest names behind did-you-mean") {
-    using namespace tdbg::rules::detail;
     using tdbg::detail::edit_distance;
     using tdbg::detail::equal_ignoring_case;
     using tdbg::detail::substring_edit_distance;
@@ -209,8 +209,13 @@ TEST_CASE("edit distances and the nearest names behind did-you-mean") {
     CHECK(substring_edit_distance("relu_output", "layer1/relu_out") == 3);
     CHECK(substring_edit_distance("fc", "model/fc.weight") == 0);
     CHECK(substring_edit_distance("FC", "model/fc.weight", equal_ignoring_case{}) == 0);
-    CHECK(regex_literal(".*relu_output$") == "relu_output");
-    CHECK(regex_literal("^gradient\\/fc\\.weight\\d+") == "gradient/fc.weight");
-    CHECK(nearest_names("gradiens", {"losses", "gradients", "weights"}, false) == std::vector<std::string>{"gradients"});
-    CHECK(nearest_names("xyz", {"losses", "gradients"}, false).empty());
+    CHECK(tdbg::regex_literal(".*relu_output$") == "relu_output");
+    CHECK(tdbg::regex_literal("^gradient\\/fc\\.weight\\d+") == "gradient/fc.weight");
+    CHECK(tdbg::nearest_names("gradiens", {"losses", "gradients", "weights"}, false) ==
+          std::vector<std::string>{"gradients"});
+    CHECK(tdbg::nearest_names("xyz", {"losses", "gradients"}, false).empty());
+    CHECK(tdbg::nearest_names("relu_out", {"layer1/relu_output", "layer1/weight"}, true) ==
+          std::vector<std::string>{"layer1/relu_output"});
+    CHECK(tdbg::nearest_names("relu_out", {"layer1/relu_output"}, false).empty());
+    CHECK(tdbg::nearest_names("", {"losses"}, false).empty());
 }

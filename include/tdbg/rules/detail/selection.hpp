@@ -80,16 +80,6 @@ private:
     mutable bool cached_ended_ = false;
 };
 
-/// The literal text of a regex: anchors, wildcards, groups and classes left out
-/// (".*relu_output$" gives "relu_output"), to compare with names.
-[[nodiscard]] TDBG_DECL std::string regex_literal(std::string_view regex);
-
-/// Up to `limit` of `candidates` close to `wanted` (within a third of its length, at
-/// least 2 edits), nearest first; `substring`: compared with any part of a candidate.
-[[nodiscard]] TDBG_DECL std::vector<std::string> nearest_names(std::string_view wanted,
-                                                               const std::vector<std::string>& candidates,
-                                                               bool substring, std::size_t limit = 3);
-
 /// Reads SageMaker's `collection_names` and `tensor_regex` (comma-separated lists, default None).
 [[nodiscard]] TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_when_empty,
                                                   const std::vector<std::string>& default_regexes = {});

@@ -18,7 +18,7 @@
 
 #include <fmt/core.h>
 
-#include "tdbg/core/detail/nearest_name.hpp"
+#include "tdbg/core/text.hpp"
 #include "tdbg/rules/detail/selection.hpp"
 
 namespace tdbg::rules::detail {
@@ -123,34 +123,6 @@ inline std::string suggestion(std::string_view wanted, const std::vector<std::st
 }
 
 } // namespace explain
-
-TDBG_DECL std::string regex_literal(std::string_view regex) {
-    std::string out;
-    for (std::size_t i = 0; i < regex.size(); ++i) {
-        const char c = regex[i];
-        if (c == '\\' && i + 1 < regex.size()) {
-            const char next = regex[++i];
-            if (std::ispunct(static_cast<unsigned char>(next)) != 0) {
-                out.push_back(next); // an escaped character stands for itself; \d, \w... for nothing
-            }
-        } else if (std::string_view("^$.*+?()[]{}|").find(c) == std::string_view::npos) {
-            out.push_back(c);
-        }
-    }
-    return out;
-}
-
-TDBG_DECL std::vector<std::string> nearest_names(std::string_view wanted, const std::vector<std::string>& candidates,
-                                                 bool substring, std::size_t limit) {
-    if (wanted.empty()) {
-        return {};
-    }
-    const std::size_t within = std::max<std::size_t>(2, wanted.size() / 3);
-    return tdbg::detail::nearest_names(wanted, candidates, limit, within, [substring](std::string_view w, std::string_view c) {
-        return substring ? tdbg::detail::substring_edit_distance(w, c, tdbg::detail::equal_ignoring_case{})
-                         : tdbg::detail::edit_distance(w, c, tdbg::detail::equal_ignoring_case{});
-    });
-}
 
 TDBG_DECL std::string tensor_selection::explain_empty(const trial& t) const {
     const auto picked = snapshot(t);

@@ -1,16 +1,14 @@
 #pragma once
-// The reading of a whole run in the "smdebug-golden/1" schema: the layout of
-// the golden files that record what Python smdebug's reader returns, so that
-// tdbg's reading and Python's can be compared key by key; or of part of a run
-// (golden_filter: some tensors, steps, a mode), for a person's look at it.
+/// \file
+/// Definitions of tdbg/trial/golden.hpp.
 
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iterator>
-#include <limits>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -22,98 +20,24 @@
 
 #include <fmt/format.h>
 
-#include "arguments.hpp"
-#include "commands.hpp"
 #include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/core/dtype.hpp"
+#include "tdbg/core/error.hpp"
 #include "tdbg/core/half.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/format/json.hpp"
 #include "tdbg/reduce/compute.hpp"
+#include "tdbg/trial/golden.hpp"
+#include "tdbg/trial/tensor.hpp"
 #include "tdbg/trial/trial.hpp"
 
-namespace tdbg::cli {
+namespace tdbg {
+
+namespace detail::golden {
 
 using format::json_value;
-
-/// The schema's name and version.
-inline constexpr const char* golden_format = "smdebug-golden/1";
-/// Values with at most this many elements are written out in full.
-inline constexpr std::size_t golden_max_listed_elements = 16;
-
-/// The steps from `first` up to, not including, `end`, as Python's `A:B`; a side left out
-/// has no bound.
-struct step_window {
-    std::optional<std::int64_t> first;
-    std::optional<std::int64_t> end;
-
-    /// True when no side is bounded: every step is in.
-    [[nodiscard]] bool unbounded() const noexcept { return !first && !end; }
-    [[nodiscard]] bool contains(std::int64_t step) const noexcept {
-        return (!first || step >= *first) && (!end || step < *end);
-    }
-};
-
-/// `text` as a step_window: `A:B`, `A:`, `:B` or `:`, whole numbers >= 0 with B > A; a
-/// usage_error naming `option` otherwise.
-inline step_window parse_step_window(std::string_view option, const std::string& text) {
-    const auto colon = text.find(':');
-    if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) {
-        throw usage_error(fmt::format("{} expects A:B (the steps from A up to, not including, B; "
-                                      "either may be left out), got '{}'",
-                                      option, text));
-    }
-    step_window w;
-    const auto side = [&](const std::string& number) -> std::optional<std::int64_t> {
-        if (number.empty()) {
-            return std::nullopt;
-        }
-        return parse_number<std::int64_t>(option, number, 0, std::numeric_limits<std::int64_t>::max());
-    };
-    w.first = side(text.substr(0, colon));
-    w.end = side(text.substr(colon + 1));
-    if (w.first && w.end && *w.end <= *w.first) {
-        throw usage_error(fmt::format("{} {} holds no step: the end ({}) is excluded and must be greater than "
-                                      "the start",
-                                      option, text, *w.end));
-    }
-    return w;
-}
-
-/// `text` as a mode (TRAIN, EVAL, PREDICT or GLOBAL); a usage_error naming `option` otherwise.
-inline mode parse_mode_option(std::string_view option, const std::string& text) {
-    if (const auto m = try_parse_mode(text)) {
-        return *m;
-    }
-    throw usage_error(fmt::format("{} expects TRAIN, EVAL, PREDICT or GLOBAL, got '{}'", option, text));
-}
-
-/// The part of a run a golden document is restricted to (`tdbg dump --tensors --steps --mode`).
-/// A document written with the default filter is the whole run's.
-struct golden_filter {
-    /// Only the tensors whose names it matches (searched, as smdebug's tensor regexes).
-    std::optional<std::string> tensor_regex;
-    /// Only the steps of this mode (GLOBAL: every mode).
-    mode only_mode = mode::global;
-    /// Only these steps: mode steps of only_mode, or global steps when it is GLOBAL.
-    step_window steps;
-
-    /// True when nothing is left out.
-    [[nodiscard]] bool keeps_everything() const noexcept {
-        return !tensor_regex && only_mode == mode::global && steps.unbounded();
-    }
-    /// True when the step `global_step`, step `mode_step` of `step_mode`, is kept.
-    [[nodiscard]] bool keeps_step(mode step_mode, std::int64_t mode_step, std::int64_t global_step) const noexcept {
-        if (only_mode == mode::global) {
-            return steps.contains(global_step);
-        }
-        return step_mode == only_mode && steps.contains(mode_step);
-    }
-};
-
-namespace detail {
 
 /// A double as the schema writes it: a number, or "nan", "inf", "-inf".
 inline json_value golden_double(double v) {
@@ -301,10 +225,6 @@ inline json_value golden_entry(const tdbg::tensor& t, const tensor_step_info& in
     return e;
 }
 
-} // namespace detail
-
-namespace detail {
-
 /// Of `steps`, steps of mode `m` (global steps for GLOBAL), those `filter` keeps.
 inline std::vector<std::int64_t> golden_kept_steps(const trial& t, const golden_filter& filter, mode m,
                                                    std::vector<std::int64_t> steps) {
@@ -324,12 +244,10 @@ inline std::vector<std::int64_t> golden_kept_steps(const trial& t, const golden_
     return steps;
 }
 
-} // namespace detail
-
 /// What the golden schema says of the run but its steps and tensors: the document less
 /// "steps", "global_step_to_mode" and "tensors" (write_golden_document writes those as it goes).
 /// With a filter's tensor regex, the lists of the trial's tensor names hold only those it matches.
-inline json_value golden_document_head(const trial& t, const std::string& producer, const golden_filter& filter = {}) {
+inline json_value golden_document_head(const trial& t, const std::string& producer, const golden_filter& filter) {
     using json = json_value;
     json doc;
     doc["format"] = golden_format;
@@ -357,12 +275,12 @@ inline json_value golden_document_head(const trial& t, const std::string& produc
     for (const auto& [name, c] : t.collections()) {
         json item;
         item["include_regex"] = json::array_of(c.include_regex);
-        item["reduction_config"] = json::object({{"reductions", detail::golden_reductions_string(c.reduction_config.reductions)},
+        item["reduction_config"] = json::object({{"reductions", golden_reductions_string(c.reduction_config.reductions)},
                                                  {"save_raw_tensor", c.reduction_config.save_raw_tensor},
                                                  {"save_shape", c.reduction_config.save_shape}});
         json save = json::object();
         for (const mode m : all_modes) {
-            save[std::string(mode_name(m))] = detail::golden_save_config_mode(c.save_config.get(m));
+            save[std::string(mode_name(m))] = golden_save_config_mode(c.save_config.get(m));
         }
         item["save_config"] = std::move(save);
         item["save_histogram"] = c.save_histogram;
@@ -383,8 +301,6 @@ inline json_value golden_document_head(const trial& t, const std::string& produc
     doc["collections"] = std::move(collections);
     return doc;
 }
-
-namespace detail {
 
 // The golden document's text, written as it is made: JSON as json.dumps(indent=1,
 // sort_keys=True) lays it out, a piece at a time, into `out` in blocks.
@@ -551,27 +467,20 @@ inline void write_golden_tensors(const trial& t, const golden_filter& filter, go
     w.raw("}");
 }
 
-} // namespace detail
+} // namespace detail::golden
 
-/// Writes the whole run as the golden schema describes it to `out`, byte for byte as
-/// json_document_text() lays the document out (a newline last), a tensor step at a time:
-/// memory grows with the run's index, not with what is written. `producer` names the program.
-/// With `filter`, the document of part of the run: "tensors" holds every tensor its regex
-/// matches (each with the entries and steps it keeps, perhaps none), "steps" and
-/// "global_step_to_mode" the steps it keeps, and the lists of tensor names (the run's, by
-/// mode, each collection's trial_tensor_names) the tensors it matches; the rest is the run's.
-inline void write_golden_document(const trial& t, const std::string& producer, std::ostream& out,
-                                  const golden_filter& filter = {}) {
-    detail::golden_text_writer w(out);
-    const json_value head = golden_document_head(t, producer, filter);
+TDBG_DECL void write_golden_document(const trial& t, const std::string& producer, std::ostream& out,
+                                     const golden_filter& filter) {
+    detail::golden::golden_text_writer w(out);
+    const format::json_value head = detail::golden::golden_document_head(t, producer, filter);
     // Every member, in the order of sort_keys: the head's, and those written as they go.
     std::vector<std::pair<std::string, std::function<void()>>> members;
     for (const format::json_member& m : head.members()) {
         members.emplace_back(m.key, [&w, &m] { w.value(m.value, 1); });
     }
-    members.emplace_back("steps", [&] { detail::write_golden_steps(t, filter, w); });
-    members.emplace_back("global_step_to_mode", [&] { detail::write_golden_step_modes(t, filter, w); });
-    members.emplace_back("tensors", [&] { detail::write_golden_tensors(t, filter, w); });
+    members.emplace_back("steps", [&] { detail::golden::write_golden_steps(t, filter, w); });
+    members.emplace_back("global_step_to_mode", [&] { detail::golden::write_golden_step_modes(t, filter, w); });
+    members.emplace_back("tensors", [&] { detail::golden::write_golden_tensors(t, filter, w); });
     std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     w.raw("{");
     for (std::size_t i = 0; i < members.size(); ++i) {
@@ -585,4 +494,4 @@ inline void write_golden_document(const trial& t, const std::string& producer, s
     w.flush();
 }
 
-} // namespace tdbg::cli
+} // namespace tdbg
