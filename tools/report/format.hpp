@@ -13,13 +13,13 @@
 
 #include <fmt/format.h>
 
-#include "tdbg/core/detail/markup.hpp"
+#include "tdbg/core/text.hpp"
 #include "tdbg/rules/evaluation.hpp"
 
 namespace tdbg::cli::report {
 
 /// `text` made safe for HTML and SVG text and for quoted attribute values.
-inline std::string escape(std::string_view text) { return tdbg::detail::markup_escape(text); }
+inline std::string escape(std::string_view text) { return tdbg::markup_escape(text); }
 
 namespace detail {
 
