@@ -17,6 +17,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "open_run.hpp"
+#include "tdbg/cli/commands.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/text.hpp"
@@ -24,12 +25,6 @@
 #include "tdbg/format/json.hpp"
 
 namespace {
-
-struct diff_cli_options {
-    std::vector<std::string> runs;
-    tdbg::diff_options diff;
-    bool json = false;
-};
 
 std::pair<std::string, std::string> parse_mapping(const std::string& flag, const std::string& text) {
     const auto eq = text.find('=');
@@ -40,32 +35,32 @@ std::pair<std::string, std::string> parse_mapping(const std::string& flag, const
 }
 
 // Declares `tdbg diff`'s options on `args`, bound to `o`.
-void declare_diff_arguments(tdbg::cli::arguments& args, diff_cli_options& o) {
+void declare_diff_arguments(tdbg::cli::arguments& args, tdbg::commands::diff_options& o) {
     const auto tolerance = [](double& target) {
         return [&target](const std::string& opt, const std::string& value) {
             target = tdbg::cli::parse_number(opt, value, 0.0, std::numeric_limits<double>::max());
         };
     };
-    args.option("--rtol", "X", fmt::format("relative tolerance (default {:g})", o.diff.rtol), tolerance(o.diff.rtol));
-    args.option("--atol", "X", fmt::format("absolute tolerance (default {:g})", o.diff.atol), tolerance(o.diff.atol));
+    args.option("--rtol", "X", fmt::format("relative tolerance (default {:g})", o.comparison.rtol), tolerance(o.comparison.rtol));
+    args.option("--atol", "X", fmt::format("absolute tolerance (default {:g})", o.comparison.atol), tolerance(o.comparison.atol));
     args.option("--tensors", "REGEX",
                 "only tensors whose name in run A matches (searched, as smdebug's tensor regexes)",
-                [&o](const std::string&, const std::string& value) { o.diff.tensor_regex = value; });
+                [&o](const std::string&, const std::string& value) { o.comparison.tensor_regex = value; });
     args.option("--map", "A=B", "tensor A of run A is called B in run B; repeatable",
                 [&o](const std::string& opt, const std::string& value) {
-                    o.diff.name_map.push_back(parse_mapping(opt, value));
+                    o.comparison.name_map.push_back(parse_mapping(opt, value));
                 });
     args.option("--map-prefix", "PA=PB",
                 "names starting with PA in run A start with PB in run B (e.g. --map-prefix Net_=MLP_); "
                 "repeatable, longest wins",
                 [&o](const std::string& opt, const std::string& value) {
-                    o.diff.prefix_map.push_back(parse_mapping(opt, value));
+                    o.comparison.prefix_map.push_back(parse_mapping(opt, value));
                 });
     args.flag("--reductions",
               "where one run holds a raw value and the other only stored reductions, compare the reductions "
               "(where neither holds raw values, the stored reductions are compared without it, and the output says "
               "so)",
-              o.diff.compare_reductions);
+              o.comparison.compare_reductions);
     args.option("--mode", "MODE", "only the steps of TRAIN, EVAL, PREDICT or GLOBAL",
                 [&o](const std::string& opt, const std::string& value) {
                     const auto m = tdbg::try_parse_mode(value);
@@ -73,10 +68,10 @@ void declare_diff_arguments(tdbg::cli::arguments& args, diff_cli_options& o) {
                         throw tdbg::cli::usage_error(
                             fmt::format("{} expects TRAIN, EVAL, PREDICT or GLOBAL, got '{}'", opt, value));
                     }
-                    o.diff.only_mode = *m;
+                    o.comparison.only_mode = *m;
                 });
     args.flag("--ignore-missing", "tensors, steps and workers of one run only are listed, not counted as differences",
-              o.diff.ignore_missing);
+              o.comparison.ignore_missing);
     args.flag("--json",
               "print a JSON document (\"tdbg-diff/1\"); a difference that is not a finite number is null: "
               "infinite where elements were compared (NaN against a number, a relative difference against 0), "
@@ -89,12 +84,13 @@ void declare_diff_arguments(tdbg::cli::arguments& args, diff_cli_options& o) {
 }
 
 // Checks what the options say together, once all are parsed.
-void check_diff_options(diff_cli_options& o, const std::vector<std::string>& positional) {
-    o.runs = positional;
-    if (o.runs.size() != 2) {
+void check_diff_options(tdbg::commands::diff_options& o, const std::vector<std::string>& positional) {
+    if (positional.size() != 2) {
         throw tdbg::cli::usage_error(
-            fmt::format("expected two runs, RUN_A and RUN_B, got {} arguments", o.runs.size()));
+            fmt::format("expected two runs, RUN_A and RUN_B, got {} arguments", positional.size()));
     }
+    o.run_a = positional[0];
+    o.run_b = positional[1];
 }
 
 // A difference as JSON: a number, or null where it is not a finite one.
@@ -121,15 +117,15 @@ tdbg::format::json_value json_step_fields(const tdbg::diff_divergence& d) {
     return v;
 }
 
-tdbg::format::json_value json_document(const diff_cli_options& o, const tdbg::diff_result& r) {
+tdbg::format::json_value json_document(const tdbg::commands::diff_options& o, const tdbg::diff_result& r) {
     using tdbg::format::json_value;
     auto doc = json_value::object();
     doc["format"] = "tdbg-diff/1";
-    doc["run_a"] = o.runs[0];
-    doc["run_b"] = o.runs[1];
+    doc["run_a"] = o.run_a;
+    doc["run_b"] = o.run_b;
     doc["agree"] = r.agree();
-    doc["rtol"] = o.diff.rtol;
-    doc["atol"] = o.diff.atol;
+    doc["rtol"] = o.comparison.rtol;
+    doc["atol"] = o.comparison.atol;
     if (const auto* first = r.first_divergence()) {
         json_value v = json_step_fields(*first);
         v["index"] = json_value::array_of(first->index);
@@ -172,11 +168,11 @@ std::string tensor_label(const tdbg::diff_divergence& d) {
     return tdbg::terminal_safe(out);
 }
 
-void print_text(std::ostream& out, const diff_cli_options& o, const tdbg::diff_result& r) {
+void print_text(std::ostream& out, const tdbg::commands::diff_options& o, const tdbg::diff_result& r) {
     const std::string counts = fmt::format("compared {} tensors, {} steps, {} values", r.tensors_compared,
                                            r.steps_compared, r.values_compared);
     if (r.agree()) {
-        out << fmt::format("runs agree within rtol {}, atol {}: {}\n", o.diff.rtol, o.diff.atol, counts);
+        out << fmt::format("runs agree within rtol {}, atol {}: {}\n", o.comparison.rtol, o.comparison.atol, counts);
     } else if (const auto* d = r.first_divergence()) {
         out << fmt::format("runs part at step {} ({} step {}, {}): tensor {}\n", d->step, tdbg::mode_name(d->step_mode),
                            d->mode_step, tdbg::terminal_safe(d->worker), tensor_label(*d));
@@ -187,7 +183,7 @@ void print_text(std::ostream& out, const diff_cli_options& o, const tdbg::diff_r
                                           ? std::string("the value (0-d) is out of tolerance")
                                           : fmt::format("element {} (flat {}) is furthest out of tolerance",
                                                         index_text(d->index), *d->flat_index);
-            out << fmt::format("  {}; {} (rtol {}, atol {})\n", where, d->reason, o.diff.rtol, o.diff.atol);
+            out << fmt::format("  {}; {} (rtol {}, atol {})\n", where, d->reason, o.comparison.rtol, o.comparison.atol);
         } else {
             out << "  " << tdbg::terminal_safe(d->reason) << "\n";
         }
@@ -220,8 +216,8 @@ void print_text(std::ostream& out, const diff_cli_options& o, const tdbg::diff_r
     }
 }
 
-int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
-    diff_cli_options o;
+int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    tdbg::commands::diff_options o;
     tdbg::cli::arguments parser(
         "tdbg diff RUN_A RUN_B [options]",
         "Compares run B with the reference run A tensor by tensor and step by step\n"
@@ -240,40 +236,46 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
         return tdbg::cli::exit_ok;
     }
     check_diff_options(o, *positional);
-    const tdbg::trial a = tdbg::cli::open_run(o.runs[0]);
-    const tdbg::trial b = tdbg::cli::open_run(o.runs[1]);
-    const tdbg::diff_result result = tdbg::diff_runs(a, b, o.diff);
-    // A diff over nothing is no agreement: an error (exit 2) that says why.
-    if (!result.nothing_compared.empty()) {
-        throw tdbg::error(fmt::format("nothing was compared: {}", result.nothing_compared));
-    }
-    // Where no raw value was saved in either run, stored reductions were compared: said in
-    // both outputs ("compared" gains "reductions" and "reduction_only_steps", additive to tdbg-diff/1).
-    const std::string reductions_note =
-        result.reductions_only()
-            ? "compared reductions only (no raw values saved in both runs)"
-            : fmt::format("{} of the values compared are stored reductions ({} tensor steps without raw values)",
-                          result.reductions_compared, result.reduction_only_steps);
-    if (o.json) {
-        tdbg::format::json_value doc = json_document(o, result);
-        doc["compared"]["reductions"] = result.reductions_compared;
-        doc["compared"]["reduction_only_steps"] = result.reduction_only_steps;
-        doc["reductions_only"] = result.reductions_only();
-        if (result.reductions_compared > 0) {
-            doc["note"] = reductions_note;
-        }
-        out << tdbg::cli::json_document_text(doc);
-    } else {
-        print_text(out, o, result);
-        if (result.reductions_compared > 0) {
-            out << "note: " << reductions_note << "\n";
-        }
-    }
-    out.flush();
-    return result.agree() ? tdbg::cli::exit_ok : tdbg::cli::exit_differ;
+    return tdbg::commands::diff(o, out, err);
 }
 
 const tdbg::cli::command_registrar register_diff{
     tdbg::cli::command{"diff", "compare two runs step by step and print where they first part", &run_diff}};
 
 } // namespace
+
+int tdbg::commands::diff(const diff_options& options, std::ostream& out, std::ostream& err) {
+    return tdbg::cli::guarded("diff", err, [&] {
+        const tdbg::trial a = tdbg::cli::open_run(options.run_a);
+        const tdbg::trial b = tdbg::cli::open_run(options.run_b);
+        const tdbg::diff_result result = tdbg::diff_runs(a, b, options.comparison);
+        // A diff over nothing is no agreement: an error (exit 2) that says why.
+        if (!result.nothing_compared.empty()) {
+            throw tdbg::error(fmt::format("nothing was compared: {}", result.nothing_compared));
+        }
+        // Where no raw value was saved in either run, stored reductions were compared: said in
+        // both outputs ("compared" gains "reductions" and "reduction_only_steps", additive to tdbg-diff/1).
+        const std::string reductions_note =
+            result.reductions_only()
+                ? "compared reductions only (no raw values saved in both runs)"
+                : fmt::format("{} of the values compared are stored reductions ({} tensor steps without raw values)",
+                              result.reductions_compared, result.reduction_only_steps);
+        if (options.json) {
+            tdbg::format::json_value doc = json_document(options, result);
+            doc["compared"]["reductions"] = result.reductions_compared;
+            doc["compared"]["reduction_only_steps"] = result.reduction_only_steps;
+            doc["reductions_only"] = result.reductions_only();
+            if (result.reductions_compared > 0) {
+                doc["note"] = reductions_note;
+            }
+            out << tdbg::cli::json_document_text(doc);
+        } else {
+            print_text(out, options, result);
+            if (result.reductions_compared > 0) {
+                out << "note: " << reductions_note << "\n";
+            }
+        }
+        out.flush();
+        return result.agree() ? tdbg::cli::exit_ok : tdbg::cli::exit_differ;
+    });
+}

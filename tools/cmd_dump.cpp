@@ -13,14 +13,16 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "open_run.hpp"
+#include "tdbg/cli/commands.hpp"
 #include "tdbg/trial/golden.hpp"
 #include "tdbg/trial/options.hpp"
 #include "tdbg/trial/trial.hpp"
 
 namespace {
 
-int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
+int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     bool json = true;
+    tdbg::commands::dump_options o;
     tdbg::cli::arguments parser(
         "tdbg dump DIR [--json] [--tensors REGEX] [--steps A:B] [--mode MODE]",
         "Prints everything the trial reads from the run in DIR (a directory, or\n"
@@ -37,7 +39,7 @@ int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostre
         "\"global_step_to_mode\" the steps kept, and the lists of tensor names only\n"
         "the tensors matched; the rest describes the whole run.\n");
     parser.flag("--json", "the output format (the default and, for now, the only one)", json);
-    tdbg::golden_filter filter;
+    tdbg::golden_filter& filter = o.filter;
     parser.section("filters");
     parser.option("--tensors", "REGEX", "only the tensors whose name it matches (searched, as smdebug's tensor regexes)",
                   [&filter](const std::string&, const std::string& value) { filter.tensor_regex = value; });
@@ -55,17 +57,24 @@ int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (!positional) {
         return tdbg::cli::exit_ok;
     }
-    // The document is written as it is made, a tensor step at a time, and the event files
-    // kept in memory are bounded: memory grows with the run's index, not with its values.
-    tdbg::trial_options options;
-    options.file_cache_bytes = std::uint64_t{8} << 20U;
-    const tdbg::trial trial = tdbg::cli::open_run(tdbg::cli::single_run_argument(*positional), options);
-    tdbg::write_golden_document(trial, fmt::format("tdbg {} (C++)", TDBG_VERSION), out, filter);
-    out.flush();
-    return tdbg::cli::exit_ok;
+    o.run = tdbg::cli::single_run_argument(*positional);
+    return tdbg::commands::dump(o, out, err);
 }
 
 const tdbg::cli::command_registrar register_dump{
     tdbg::cli::command{"dump", "print a run's full reading as JSON (the golden schema)", &run_dump}};
 
 } // namespace
+
+int tdbg::commands::dump(const dump_options& options, std::ostream& out, std::ostream& err) {
+    return tdbg::cli::guarded("dump", err, [&] {
+        // The document is written as it is made, a tensor step at a time, and the event files
+        // kept in memory are bounded: memory grows with the run's index, not with its values.
+        tdbg::trial_options trial_options;
+        trial_options.file_cache_bytes = std::uint64_t{8} << 20U;
+        const tdbg::trial trial = tdbg::cli::open_run(options.run, trial_options);
+        tdbg::write_golden_document(trial, fmt::format("tdbg {} (C++)", TDBG_VERSION), out, options.filter);
+        out.flush();
+        return tdbg::cli::exit_ok;
+    });
+}

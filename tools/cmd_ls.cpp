@@ -14,6 +14,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "open_run.hpp"
+#include "tdbg/cli/commands.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
@@ -164,24 +165,28 @@ int print_run(const tdbg::trial& t, bool read_values, std::ostream& out) {
     return tdbg::cli::exit_ok;
 }
 
-
-int run_ls(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
-    bool read_values = true;
+int run_ls(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    tdbg::commands::ls_options o;
     tdbg::cli::arguments parser("tdbg ls DIR [--no-values]",
                                 "Summarises the run in DIR (a directory, or s3://bucket/prefix when built\n"
                                 "with S3): whether it has ended, its workers, modes and\n"
                                 "steps, its collections, and for each tensor its dtype and shape (at the\n"
                                 "last step), the number of steps, the modes, and what was saved (the value,\n"
                                 "a shape, stored reductions).\n");
-    parser.flag("--no-values", "do not read one value per tensor (dtype shown as '?')", read_values, false);
+    parser.flag("--no-values", "do not read one value per tensor (dtype shown as '?')", o.read_values, false);
     const auto positional = parser.parse_or_help(args, out);
     if (!positional) {
         return tdbg::cli::exit_ok;
     }
-    return print_run(tdbg::cli::open_run(tdbg::cli::single_run_argument(*positional)), read_values, out);
+    o.run = tdbg::cli::single_run_argument(*positional);
+    return tdbg::commands::ls(o, out, err);
 }
 
 const tdbg::cli::command_registrar register_ls{
     tdbg::cli::command{"ls", "summarise a run: steps, modes, workers, collections, tensors", &run_ls}};
 
 } // namespace
+
+int tdbg::commands::ls(const ls_options& options, std::ostream& out, std::ostream& err) {
+    return tdbg::cli::guarded("ls", err, [&] { return print_run(tdbg::cli::open_run(options.run), options.read_values, out); });
+}

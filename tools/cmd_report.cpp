@@ -33,7 +33,9 @@
 #include "report_diff.hpp"
 #include "report_html.hpp"
 #include "rule_selection.hpp"
+#include "tdbg/cli/commands.hpp"
 #include "tdbg/core/dtype.hpp"
+#include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/reduce/compute.hpp"
@@ -43,25 +45,10 @@
 
 namespace {
 
-constexpr std::size_t max_runs = 8; // a colour each, and a page of bounded size
+// A colour each, and a page of bounded size.
+constexpr std::size_t max_runs = tdbg::commands::report_max_runs;
 
-struct report_options {
-    std::vector<std::string> runs;
-    std::vector<std::string> names;
-    std::optional<std::string> diff;
-    std::string output = "report.html";
-    std::optional<std::string> title;
-    std::optional<std::string> tensor_regex;
-    std::optional<std::string> collection;
-    std::size_t max_tensors = 20;
-    std::optional<std::vector<tdbg::reduction>> reductions;
-    std::size_t max_points = 1000;
-    std::size_t bins = 40;
-    std::size_t max_steps = 120;
-    bool distributions = true;
-    tdbg::cli::rule_selection selection;
-};
-
+using tdbg::commands::report_options;
 
 // Declares `tdbg report`'s options on `args`, bound to `o`.
 void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
@@ -119,7 +106,8 @@ void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
     args.number("--max-steps", "N", "steps per heatmap at most, evenly sampled (default 120)", o.max_steps,
                 std::size_t{1}, std::size_t{5000});
     args.flag("--no-distributions", "no heatmaps (they read every sampled value)", o.distributions, false);
-    o.selection.declare(args, "rules (as in tdbg rules, over the steps written so far)", true);
+    tdbg::cli::declare_rule_selection(args, o.rules, o.others, "rules (as in tdbg rules, over the steps written so far)",
+                                      true);
     args.epilog("A tensor saved only as reductions gets their plots and no heatmap; a run\n"
                 "without steps gets a page that says so. The exit status is 0 when the page\n"
                 "was written, whatever the rules found (use tdbg rules as a CI gate), and 2\n"
@@ -740,8 +728,8 @@ tdbg::cli::report::document collect_runs(const std::vector<tdbg::trial>& trials,
 std::vector<tdbg::rules::any_rule> build_rules(const tdbg::trial& trial, const report_options& o) {
     std::vector<tdbg::rules::any_rule> rules;
     const auto logger = tdbg::rules::rule_logger::to_stderr(tdbg::rules::log_level::error);
-    for (std::size_t i = 0; i < o.selection.rules.size(); ++i) {
-        rules.push_back(o.selection.build(i, trial, logger));
+    for (const tdbg::commands::rule_request& request : o.rules) {
+        rules.push_back(tdbg::cli::build_rule(request, o.others, trial, logger));
     }
     return rules;
 }
@@ -784,7 +772,7 @@ std::string generated_line() {
 }
 
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-    report_options o;
+    tdbg::commands::report_options o;
     tdbg::cli::arguments parser(
         "tdbg report DIR [-o FILE] [options]\n"
         "tdbg report DIR DIR... [--name NAME]... [--diff FILE] [-o FILE] [options]",
@@ -803,56 +791,7 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
         return tdbg::cli::exit_ok;
     }
     check_report_options(o, *positional);
-    // Everything that can be wrong with the arguments fails before a tensor is read.
-    std::optional<tdbg::cli::report::diff_summary> diff;
-    if (o.diff) {
-        diff = tdbg::cli::report::read_diff(*o.diff);
-    }
-    tdbg::cli::report::document doc;
-    if (o.runs.size() == 1) {
-        const tdbg::trial trial = tdbg::cli::open_run(o.runs.front());
-        auto rules = build_rules(trial, o);
-        doc = collect_run(trial, o);
-        if (!o.names.empty()) {
-            doc.run_name = o.names.front();
-            doc.title = o.title ? *o.title : fmt::format("tdbg report: {}", doc.run_name);
-        }
-        doc.rules = evaluate_rules(rules, err);
-    } else {
-        const auto names = run_names(o.runs, o.names);
-        std::vector<tdbg::trial> trials;
-        std::vector<std::vector<tdbg::rules::any_rule>> rules;
-        for (const auto& location : o.runs) {
-            trials.push_back(tdbg::cli::open_run(location));
-        }
-        for (const auto& trial : trials) {
-            rules.push_back(build_rules(trial, o));
-        }
-        doc = collect_runs(trials, names, o);
-        for (std::size_t i = 0; i < rules.size(); ++i) {
-            for (auto& result : evaluate_rules(rules[i], err)) {
-                doc.rules.push_back(std::move(result));
-                doc.rule_runs.push_back(names[i]);
-            }
-        }
-    }
-    doc.diff = std::move(diff);
-    doc.generated = generated_line();
-    // Written through a link, in place into a FIFO or device, else replaced whole: a browser never shows half a page.
-    tdbg::cli::write_output(o.output, tdbg::cli::report::render_html(doc), out);
-    if (o.output != "-") {
-        std::size_t issues = 0;
-        for (const auto& r : doc.rules) {
-            issues += r.status() == tdbg::rules::evaluation_status::issues_found ? 1 : 0;
-        }
-        out << "wrote " << o.output << ": " << doc.tensors.size() << " of " << doc.tensors_in_run << " tensors";
-        if (!doc.rules.empty()) {
-            out << ", " << doc.rules.size() << (doc.rules.size() == 1 ? " rule (" : " rules (") << issues
-                << " found issues)";
-        }
-        out << "\n";
-    }
-    return tdbg::cli::exit_ok;
+    return tdbg::commands::report(o, out, err);
 }
 
 const tdbg::cli::command_registrar register_report{
@@ -860,3 +799,61 @@ const tdbg::cli::command_registrar register_report{
                        &run_report}};
 
 } // namespace
+
+int tdbg::commands::report(const report_options& o, std::ostream& out, std::ostream& err) {
+    return tdbg::cli::guarded("report", err, [&] {
+        if (o.runs.empty() || o.runs.size() > max_runs) {
+            throw tdbg::error(fmt::format("a report is on 1 to {} runs, got {}", max_runs, o.runs.size()));
+        }
+        // Everything that can be wrong with the arguments fails before a tensor is read.
+        std::optional<tdbg::cli::report::diff_summary> diff;
+        if (o.diff) {
+            diff = tdbg::cli::report::read_diff(*o.diff);
+        }
+        tdbg::cli::report::document doc;
+        if (o.runs.size() == 1) {
+            const tdbg::trial trial = tdbg::cli::open_run(o.runs.front());
+            auto rules = build_rules(trial, o);
+            doc = collect_run(trial, o);
+            if (!o.names.empty()) {
+                doc.run_name = o.names.front();
+                doc.title = o.title ? *o.title : fmt::format("tdbg report: {}", doc.run_name);
+            }
+            doc.rules = evaluate_rules(rules, err);
+        } else {
+            const auto names = run_names(o.runs, o.names);
+            std::vector<tdbg::trial> trials;
+            std::vector<std::vector<tdbg::rules::any_rule>> rules;
+            for (const auto& location : o.runs) {
+                trials.push_back(tdbg::cli::open_run(location));
+            }
+            for (const auto& trial : trials) {
+                rules.push_back(build_rules(trial, o));
+            }
+            doc = collect_runs(trials, names, o);
+            for (std::size_t i = 0; i < rules.size(); ++i) {
+                for (auto& result : evaluate_rules(rules[i], err)) {
+                    doc.rules.push_back(std::move(result));
+                    doc.rule_runs.push_back(names[i]);
+                }
+            }
+        }
+        doc.diff = std::move(diff);
+        doc.generated = generated_line();
+        // Written through a link, in place into a FIFO or device, else replaced whole: a browser never shows half a page.
+        tdbg::cli::write_output(o.output, tdbg::cli::report::render_html(doc), out);
+        if (o.output != "-") {
+            std::size_t issues = 0;
+            for (const auto& r : doc.rules) {
+                issues += r.status() == tdbg::rules::evaluation_status::issues_found ? 1 : 0;
+            }
+            out << "wrote " << o.output << ": " << doc.tensors.size() << " of " << doc.tensors_in_run << " tensors";
+            if (!doc.rules.empty()) {
+                out << ", " << doc.rules.size() << (doc.rules.size() == 1 ? " rule (" : " rules (") << issues
+                    << " found issues)";
+            }
+            out << "\n";
+        }
+        return tdbg::cli::exit_ok;
+    });
+}

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -39,6 +40,7 @@
 #include "open_run.hpp"
 #include "output_file.hpp"
 #include "rule_selection.hpp"
+#include "tdbg/cli/commands.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/text.hpp"
 #include "tdbg/format/json.hpp"
@@ -52,31 +54,59 @@
 
 namespace {
 
-struct rules_options {
-    std::string run;
-    tdbg::cli::rule_selection selection;
-    std::optional<std::int64_t> start_step;
-    std::optional<std::int64_t> end_step;
-    bool follow = false;
-    double poll_seconds = std::chrono::duration<double>(tdbg::default_poll_interval).count();
-    std::optional<std::string> progress;
-    bool stop_training = false;
-    bool json = false;
-    std::optional<std::string> junit;
-    std::optional<std::string> sarif;
-    bool allow_empty = false;
-    bool allow_partial = false;
-    std::string output = "-";
-    std::size_t threads = 0;
-    std::size_t jobs = std::max(1U, std::thread::hardware_concurrency());
-    bool verbose = false;
-    bool list = false;
-    std::optional<std::string> describe;
+using tdbg::commands::rules_options;
+
+// The caller's requests to stop (rules_options::stop), as the evaluation asks for them from
+// its threads: a request, once made, stays made, with its reason.
+class stop_requests {
+public:
+    explicit stop_requests(tdbg::commands::stop_function stop) : stop_(std::move(stop)) {}
+
+    /// True once a stop was requested.
+    [[nodiscard]] bool requested() const { return wait(std::chrono::milliseconds(0)); }
+    /// Waits up to `timeout` for a request (none can come: sleeps); true when one was made.
+    [[nodiscard]] bool wait(std::chrono::milliseconds timeout) const {
+        if (made_.load()) {
+            return true;
+        }
+        if (!stop_) {
+            if (timeout.count() > 0) {
+                std::this_thread::sleep_for(timeout);
+            }
+            return false;
+        }
+        std::optional<tdbg::commands::stop_reason> reason = stop_(timeout);
+        if (!reason) {
+            return false;
+        }
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (!made_.load()) {
+            reason_ = std::move(*reason);
+            made_.store(true);
+        }
+        return true;
+    }
+    /// What the request is called ("SIGINT"); "" while none was made.
+    [[nodiscard]] std::string name() const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return reason_.name;
+    }
+    /// The exit status of an evaluation the request ended.
+    [[nodiscard]] int exit_status() const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return reason_.exit_status;
+    }
+
+private:
+    tdbg::commands::stop_function stop_;
+    mutable std::mutex mutex_;
+    mutable std::atomic<bool> made_{false};
+    mutable tdbg::commands::stop_reason reason_; // guarded by mutex_
 };
 
 // Declares `tdbg rules`' options on `args`, bound to `o`.
 void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
-    o.selection.declare(args, "rules");
+    tdbg::cli::declare_rule_selection(args, o.rules, o.others, "rules");
     args.flag("--list", "list the registered rules, each with its summary and its parameters' defaults, and exit",
               o.list);
     args.option("--describe", "NAME", "describe the rule NAME: what it checks, its parameters and their defaults",
@@ -98,9 +128,13 @@ void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
               "evaluate a live run as it is written, until it ends (waits up to 60 s for a run that has not "
               "started; without it, the steps written so far are evaluated)",
               o.follow);
-    args.number("--poll", "SECONDS",
-                fmt::format("how often --follow looks for new steps (default {:g})", o.poll_seconds), o.poll_seconds,
-                0.001, 3600.0);
+    args.option("--poll", "SECONDS",
+                fmt::format("how often --follow looks for new steps (default {:g})",
+                            std::chrono::duration<double>(o.poll_interval).count()),
+                [&o](const std::string& opt, const std::string& value) {
+                    const double seconds = tdbg::cli::parse_number(opt, value, 0.001, 3600.0);
+                    o.poll_interval = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+                });
     args.number("--jobs", "N",
                 "threads --follow evaluates its rules on, 1 to 1024 (default: the number of cores); a thread "
                 "takes turns at several rules, each as its steps come",
@@ -162,7 +196,7 @@ void check_rules_options(rules_options& o, const std::vector<std::string>& posit
         return;
     }
     o.run = tdbg::cli::single_run_argument(positional);
-    if (o.selection.rules.empty()) {
+    if (o.rules.empty()) {
         throw tdbg::cli::usage_error("no rule to run: give --rule NAME or --config FILE");
     }
     if (o.start_step && o.end_step && *o.end_step <= *o.start_step) {
@@ -173,7 +207,7 @@ void check_rules_options(rules_options& o, const std::vector<std::string>& posit
 // One status line on stderr, redrawn at most every 100 ms, for a terminal only.
 class progress_line {
 public:
-    progress_line(bool enabled, std::size_t rules) : enabled_(enabled), states_(rules) {}
+    progress_line(bool enabled, std::size_t rules, std::ostream& err) : enabled_(enabled), states_(rules), err_(&err) {}
     progress_line(const progress_line&) = delete;
     progress_line& operator=(const progress_line&) = delete;
     ~progress_line() { finish(); }
@@ -199,8 +233,7 @@ public:
     void finish() {
         std::lock_guard<std::mutex> lock(mutex_);
         if (enabled_ && drawn_) {
-            std::fprintf(stderr, "\r\033[K");
-            std::fflush(stderr);
+            *err_ << "\r\033[K" << std::flush;
             drawn_ = false;
         }
     }
@@ -248,13 +281,13 @@ private:
                 line += " waiting for steps";
             }
         }
-        std::fprintf(stderr, "\r\033[K%s", line.c_str());
-        std::fflush(stderr);
+        *err_ << "\r\033[K" << line << std::flush;
         drawn_ = true;
     }
 
     bool enabled_;
     std::vector<state> states_;
+    std::ostream* err_;
     std::mutex mutex_;
     std::chrono::steady_clock::time_point last_{};
     bool drawn_ = false;
@@ -345,7 +378,7 @@ struct rule_outcome {
 class followed_rule {
 public:
     followed_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options options, bool follow,
-                  const tdbg::cli::interruption& signals)
+                  const stop_requests& signals)
         : rule_(&r), evaluation_(r.get(), with_signals(std::move(options), follow, signals)), follow_(follow),
           signals_(&signals) {}
 
@@ -401,7 +434,7 @@ public:
 
 private:
     static tdbg::rules::invoke_options with_signals(tdbg::rules::invoke_options options, bool follow,
-                                                     const tdbg::cli::interruption& signals) {
+                                                     const stop_requests& signals) {
         options.stop_requested = [&signals] { return signals.requested(); };
         if (follow) {
             options.step_timeout.reset(); // waited for by the caller, as long as it takes
@@ -412,7 +445,7 @@ private:
     tdbg::rules::any_rule* rule_;
     tdbg::rules::rule_evaluation evaluation_;
     bool follow_;
-    const tdbg::cli::interruption* signals_;
+    const stop_requests* signals_;
     std::optional<std::string> error_;
     bool interrupted_ = false;
     std::optional<std::optional<std::int64_t>> announced_; // the step whose wait was logged
@@ -423,7 +456,7 @@ private:
 // back a poll interval later. So a thread follows several rules, however many there are.
 class rule_turns {
 public:
-    rule_turns(std::size_t rules, std::chrono::milliseconds poll, const tdbg::cli::interruption& signals,
+    rule_turns(std::size_t rules, std::chrono::milliseconds poll, const stop_requests& signals,
                std::function<bool(std::size_t)> turn, std::function<void(std::size_t)> interrupt)
         : poll_(poll), signals_(signals), turn_(std::move(turn)), interrupt_(std::move(interrupt)), remaining_(rules) {
         for (std::size_t i = 0; i < rules; ++i) {
@@ -483,7 +516,7 @@ private:
     };
 
     std::chrono::milliseconds poll_;
-    const tdbg::cli::interruption& signals_;
+    const stop_requests& signals_;
     std::function<bool(std::size_t)> turn_;
     std::function<void(std::size_t)> interrupt_;
     std::mutex mutex_;
@@ -554,11 +587,11 @@ std::string junit_document(const std::vector<rule_outcome>& outcomes, const std:
     return tdbg::rules::to_junit_xml(results, suite, seconds, allow_empty);
 }
 
-int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signals, std::ostream& out,
+int evaluate_rules(const rules_options& o, const stop_requests& signals, std::ostream& out,
                    std::ostream& err) {
     const tdbg::cli::wait_function wait = [&signals](std::chrono::milliseconds t) { return signals.wait(t); };
     tdbg::trial_options trial_options;
-    trial_options.poll_interval = std::chrono::milliseconds(static_cast<std::int64_t>(o.poll_seconds * 1000));
+    trial_options.poll_interval = o.poll_interval;
     if (o.follow) {
         trial_options.collection_wait = std::chrono::seconds(60); // a run that is about to start
     }
@@ -574,8 +607,8 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
     const std::string trial_name = first_trial.name();
 
     std::vector<tdbg::rules::any_rule> rules;
-    for (std::size_t i = 0; i < o.selection.rules.size(); ++i) {
-        auto r = o.selection.build(i, first_trial, logger, trial_options, wait);
+    for (const tdbg::commands::rule_request& request : o.rules) {
+        auto r = tdbg::cli::build_rule(request, o.others, first_trial, logger, trial_options, wait);
         if (o.stop_training) {
             r.actions().add(tdbg::rules::stop_training_action(r.base_trial().storage()));
         }
@@ -597,7 +630,7 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
         }
     }
 
-    progress_line progress(::isatty(STDERR_FILENO) == 1, rules.size());
+    progress_line progress(o.progress_bar, rules.size(), err);
     progress_file progress_lines(o.progress);
     // The bar's end: end_step, else the last step of a run that has ended (a live run shows step numbers).
     std::optional<std::int64_t> shown_end = base_options.end_step;
@@ -641,7 +674,8 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
         });
     // A snapshot evaluates its rules one after the other (each with --threads for its steps);
     // --follow takes turns at its rules on up to --jobs threads, as their steps come.
-    const std::size_t threads = o.follow ? std::min(rules.size(), o.jobs) : 1;
+    const std::size_t jobs = o.jobs == 0 ? std::max(1U, std::thread::hardware_concurrency()) : o.jobs;
+    const std::size_t threads = o.follow ? std::min(rules.size(), jobs) : 1;
     const auto [missing, why] = run_on_threads(threads, [&turns] { turns.work(); });
     if (missing > 0) {
         err << fmt::format("tdbg rules: note: only {} of {} threads could be started ({}): the rules take turns "
@@ -658,7 +692,7 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
     progress.finish();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-    const std::string_view signal = signals.signal_name();
+    const std::string signal = signals.name();
     if (signals.requested()) {
         err << "tdbg rules: interrupted by " << signal << ": the results cover the steps evaluated until then\n";
     }
@@ -726,7 +760,7 @@ int evaluate_rules(const rules_options& o, const tdbg::cli::interruption& signal
     if (errors) {
         return tdbg::cli::exit_bad_input;
     }
-    return issues ? 1 : tdbg::cli::exit_ok;
+    return issues ? tdbg::commands::exit_issues : tdbg::cli::exit_ok;
 }
 
 int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -743,34 +777,54 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
     if (!positional) {
         return tdbg::cli::exit_ok;
     }
-    if (o.describe) {
-        // An unknown name is a config_error (exit status 2) naming the nearest rule.
-        const auto name = tdbg::rules::registry::lookup(*o.describe).value_or(*o.describe);
-        out << tdbg::rules::format_rule_description(name, tdbg::rules::registry::describe(name));
-        return tdbg::cli::exit_ok;
+    if (!o.describe) {
+        check_rules_options(o, *positional);
     }
-    check_rules_options(o, *positional);
-    if (o.list) {
-        // One block per rule, its name at column 0 of its first line, a blank line between.
-        bool first = true;
-        for (const auto& name : tdbg::rules::registry::names()) {
-            out << (first ? "" : "\n") << tdbg::rules::format_rule_summary(name, tdbg::rules::registry::describe(name));
-            first = false;
-        }
-        return tdbg::cli::exit_ok;
+    if (o.describe || o.list) {
+        return tdbg::commands::rules(o, out, err);
     }
+    o.progress_bar = ::isatty(STDERR_FILENO) == 1;
     // From here on a signal stops the evaluation, and what was found is reported.
     const tdbg::cli::interruption signals;
-    try {
-        return evaluate_rules(o, signals, out, err);
-    } catch (const tdbg::cli::wait_interrupted& e) {
-        err << "tdbg rules: " << tdbg::terminal_safe(e.what()) << " (" << signals.signal_name()
-            << "): no step was evaluated\n";
-        return signals.exit_status();
-    }
+    o.stop = [&signals](std::chrono::milliseconds timeout) -> std::optional<tdbg::commands::stop_reason> {
+        if (timeout.count() == 0 ? !signals.requested() : !signals.wait(timeout)) {
+            return std::nullopt;
+        }
+        return tdbg::commands::stop_reason{std::string(signals.signal_name()), signals.exit_status()};
+    };
+    return tdbg::commands::rules(o, out, err);
 }
 
 const tdbg::cli::command_registrar register_rules{tdbg::cli::command{
     "rules", "evaluate rules (VanishingGradient, ...) over a run; a CI gate", &run_rules}};
 
 } // namespace
+
+int tdbg::commands::rules(const rules_options& o, std::ostream& out, std::ostream& err) {
+    return tdbg::cli::guarded("rules", err, [&] {
+        if (o.describe) {
+            // An unknown name is a config_error (exit status 2) naming the nearest rule.
+            const auto name = tdbg::rules::registry::lookup(*o.describe).value_or(*o.describe);
+            out << tdbg::rules::format_rule_description(name, tdbg::rules::registry::describe(name));
+            return tdbg::cli::exit_ok;
+        }
+        if (o.list) {
+            // One block per rule, its name at column 0 of its first line, a blank line between.
+            bool first = true;
+            for (const auto& name : tdbg::rules::registry::names()) {
+                out << (first ? "" : "\n")
+                    << tdbg::rules::format_rule_summary(name, tdbg::rules::registry::describe(name));
+                first = false;
+            }
+            return tdbg::cli::exit_ok;
+        }
+        const stop_requests stop(o.stop);
+        try {
+            return evaluate_rules(o, stop, out, err);
+        } catch (const tdbg::cli::wait_interrupted& e) {
+            err << "tdbg rules: " << tdbg::terminal_safe(e.what()) << " (" << stop.name()
+                << "): no step was evaluated\n";
+            return stop.exit_status();
+        }
+    });
+}

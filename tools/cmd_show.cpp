@@ -21,6 +21,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "open_run.hpp"
+#include "tdbg/cli/commands.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/half.hpp"
@@ -409,13 +410,7 @@ std::string shape_text(const tdbg::tensor_value::shape_type& shape) { return fmt
 
 // ---- The command ----
 
-struct show_options {
-    std::optional<std::int64_t> step;
-    std::optional<tdbg::step_range> steps;
-    tdbg::mode mode = tdbg::mode::global;
-    std::optional<std::string> worker;
-    bool reductions = false;
-};
+using tdbg::commands::show_options;
 
 // The entries of `tensor` to show, one per step: those of the options' mode and steps (mode
 // steps with a mode, else global steps), of the worker asked for, else of the first (by name)
@@ -599,7 +594,7 @@ void declare_show_arguments(tdbg::cli::arguments& args, show_options& o) {
                 "at the steps asked for, a bad run or argument.\n");
 }
 
-int run_show(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
+int run_show(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     show_options o;
     tdbg::cli::arguments parser(
         "tdbg show RUN TENSOR_REGEX [--step N | --steps A:B] [--mode MODE] [--worker W]\n"
@@ -628,45 +623,53 @@ int run_show(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (o.step && o.steps) {
         throw tdbg::cli::usage_error("--step and --steps cannot be given together");
     }
-    const std::string& regex = (*positional)[1];
-    const tdbg::trial t = tdbg::cli::open_run((*positional)[0]);
-    const std::vector<std::string> workers = t.workers();
-    if (o.worker && std::find(workers.begin(), workers.end(), *o.worker) == workers.end()) {
-        throw tdbg::error(fmt::format("no worker '{}' in the run (its workers: {})", *o.worker, quoted_names(workers)));
-    }
-    tdbg::tensor_name_query query;
-    query.regex = {regex};
-    query.mode = o.mode;
-    const std::vector<std::string> names = t.tensor_names(query);
-    if (names.empty()) {
-        throw tdbg::error(no_match_message(t, regex, o.mode));
-    }
-    const bool several_workers = workers.size() > 1;
-    bool shown = false;
-    for (std::size_t n = 0; n < names.size(); ++n) {
-        const tdbg::tensor tensor = t.tensor(names[n]);
-        const std::vector<tdbg::tensor_step_info> entries = entries_to_show(tensor, o);
-        out << (n == 0 ? "" : "\n");
-        if (entries.empty()) {
-            out << terminal_safe(names[n]) << "  nothing saved at the steps asked for\n";
-            continue;
-        }
-        shown = true;
-        const tdbg::tensor_summary summary = tensor.summary();
-        if (o.reductions || (!summary.has_value && !summary.stored_reductions.empty())) {
-            print_reductions(out, tensor, entries, several_workers);
-        } else {
-            print_values(out, tensor, entries, several_workers);
-        }
-    }
-    out.flush();
-    if (!shown) {
-        throw tdbg::error(fmt::format("no tensor matching '{}' was saved at the steps asked for", regex));
-    }
-    return tdbg::cli::exit_ok;
+    o.run = (*positional)[0];
+    o.tensor_regex = (*positional)[1];
+    return tdbg::commands::show(o, out, err);
 }
 
 const tdbg::cli::command_registrar register_show{
     tdbg::cli::command{"show", "print tensors' values (numpy's layout) or reductions, step by step", &run_show}};
 
 } // namespace
+
+int tdbg::commands::show(const show_options& o, std::ostream& out, std::ostream& err) {
+    return tdbg::cli::guarded("show", err, [&] {
+        const std::string& regex = o.tensor_regex;
+        const tdbg::trial t = tdbg::cli::open_run(o.run);
+        const std::vector<std::string> workers = t.workers();
+        if (o.worker && std::find(workers.begin(), workers.end(), *o.worker) == workers.end()) {
+            throw tdbg::error(fmt::format("no worker '{}' in the run (its workers: {})", *o.worker, quoted_names(workers)));
+        }
+        tdbg::tensor_name_query query;
+        query.regex = {regex};
+        query.mode = o.mode;
+        const std::vector<std::string> names = t.tensor_names(query);
+        if (names.empty()) {
+            throw tdbg::error(no_match_message(t, regex, o.mode));
+        }
+        const bool several_workers = workers.size() > 1;
+        bool shown = false;
+        for (std::size_t n = 0; n < names.size(); ++n) {
+            const tdbg::tensor tensor = t.tensor(names[n]);
+            const std::vector<tdbg::tensor_step_info> entries = entries_to_show(tensor, o);
+            out << (n == 0 ? "" : "\n");
+            if (entries.empty()) {
+                out << terminal_safe(names[n]) << "  nothing saved at the steps asked for\n";
+                continue;
+            }
+            shown = true;
+            const tdbg::tensor_summary summary = tensor.summary();
+            if (o.reductions || (!summary.has_value && !summary.stored_reductions.empty())) {
+                print_reductions(out, tensor, entries, several_workers);
+            } else {
+                print_values(out, tensor, entries, several_workers);
+            }
+        }
+        out.flush();
+        if (!shown) {
+            throw tdbg::error(fmt::format("no tensor matching '{}' was saved at the steps asked for", regex));
+        }
+        return tdbg::cli::exit_ok;
+    });
+}

@@ -1,6 +1,7 @@
 #pragma once
-// The subcommands of `tdbg`. Each cmd_<name>.cpp defines one and registers it
-// with a static `command_registrar`; tdbg_main.cpp dispatches by name.
+// The subcommands of `tdbg`. Each cmd_<name>.cpp parses its arguments into the options of
+// a library function (tdbg/cli/commands.hpp), calls it, and registers the subcommand with a
+// static `command_registrar`; tdbg_main.cpp dispatches by name.
 
 #include <algorithm>
 #include <exception>
@@ -13,16 +14,17 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/cli/commands.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/text.hpp"
 
 namespace tdbg::cli {
 
-/// Exit statuses: success, and bad input (usage, paths, corrupt runs).
-inline constexpr int exit_ok = 0;
+/// Exit statuses (tdbg/cli/commands.hpp): success, and bad input (usage, paths, corrupt runs).
+inline constexpr int exit_ok = commands::exit_ok;
 /// A check that ran and found something: `tdbg diff`'s runs differ.
-inline constexpr int exit_differ = 1;
-inline constexpr int exit_bad_input = 2;
+inline constexpr int exit_differ = commands::exit_issues;
+inline constexpr int exit_bad_input = commands::exit_error;
 
 /// One subcommand.
 struct command {
