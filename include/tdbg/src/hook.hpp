@@ -14,6 +14,12 @@
 
 #include "tdbg/hook/impl/collection.ipp"
 #include "tdbg/hook/impl/hook.ipp"
+#include "tdbg/hook/impl/step_clock.ipp"
+#include "tdbg/hook/impl/tensorboard_export.ipp"
+#include "tdbg/hook/impl/save_planning.ipp"
+#include "tdbg/hook/impl/state_keeper.ipp"
+#include "tdbg/hook/impl/tensor_checks.ipp"
+#include "tdbg/hook/impl/step_scalars.ipp"
 #include "tdbg/hook/impl/reduction_config.ipp"
 #include "tdbg/hook/impl/json_config.ipp"
 #include "tdbg/hook/impl/write_failure.ipp"
