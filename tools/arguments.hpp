@@ -26,9 +26,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "commands.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/trial/step_state.hpp"
+#include "usage_error.hpp"
 
 namespace tdbg::cli {
 

@@ -17,6 +17,7 @@
 #include "tdbg/cli/commands.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/text.hpp"
+#include "usage_error.hpp"
 
 namespace tdbg::cli {
 
@@ -46,12 +47,6 @@ inline std::vector<command>& registry() {
 /// Registers a subcommand at static-initialisation time.
 struct command_registrar {
     explicit command_registrar(const command& c) { registry().push_back(c); }
-};
-
-/// A usage error: the message goes to stderr with a pointer to --help, exit status 2.
-class usage_error : public tdbg::error {
-public:
-    using tdbg::error::error;
 };
 
 /// Runs `body` and turns every error into a message on `err` and exit status 2:
