@@ -372,6 +372,20 @@ TEST_CASE("tdbg rules: steps a worker never wrote are said in every output and e
     CHECK(r.err.find("unevaluated") == std::string::npos);
 }
 
+TEST_CASE("tdbg rules over a run whose index is gone while its events remain is NothingEvaluated, exit 2") {
+    tdbg::test::temp_dir dir("rules_cli_no_index");
+    const tdbg::test::rule_run run(dir.path() / "run");
+    write_dead_relu_run(run);
+    std::filesystem::remove_all(dir.path() / "run" / "index");
+    REQUIRE(std::filesystem::exists(dir.path() / "run" / "events"));
+    const auto r = tdbg_rules({run.path(), "--rule", "AllZero", "--param", "collection_names=gradients"});
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.find("AllZero: NothingEvaluated") != std::string::npos);
+    CHECK(r.out.find("has no step") != std::string::npos);
+    CHECK(r.err.find("AllZero evaluated nothing: ") != std::string::npos);
+}
+
 TEST_CASE("tdbg rules --sarif writes one result per trigger with its reason, and NothingEvaluated as an error notification") {
     tdbg::test::temp_dir dir("rules_cli_sarif");
     const tdbg::test::rule_run run(dir.path() / "run");
