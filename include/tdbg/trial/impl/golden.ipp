@@ -374,6 +374,7 @@ inline void write_golden_integers(const std::vector<std::int64_t>& list, int dep
 // The "steps" member's value at nesting level 1: each mode's steps.
 inline void write_golden_steps(const trial& t, const golden_filter& filter, golden_text_writer& w) {
     std::vector<std::string> names;
+    names.reserve(std::size(all_modes));
     for (const mode m : all_modes) {
         names.emplace_back(mode_name(m));
     }
