@@ -14,6 +14,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "open_run.hpp"
+#include "step_text.hpp"
 #include "tdbg/cli/commands.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/mode.hpp"
@@ -30,16 +31,10 @@ std::string describe_steps(const std::vector<std::int64_t>& steps) {
     if (steps.size() == 1) {
         return std::to_string(steps.front());
     }
-    const std::int64_t stride = steps[1] - steps[0];
-    bool progression = true;
-    for (std::size_t i = 1; i < steps.size() && progression; ++i) {
-        progression = steps[i] - steps[i - 1] == stride;
+    if (auto progression = tdbg::cli::describe_progression(steps)) {
+        return *std::move(progression);
     }
     const std::string count = fmt::format(" ({} steps)", steps.size());
-    if (progression) {
-        return stride == 1 ? fmt::format("{}-{}{}", steps.front(), steps.back(), count)
-                           : fmt::format("{}-{} every {}{}", steps.front(), steps.back(), stride, count);
-    }
     std::vector<std::string> parts;
     for (std::size_t i = 0; i < steps.size();) {
         std::size_t j = i;

@@ -15,6 +15,7 @@
 
 #include "tdbg/core/text.hpp"
 #include "tdbg/rules/evaluation.hpp"
+#include "../step_text.hpp"
 
 namespace tdbg::cli::report {
 
@@ -93,17 +94,11 @@ inline std::string describe_steps(const std::vector<std::int64_t>& steps) {
     if (steps.size() == 1) {
         return fmt::format("step {}", steps.front());
     }
-    const std::int64_t stride = steps[1] - steps[0];
-    bool regular = true;
-    for (std::size_t i = 2; i < steps.size() && regular; ++i) {
-        regular = steps[i] - steps[i - 1] == stride;
+    if (auto progression = tdbg::cli::describe_progression(steps)) {
+        return *std::move(progression);
     }
-    const std::string count = fmt::format(" ({} steps)", steps.size());
-    if (regular) {
-        return stride == 1 ? fmt::format("{}-{}{}", steps.front(), steps.back(), count)
-                           : fmt::format("{}-{} every {}{}", steps.front(), steps.back(), stride, count);
-    }
-    return fmt::format("{}{}", tdbg::rules::format_steps(steps, 8), steps.size() <= 8 ? count : std::string());
+    return fmt::format("{}{}", tdbg::rules::format_steps(steps, 8),
+                       steps.size() <= 8 ? fmt::format(" ({} steps)", steps.size()) : std::string());
 }
 
 namespace detail {
