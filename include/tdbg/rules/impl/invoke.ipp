@@ -495,7 +495,10 @@ TDBG_DECL void rule_evaluation::interrupt() {
 }
 
 TDBG_DECL void rule_evaluation::run() {
-    std::optional<std::int64_t> waited_for;
+    // The step being waited for, -1 for the run's first step (steps are >= 0). A plain number,
+    // not an optional: GCC's -O2 takes a disengaged optional compared here for an uninitialised one.
+    constexpr std::int64_t first_step = -1;
+    std::int64_t waited_for = first_step;
     auto since = clock::now();
     for (;;) {
         const advance_result a = advance();
@@ -503,8 +506,8 @@ TDBG_DECL void rule_evaluation::run() {
             return;
         }
         const auto now = clock::now();
-        if (a.progressed || a.waiting_for != waited_for) {
-            waited_for = a.waiting_for; // a new wait begins
+        if (a.progressed || a.waiting_for.value_or(first_step) != waited_for) {
+            waited_for = a.waiting_for.value_or(first_step); // a new wait begins
             since = now;
         }
         auto pause = options_.poll_interval;
@@ -514,13 +517,14 @@ TDBG_DECL void rule_evaluation::run() {
                 if (!options_.skip_late_steps) {
                     const std::string& trial_name = rule_->base_trial().name();
                     throw step_not_yet_available(
-                        waited_for ? fmt::format("step {} of mode GLOBAL is not yet available (trial {})", *waited_for,
-                                                 trial_name)
-                                   : fmt::format("no step of trial {} has been written yet", trial_name),
-                        {}, waited_for.value_or(-1), mode::global);
+                        waited_for != first_step
+                            ? fmt::format("step {} of mode GLOBAL is not yet available (trial {})", waited_for,
+                                          trial_name)
+                            : fmt::format("no step of trial {} has been written yet", trial_name),
+                        {}, waited_for, mode::global);
                 }
                 skip_waited_step();
-                waited_for.reset();
+                waited_for = first_step;
                 since = now;
                 continue;
             }
