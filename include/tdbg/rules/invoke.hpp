@@ -31,6 +31,7 @@
 #include <functional>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
@@ -85,6 +86,10 @@ struct advance_result {
     std::optional<std::int64_t> waiting_for;
 };
 
+namespace detail {
+struct pending_outcome; // one step's outcome before it is folded into the result (impl/invoke.ipp)
+} // namespace detail
+
 /// One rule's evaluation over a run, resumable: invoke_rule's loop as an object
 /// that is advanced, never blocking on the run. advance() evaluates the steps the
 /// run has, in order, and returns when the next one is not written yet (`waiting`),
@@ -134,10 +139,14 @@ public:
 
 private:
     TDBG_DECL bool start();
+    TDBG_DECL bool collect_batch(std::vector<detail::pending_outcome>& batch) const;
+    TDBG_DECL void evaluate_batch(std::vector<detail::pending_outcome>& batch);
+    TDBG_DECL void fold(detail::pending_outcome& o);
     TDBG_DECL void record(std::int64_t step, step_outcome outcome);
     // With status NothingEvaluated: sets the result's nothing_evaluated_reason.
     TDBG_DECL void explain_if_nothing_evaluated();
     [[nodiscard]] bool stop_requested() const { return options_.stop_requested && options_.stop_requested(); }
+    [[nodiscard]] bool past_end(std::int64_t step) const { return options_.end_step && step >= *options_.end_step; }
 
     rule_base* rule_;
     invoke_options options_;

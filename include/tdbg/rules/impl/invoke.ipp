@@ -212,31 +212,187 @@ TDBG_DECL void rule_evaluation::record(std::int64_t step, step_outcome outcome) 
     }
 }
 
-TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
+namespace detail {
+
+// Ends an evaluation (sets `done`) when its scope is left by an exception: a rule's error, or
+// the raise of raise_eval_cond.
+class done_on_throw {
+public:
+    explicit done_on_throw(bool& done) : flag_(done) {}
+    done_on_throw(const done_on_throw&) = delete;
+    done_on_throw& operator=(const done_on_throw&) = delete;
+    done_on_throw(done_on_throw&&) = delete;
+    done_on_throw& operator=(done_on_throw&&) = delete;
+    ~done_on_throw() {
+        if (std::uncaught_exceptions() > uncaught_) {
+            flag_ = true;
+        }
+    }
+
+private:
+    bool& flag_;
+    int uncaught_ = std::uncaught_exceptions();
+};
+
+// `step` as a batch finds it: to evaluate, skipped (never saved: through the step before the
+// next one the trial knows) or the run's end; nullopt when it is not there yet. A step the
+// trial has loaded is judged without listing the run again (what it says of such a step is
+// final): on a live run a listing reads the whole index directory (up to 1000 steps x workers
+// files), and one or two per step made a follower of 8 workers fall behind them
+// (benchmarks/bench_follow.cpp). The run is listed (one look, never a wait) only when
+// `may_list`: for the first step of a batch still to evaluate.
+inline std::optional<pending_outcome> look_at_step(const trial& base, std::int64_t step,
+                                                   const std::optional<std::int64_t>& end_step, bool may_list) {
+    pending_outcome slot;
+    slot.step = step;
+    slot.last = step;
+    const auto skip_unsaved = [&] {
+        slot.what = pending_outcome::kind::skipped;
+        slot.reason = std::string(skip_reason::step_unavailable);
+        slot.last = unsaved_through(base, step, end_step);
+        slot.unsaved = true;
+    };
+    const step_state loaded = [&] {
+        const refresh_pause paused = base.pause_refresh();
+        return base.has_passed_step(step);
+    }();
+    if (loaded == step_state::available) {
+        slot.what = pending_outcome::kind::not_triggered; // to be evaluated
+        return slot;
+    }
+    if (loaded == step_state::unavailable && base.step_after(step)) {
+        skip_unsaved();
+        return slot;
+    }
+    if (!may_list) {
+        return std::nullopt; // evaluate what is there first; the next batch looks for this step
+    }
+    try {
+        base.wait_for_steps({step}, mode::global, std::chrono::milliseconds(0));
+        slot.what = pending_outcome::kind::not_triggered; // to be evaluated
+    } catch (const step_unavailable&) {
+        skip_unsaved();
+    } catch (const no_more_data&) {
+        slot.what = pending_outcome::kind::ended;
+    } catch (const step_not_yet_available&) {
+        return std::nullopt;
+    }
+    return slot;
+}
+
+} // namespace detail
+
+// The steps of the next batch: the first, and the following ones only if they have passed
+// already (a live run's next step is waited for after this batch). True when the batch ends at
+// a step that is not written yet, which the evaluation then waits for.
+TDBG_DECL bool rule_evaluation::collect_batch(std::vector<detail::pending_outcome>& batch) const {
     using detail::pending_outcome;
+    const trial& base = rule_->base_trial();
+    std::size_t to_evaluate = 0;
+    std::int64_t step = step_;
+    while (to_evaluate < batch_limit_ && !past_end(step)) {
+        const bool may_list = to_evaluate == 0;
+        std::optional<pending_outcome> slot = detail::look_at_step(base, step, options_.end_step, may_list);
+        if (!slot) {
+            return may_list;
+        }
+        if (slot->what == pending_outcome::kind::not_triggered) {
+            ++to_evaluate;
+        }
+        const bool ended = slot->what == pending_outcome::kind::ended;
+        step = slot->last + 1;
+        batch.push_back(std::move(*slot));
+        if (ended) {
+            break;
+        }
+    }
+    return false;
+}
+
+// Evaluates the batch's steps to evaluate: in parallel when there are several (rules that
+// declare parallel_steps), each reading its inputs on one thread; a single step reads its
+// inputs on all of them.
+TDBG_DECL void rule_evaluation::evaluate_batch(std::vector<detail::pending_outcome>& batch) {
+    using detail::pending_outcome;
+    rule_base& r = *rule_;
+    std::vector<std::size_t> pending;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (batch[i].what == pending_outcome::kind::not_triggered) {
+            pending.push_back(i);
+        }
+    }
+    const auto pauses = detail::pause_trials(r);
+    if (pending.size() == 1) {
+        batch[pending[0]] = detail::rule_runner::evaluate_step(r, batch[pending[0]].step, threads_);
+    } else if (!pending.empty()) {
+        tdbg::detail::parallel_for_each_index(pending.size(), threads_, [&](std::size_t i) {
+            batch[pending[i]] = detail::rule_runner::evaluate_step(r, batch[pending[i]].step, 1);
+        });
+    }
+}
+
+// Folds one step's outcome into the result, in step order: records it, runs the rule's actions
+// on a trigger, and ends the evaluation where the outcome says so.
+TDBG_DECL void rule_evaluation::fold(detail::pending_outcome& o) {
+    using detail::pending_outcome;
+    rule_base& r = *rule_;
+    // A step the rule fired at while it was waited for (check_while_waiting) is not recorded again.
+    const bool fired_while_waiting = !result_.triggered_steps.empty() && result_.triggered_steps.back() == o.step;
+    step_ = o.last + 1;
+    switch (o.what) {
+    case pending_outcome::kind::triggered:
+        if (fired_while_waiting) {
+            record(o.step, step_outcome::triggered); // recorded, and its actions run, then
+            break;
+        }
+        result_.triggered_steps.push_back(o.step);
+        if (!o.reason.empty()) {
+            result_.trigger_reasons[o.step] = o.reason;
+        }
+        record(o.step, step_outcome::triggered);
+        r.actions().invoke(trigger{result_.rule, o.step, o.reason}, r.logger());
+        if (options_.raise_eval_cond) {
+            result_.end = evaluation_end::condition_met;
+            throw rule_evaluation_condition_met(result_.rule, o.step, o.end_of_rule);
+        }
+        if (o.end_of_rule) {
+            result_.end = evaluation_end::end_of_rule;
+            done_ = true;
+        }
+        break;
+    case pending_outcome::kind::not_triggered:
+        if (!fired_while_waiting) {
+            result_.not_triggered_steps.push_back(o.step);
+        }
+        record(o.step, fired_while_waiting ? step_outcome::triggered : step_outcome::not_triggered);
+        break;
+    case pending_outcome::kind::skipped:
+        if (o.last == o.step) {
+            r.logger().debug(fmt::format("rule {}: step {} skipped ({})", result_.rule, o.step, o.reason));
+        } else {
+            r.logger().debug(fmt::format("rule {}: steps {}-{} skipped ({})", result_.rule, o.step, o.last, o.reason));
+        }
+        result_.skipped_steps[o.reason].add(o.step, o.last);
+        if (o.unsaved) {
+            result_.unsaved_steps.add(o.step, o.last);
+        }
+        record(o.last, step_outcome::skipped);
+        break;
+    case pending_outcome::kind::ended:
+        result_.end = evaluation_end::no_more_data;
+        done_ = true;
+        break;
+    case pending_outcome::kind::failed: std::rethrow_exception(o.error);
+    }
+}
+
+TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
     advance_result out;
     if (done_) {
         out.state = evaluation_state::done;
         return out;
     }
-    // Anything thrown from here on (a rule's error, the raise of raise_eval_cond) ends the evaluation.
-    class end_on_throw {
-    public:
-        explicit end_on_throw(bool& done) : flag_(done) {}
-        end_on_throw(const end_on_throw&) = delete;
-        end_on_throw& operator=(const end_on_throw&) = delete;
-        end_on_throw(end_on_throw&&) = delete;
-        end_on_throw& operator=(end_on_throw&&) = delete;
-        ~end_on_throw() {
-            if (std::uncaught_exceptions() > uncaught_) {
-                flag_ = true;
-            }
-        }
-
-    private:
-        bool& flag_;
-        int uncaught_ = std::uncaught_exceptions();
-    } guard(done_);
+    const detail::done_on_throw guard(done_); // anything thrown from here on ends the evaluation
     if (stop_requested()) {
         interrupt();
     } else if (!started_ && !start()) {
@@ -244,14 +400,6 @@ TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
         out.progressed = done_;
         return out;
     }
-    rule_base& r = *rule_;
-    const trial& base = r.base_trial();
-    const auto past_end = [&](std::int64_t s) { return options_.end_step && s >= *options_.end_step; };
-    // A step the rule fired at while it was waited for (check_while_waiting) is not recorded again.
-    const auto fired_while_waiting = [&](std::int64_t s) {
-        return !result_.triggered_steps.empty() && result_.triggered_steps.back() == s;
-    };
-
     while (!done_) {
         if (stop_requested()) {
             interrupt();
@@ -266,129 +414,13 @@ TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
             out.state = evaluation_state::running;
             return out;
         }
-        // Collect steps: the first, and the following ones only if they have passed
-        // already (a live run's next step is waited for after this batch).
-        std::vector<pending_outcome> batch;
-        std::size_t to_evaluate = 0;
-        bool waiting = false;
-        std::int64_t step = step_;
-        while (to_evaluate < batch_limit_ && !past_end(step)) {
-            pending_outcome slot;
-            slot.step = step;
-            slot.last = step;
-            const auto skip_unsaved = [&] {
-                slot.what = pending_outcome::kind::skipped;
-                slot.reason = std::string(skip_reason::step_unavailable);
-                slot.last = detail::unsaved_through(base, step, options_.end_step);
-                slot.unsaved = true;
-            };
-            // A step the trial has loaded is judged without listing the run again (what it
-            // says of such a step is final): on a live run a listing reads the whole index
-            // directory (up to 1000 steps x workers files), and one or two per step made a
-            // follower of 8 workers fall behind them (benchmarks/bench_follow.cpp). The run is
-            // listed again only for a step it has not loaded, when a batch starts.
-            const step_state loaded = [&] {
-                const refresh_pause paused = base.pause_refresh();
-                return base.has_passed_step(step);
-            }();
-            if (loaded == step_state::available) {
-                slot.what = pending_outcome::kind::not_triggered; // to be evaluated
-                ++to_evaluate;
-            } else if (loaded == step_state::unavailable && base.step_after(step)) {
-                skip_unsaved(); // never saved: a later step is there
-            } else if (to_evaluate > 0) {
-                break; // evaluate what is there first; the next batch looks for this step
-            } else {
-                // One look at the run (a listing), never a wait.
-                try {
-                    base.wait_for_steps({step}, mode::global, std::chrono::milliseconds(0));
-                    slot.what = pending_outcome::kind::not_triggered; // to be evaluated
-                    ++to_evaluate;
-                } catch (const step_unavailable&) {
-                    skip_unsaved();
-                } catch (const no_more_data&) {
-                    slot.what = pending_outcome::kind::ended;
-                } catch (const step_not_yet_available&) {
-                    waiting = true;
-                    break;
-                }
-            }
-            const bool ended = slot.what == pending_outcome::kind::ended;
-            step = slot.last + 1;
-            batch.push_back(std::move(slot));
-            if (ended) {
-                break;
-            }
-        }
-
-        {
-            std::vector<std::size_t> pending;
-            for (std::size_t i = 0; i < batch.size(); ++i) {
-                if (batch[i].what == pending_outcome::kind::not_triggered) {
-                    pending.push_back(i);
-                }
-            }
-            const auto pauses = detail::pause_trials(r);
-            if (pending.size() == 1) {
-                batch[pending[0]] = detail::rule_runner::evaluate_step(r, batch[pending[0]].step, threads_);
-            } else if (!pending.empty()) {
-                tdbg::detail::parallel_for_each_index(pending.size(), threads_, [&](std::size_t i) {
-                    batch[pending[i]] = detail::rule_runner::evaluate_step(r, batch[pending[i]].step, 1);
-                });
-            }
-        }
-
+        std::vector<detail::pending_outcome> batch;
+        const bool waiting = collect_batch(batch);
+        evaluate_batch(batch);
         bool interrupted = false;
-        for (pending_outcome& o : batch) {
+        for (detail::pending_outcome& o : batch) {
             out.progressed = true;
-            step_ = o.last + 1;
-            switch (o.what) {
-            case pending_outcome::kind::triggered: {
-                if (fired_while_waiting(o.step)) {
-                    record(o.step, step_outcome::triggered); // recorded, and its actions run, then
-                    break;
-                }
-                result_.triggered_steps.push_back(o.step);
-                if (!o.reason.empty()) {
-                    result_.trigger_reasons[o.step] = o.reason;
-                }
-                record(o.step, step_outcome::triggered);
-                r.actions().invoke(trigger{result_.rule, o.step, o.reason}, r.logger());
-                if (options_.raise_eval_cond) {
-                    result_.end = evaluation_end::condition_met;
-                    throw rule_evaluation_condition_met(result_.rule, o.step, o.end_of_rule);
-                }
-                if (o.end_of_rule) {
-                    result_.end = evaluation_end::end_of_rule;
-                    done_ = true;
-                }
-                break;
-            }
-            case pending_outcome::kind::not_triggered:
-                if (!fired_while_waiting(o.step)) {
-                    result_.not_triggered_steps.push_back(o.step);
-                }
-                record(o.step, fired_while_waiting(o.step) ? step_outcome::triggered : step_outcome::not_triggered);
-                break;
-            case pending_outcome::kind::skipped:
-                if (o.last == o.step) {
-                    r.logger().debug(fmt::format("rule {}: step {} skipped ({})", result_.rule, o.step, o.reason));
-                } else {
-                    r.logger().debug(
-                        fmt::format("rule {}: steps {}-{} skipped ({})", result_.rule, o.step, o.last, o.reason));
-                }
-                result_.skipped_steps[o.reason].add(o.step, o.last);
-                if (o.unsaved) {
-                    result_.unsaved_steps.add(o.step, o.last);
-                }
-                record(o.last, step_outcome::skipped);
-                break;
-            case pending_outcome::kind::ended:
-                result_.end = evaluation_end::no_more_data;
-                done_ = true;
-                break;
-            case pending_outcome::kind::failed: std::rethrow_exception(o.error);
-            }
+            fold(o);
             if (done_) {
                 break; // steps evaluated after it in this batch do not count
             }
@@ -406,7 +438,7 @@ TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
             return out;
         }
     }
-    r.logger().debug(fmt::format("ended rule {} before step {}", result_.rule, result_.next_step.value_or(step_)));
+    rule_->logger().debug(fmt::format("ended rule {} before step {}", result_.rule, result_.next_step.value_or(step_)));
     explain_if_nothing_evaluated();
     out.state = evaluation_state::done;
     out.progressed = true;
