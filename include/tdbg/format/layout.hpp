@@ -3,14 +3,14 @@
 /// Where things live inside a run directory: smdebug's key names for event,
 /// index and collection files, worker names and reduction tensor names.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
-#include <fmt/core.h>
-
+#include "tdbg/config.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/reduction.hpp"
 
@@ -26,42 +26,8 @@ inline constexpr std::string_view reduction_prefix = "smdebug/reductions/";
 inline constexpr std::int64_t index_files_per_dir = 1000;
 
 namespace detail {
-
-inline std::string zero_padded(std::int64_t value, std::size_t width, const char* what) {
-    if (value < 0) {
-        throw error(fmt::format("negative {} {} has no file name", what, value));
-    }
-    std::string digits = std::to_string(value);
-    if (digits.size() < width) {
-        digits.insert(0, width - digits.size(), '0');
-    }
-    return digits;
-}
-
-inline bool all_digits(std::string_view text) noexcept {
-    if (text.empty()) {
-        return false;
-    }
-    for (char c : text) {
-        if (c < '0' || c > '9') {
-            return false;
-        }
-    }
-    return true;
-}
-
-/// Parses a non-negative decimal that fits in int64.
-inline std::optional<std::int64_t> parse_step_digits(std::string_view text) noexcept {
-    if (!all_digits(text) || text.size() > 18) { // 18 digits always fit in int64
-        return std::nullopt;
-    }
-    std::int64_t value = 0;
-    for (char c : text) {
-        value = value * 10 + (c - '0');
-    }
-    return value;
-}
-
+// "<value>" zero padded to `width` digits; throws for a negative value (naming it a `what`).
+TDBG_DECL std::string zero_padded(std::int64_t value, std::size_t width, const char* what);
 } // namespace detail
 
 /// The global step as smdebug writes it in file names: 12 digits, zero padded.
@@ -74,34 +40,7 @@ inline std::optional<std::int64_t> parse_step_digits(std::string_view text) noex
 
 /// Throws invalid_name unless `worker` can be part of a file name: not empty,
 /// at most 255 bytes, no '/', no backslash, no "..", no NUL.
-inline void validate_worker_name(std::string_view worker) {
-    auto fail = [&](const char* why) {
-        std::string shown(worker.substr(0, 100));
-        for (char& c : shown) {
-            c = c == '\0' ? '?' : c;
-        }
-        throw invalid_name(fmt::format("invalid worker name '{}{}': {}", shown, worker.size() > 100 ? "..." : "", why));
-    };
-    if (worker.empty()) {
-        fail("empty");
-    }
-    if (worker.size() > 255) {
-        fail("longer than 255 bytes");
-    }
-    if (worker.find('/') != std::string_view::npos) {
-        fail("contains '/'");
-    }
-    // The storage layer rejects backslashes in keys; refuse them here, where the message is clearer.
-    if (worker.find('\\') != std::string_view::npos) {
-        fail("contains a backslash");
-    }
-    if (worker.find("..") != std::string_view::npos) {
-        fail("contains '..'");
-    }
-    if (worker.find('\0') != std::string_view::npos) {
-        fail("contains a NUL byte");
-    }
-}
+TDBG_DECL void validate_worker_name(std::string_view worker);
 
 /// The worker name smdebug's reader gives the worker part of a file name. smdebug's
 /// TensorFlow hooks name a worker after its device, with '/' written as '_' and ':'
@@ -110,48 +49,21 @@ inline void validate_worker_name(std::string_view worker) {
 /// files; `collections_file` false) or the part begins with '_' (collection files).
 /// smdebug looks for "__" in the whole path; tdbg looks in the file name only, so a
 /// run reads the same wherever it is stored.
-[[nodiscard]] inline std::string worker_from_file_part(std::string_view part, bool collections_file,
-                                                       bool name_has_double_underscore) {
-    const bool device = collections_file ? (!part.empty() && part.front() == '_') : name_has_double_underscore;
-    std::string out(part);
-    if (device) {
-        for (char& c : out) {
-            c = c == '_' ? '/' : c == '-' ? ':' : c;
-        }
-    }
-    return out;
-}
+[[nodiscard]] TDBG_DECL std::string worker_from_file_part(std::string_view part, bool collections_file,
+                                                          bool name_has_double_underscore);
 
 /// The worker part of a file name for a worker name: a TensorFlow device name read
 /// by worker_from_file_part (it holds '/') written back; any other name unchanged.
-[[nodiscard]] inline std::string worker_file_part(std::string_view worker) {
-    std::string out(worker);
-    if (out.find('/') != std::string::npos) {
-        for (char& c : out) {
-            c = c == '/' ? '_' : c == ':' ? '-' : c;
-        }
-    }
-    return out;
-}
+[[nodiscard]] TDBG_DECL std::string worker_file_part(std::string_view worker);
 
 /// "events/000000000007/000000000007_worker_0.tfevents".
-[[nodiscard]] inline std::string event_file_key(std::int64_t step, std::string_view worker) {
-    validate_worker_name(worker);
-    const std::string s = step_string(step);
-    return "events/" + s + "/" + s + "_" + std::string(worker) + ".tfevents";
-}
+[[nodiscard]] TDBG_DECL std::string event_file_key(std::int64_t step, std::string_view worker);
 
 /// "index/000000000/000000000007_worker_0.json".
-[[nodiscard]] inline std::string index_file_key(std::int64_t step, std::string_view worker) {
-    validate_worker_name(worker);
-    return "index/" + index_dir_string(step) + "/" + step_string(step) + "_" + std::string(worker) + ".json";
-}
+[[nodiscard]] TDBG_DECL std::string index_file_key(std::int64_t step, std::string_view worker);
 
 /// "collections/000000000/worker_0_collections.json".
-[[nodiscard]] inline std::string collections_file_key(std::string_view worker) {
-    validate_worker_name(worker);
-    return "collections/000000000/" + std::string(worker) + "_collections.json";
-}
+[[nodiscard]] TDBG_DECL std::string collections_file_key(std::string_view worker);
 
 /// What an index or event file's key says: its global step and its worker.
 struct index_key_info {
@@ -165,47 +77,10 @@ struct index_key_info {
 };
 
 namespace detail {
-
 // "<digits>_<worker><suffix>" in the last component of `key`, whose directory
 // must end in "<dir_name>/<subdir>/" (with any prefix before dir_name).
-inline std::optional<index_key_info> parse_step_worker_key(std::string_view key, std::string_view dir_name,
-                                                           std::string_view suffix) {
-    const std::size_t slash = key.rfind('/');
-    if (slash == std::string_view::npos) {
-        return std::nullopt;
-    }
-    std::string_view name = key.substr(slash + 1);
-    std::string_view dir = key.substr(0, slash);
-    const std::size_t dir_slash = dir.rfind('/');
-    if (dir_slash == std::string_view::npos || !all_digits(dir.substr(dir_slash + 1))) {
-        return std::nullopt;
-    }
-    dir = dir.substr(0, dir_slash);
-    if (dir.size() < dir_name.size() || dir.substr(dir.size() - dir_name.size()) != dir_name ||
-        (dir.size() > dir_name.size() && dir[dir.size() - dir_name.size() - 1] != '/')) {
-        return std::nullopt;
-    }
-    if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix) {
-        return std::nullopt;
-    }
-    name.remove_suffix(suffix.size());
-    const std::size_t underscore = name.find('_');
-    if (underscore == std::string_view::npos) {
-        return std::nullopt;
-    }
-    const auto step = parse_step_digits(name.substr(0, underscore));
-    const std::string_view worker = name.substr(underscore + 1);
-    if (!step) {
-        return std::nullopt;
-    }
-    try {
-        validate_worker_name(worker);
-    } catch (const invalid_name&) {
-        return std::nullopt;
-    }
-    return index_key_info{*step, worker_from_file_part(worker, false, name.find("__") != std::string_view::npos)};
-}
-
+TDBG_DECL std::optional<index_key_info> parse_step_worker_key(std::string_view key, std::string_view dir_name,
+                                                              std::string_view suffix);
 } // namespace detail
 
 /// The step and worker of an index file key ("[prefix/]index/000000000/000000000007_worker_0.json");
@@ -218,13 +93,7 @@ inline std::optional<index_key_info> parse_step_worker_key(std::string_view key,
 /// nullopt when `key` is not an index file key or its folder's number does not fit in int64. smdebug
 /// files step S's index file in folder S / index_files_per_dir (index_file_key), and its reader
 /// takes the step from the file's name alone; a file in another folder is not where it belongs.
-[[nodiscard]] inline std::optional<std::int64_t> index_file_folder(std::string_view key) {
-    if (!parse_index_file_key(key)) {
-        return std::nullopt;
-    }
-    const std::string_view dir = key.substr(0, key.rfind('/'));
-    return detail::parse_step_digits(dir.substr(dir.rfind('/') + 1));
-}
+[[nodiscard]] TDBG_DECL std::optional<std::int64_t> index_file_folder(std::string_view key);
 
 /// The step and worker of an event file key ("[prefix/]events/000000000007/000000000007_worker_0.tfevents").
 [[nodiscard]] inline std::optional<index_key_info> parse_event_file_key(std::string_view key) {
@@ -232,49 +101,12 @@ inline std::optional<index_key_info> parse_step_worker_key(std::string_view key,
 }
 
 /// The worker of a collection file key ("[prefix/]collections/000000000/worker_0_collections.json").
-[[nodiscard]] inline std::optional<std::string> parse_collections_file_key(std::string_view key) {
-    constexpr std::string_view suffix = "_collections.json";
-    const std::size_t slash = key.rfind('/');
-    if (slash == std::string_view::npos) {
-        return std::nullopt;
-    }
-    std::string_view name = key.substr(slash + 1);
-    const std::string_view dir = key.substr(0, slash);
-    constexpr std::string_view want_dir = "collections/000000000";
-    if (dir.size() < want_dir.size() || dir.substr(dir.size() - want_dir.size()) != want_dir ||
-        (dir.size() > want_dir.size() && dir[dir.size() - want_dir.size() - 1] != '/')) {
-        return std::nullopt;
-    }
-    if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix) {
-        return std::nullopt;
-    }
-    name.remove_suffix(suffix.size());
-    try {
-        validate_worker_name(name);
-    } catch (const invalid_name&) {
-        return std::nullopt;
-    }
-    return worker_from_file_part(name, true, false);
-}
+[[nodiscard]] TDBG_DECL std::optional<std::string> parse_collections_file_key(std::string_view key);
 
 /// `name` with every ":<digits>" removed, as smdebug does before naming a
 /// reduction ("dense/kernel:0" -> "dense/kernel"). smdebug's regex also treats
 /// non-ASCII Unicode digits as digits; tdbg only removes ASCII ones.
-[[nodiscard]] inline std::string strip_colon_index(std::string_view name) {
-    std::string out;
-    out.reserve(name.size());
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        if (name[i] == ':' && i + 1 < name.size() && name[i + 1] >= '0' && name[i + 1] <= '9') {
-            ++i;
-            while (i + 1 < name.size() && name[i + 1] >= '0' && name[i + 1] <= '9') {
-                ++i;
-            }
-            continue;
-        }
-        out.push_back(name[i]);
-    }
-    return out;
-}
+[[nodiscard]] TDBG_DECL std::string strip_colon_index(std::string_view name);
 
 /// The name under which a stored reduction is saved: "smdebug/reductions/abs_l2/<tensor without :N>".
 [[nodiscard]] inline std::string reduction_tensor_name(reduction r, std::string_view tensor) {
@@ -283,23 +115,11 @@ inline std::optional<index_key_info> parse_step_worker_key(std::string_view key,
 
 /// The reduction and the tensor name of a stored reduction's name; nullopt
 /// when `name` is not one ("smdebug/reductions/l2/w" -> {l2, "w"}).
-[[nodiscard]] inline std::optional<std::pair<reduction, std::string>>
-parse_reduction_tensor_name(std::string_view name) {
-    if (name.substr(0, reduction_prefix.size()) != reduction_prefix) {
-        return std::nullopt;
-    }
-    name.remove_prefix(reduction_prefix.size());
-    const std::size_t slash = name.find('/');
-    if (slash == std::string_view::npos || slash + 1 == name.size()) {
-        return std::nullopt;
-    }
-    const std::string_view spelled = name.substr(0, slash);
-    const auto r = parse_reduction(spelled);
-    // Only the spelling smdebug writes counts ("l2", not "l2_norm").
-    if (!r || reduction_name(*r) != spelled) {
-        return std::nullopt;
-    }
-    return std::pair<reduction, std::string>{*r, std::string(name.substr(slash + 1))};
-}
+[[nodiscard]] TDBG_DECL std::optional<std::pair<reduction, std::string>>
+parse_reduction_tensor_name(std::string_view name);
 
 } // namespace tdbg::format
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/format/impl/layout.ipp"
+#endif

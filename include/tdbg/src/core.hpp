@@ -30,6 +30,7 @@ const char tdbg_compiled_engine_anchor = 0;
 #include "tdbg/core/impl/thread_pool.ipp"
 #include "tdbg/format/impl/event.ipp"
 #include "tdbg/format/impl/json.ipp"
+#include "tdbg/format/impl/layout.ipp"
 #include "tdbg/format/impl/collections_file.ipp"
 #include "tdbg/format/impl/index_file.ipp"
 #include "tdbg/format/impl/stop_marker.ipp"
