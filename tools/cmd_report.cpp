@@ -42,6 +42,7 @@
 #include "tdbg/rules/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/registry.hpp"
+#include "tdbg/trial/tensor.hpp"
 
 namespace {
 
@@ -226,45 +227,55 @@ std::string shape_text(const tdbg::tensor_value::shape_type& shape) { return fmt
 
 // ---------------------------------------------------------------- one tensor
 
-tdbg::cli::report::tensor_section collect_tensor(const tdbg::trial& t, const std::string& name, const report_options& o) {
-    namespace report = tdbg::cli::report;
-    report::tensor_section section;
-    section.name = name;
-    const auto tensor = t.tensor(name);
-    const auto infos = tensor.entries(tdbg::mode::global, true);
-    value_cache<std::decay_t<decltype(tensor)>> cache(tensor);
+using tensor_values = value_cache<tdbg::tensor>;
 
+// What the index says of one tensor over all its steps.
+struct tensor_overview {
     std::set<std::int64_t> steps;
     std::set<tdbg::mode> modes;
     std::set<std::string> workers;
-    std::vector<tdbg::reduction> stored;
-    bool any_value = false;
+    std::vector<tdbg::reduction> stored; ///< the reductions saved at any step, in reading order
+    bool any_value = false;              ///< whether any step saved the value itself
+};
+
+tensor_overview overview_of(const std::vector<tdbg::tensor_step_info>& infos) {
+    tensor_overview view;
     for (const auto& info : infos) {
-        steps.insert(info.step);
-        modes.insert(info.step_mode);
-        workers.insert(info.worker);
-        any_value = any_value || info.has_value;
+        view.steps.insert(info.step);
+        view.modes.insert(info.step_mode);
+        view.workers.insert(info.worker);
+        view.any_value = view.any_value || info.has_value;
         for (const auto r : info.stored_reductions) {
-            if (std::find(stored.begin(), stored.end(), r) == stored.end()) {
-                stored.push_back(r);
+            if (std::find(view.stored.begin(), view.stored.end(), r) == view.stored.end()) {
+                view.stored.push_back(r);
             }
         }
     }
-    std::sort(stored.begin(), stored.end(),
+    std::sort(view.stored.begin(), view.stored.end(),
               [](tdbg::reduction a, tdbg::reduction b) { return reduction_rank(a) < reduction_rank(b); });
+    return view;
+}
 
-    // What the value looks like: at the last step that has one.
-    std::optional<tdbg::tensor_value> sample;
-    for (auto it = infos.rbegin(); it != infos.rend() && !sample; ++it) {
+// What the value looks like: the value at the last step that has one (none when no step has
+// one, or when that step cannot be read: a note says so).
+std::optional<tdbg::tensor_value> last_value(const std::vector<tdbg::tensor_step_info>& infos, tensor_values& cache,
+                                             std::vector<std::string>& notes) {
+    for (auto it = infos.rbegin(); it != infos.rend(); ++it) {
         if (it->has_value) {
             try {
-                sample = cache.get(it->step, it->worker);
+                return cache.get(it->step, it->worker);
             } catch (const tdbg::error& e) {
-                section.notes.push_back(fmt::format("step {}: {}", it->step, e.what()));
-                break;
+                notes.push_back(fmt::format("step {}: {}", it->step, e.what()));
+                return std::nullopt;
             }
         }
     }
+    return std::nullopt;
+}
+
+// The section's one-line summary: "float32 [16, 8] · 13 steps (TRAIN, EVAL) · saved: value".
+std::string summary_of(const tensor_overview& view, const std::optional<tdbg::tensor_value>& sample,
+                       const std::vector<tdbg::tensor_step_info>& infos) {
     std::string summary;
     if (sample) {
         summary = fmt::format("{} {}", tdbg::dtype_name(sample->type()), shape_text(sample->shape()));
@@ -277,91 +288,104 @@ tdbg::cli::report::tensor_section collect_tensor(const tdbg::trial& t, const std
         }
     }
     std::string mode_list;
-    for (const auto m : modes) {
+    for (const auto m : view.modes) {
         fmt::format_to(std::back_inserter(mode_list), "{}{}", mode_list.empty() ? "" : ", ", tdbg::mode_name(m));
     }
-    fmt::format_to(std::back_inserter(summary), "{}{} steps", summary.empty() ? "" : " \xC2\xB7 ", steps.size());
+    fmt::format_to(std::back_inserter(summary), "{}{} steps", summary.empty() ? "" : " \xC2\xB7 ", view.steps.size());
     if (!mode_list.empty()) {
         fmt::format_to(std::back_inserter(summary), " ({})", mode_list);
     }
-    if (workers.size() > 1) {
-        fmt::format_to(std::back_inserter(summary), " \xC2\xB7 {} workers", workers.size());
+    if (view.workers.size() > 1) {
+        fmt::format_to(std::back_inserter(summary), " \xC2\xB7 {} workers", view.workers.size());
     }
-    std::string saved = any_value ? "value" : "";
-    for (const auto r : stored) {
+    std::string saved = view.any_value ? "value" : "";
+    for (const auto r : view.stored) {
         fmt::format_to(std::back_inserter(saved), "{}{}", saved.empty() ? "" : ", ", tdbg::reduction_config_name(r));
     }
     fmt::format_to(std::back_inserter(summary), " \xC2\xB7 saved: {}", saved.empty() ? "only its shape" : saved);
-    section.summary = summary;
+    return summary;
+}
 
-    const bool is_string = sample && sample->type() == tdbg::dtype::string;
-    if (is_string) {
-        section.notes.emplace_back("a string tensor: nothing to plot");
-        return section;
-    }
-    const bool scalar = sample && sample->size() == 1;
-
-    // The reductions to plot: as asked; else what the run saved; else computed ones.
-    std::vector<tdbg::reduction> chosen;
+// What the line plots show: the chosen reductions, or the value itself (one plot).
+struct plotted_quantities {
+    std::vector<tdbg::reduction> reductions;
     bool value_itself = false;
-    if (o.reductions) {
-        chosen = *o.reductions;
-    } else if (!stored.empty()) {
-        chosen = stored;
-    } else if (scalar) {
-        value_itself = true; // a loss or a learning rate: its reductions are itself
-    } else if (any_value) {
-        chosen = {tdbg::reduction{tdbg::reduction_kind::mean, false}, tdbg::reduction{tdbg::reduction_kind::std, false},
-                  tdbg::reduction{tdbg::reduction_kind::l2, false}};
-    }
-    if (!any_value && stored.empty()) {
-        section.notes.emplace_back("only shapes were saved: no values or reductions to plot");
-    }
+};
 
-    // Line plots: each (mode, worker) is one series; steps sampled evenly.
-    std::vector<std::int64_t> step_list(steps.begin(), steps.end());
-    const auto plotted = sample_evenly(step_list, o.max_points);
-    const std::set<std::int64_t> plotted_steps(plotted.begin(), plotted.end());
-    std::vector<std::map<std::pair<std::string, std::string>, report::series>> lines(value_itself ? 1 : chosen.size());
-    std::size_t read_errors = 0;
+// The reductions to plot: as asked; else what the run saved; else computed ones.
+plotted_quantities choose_plotted(const tensor_overview& view, bool scalar, const report_options& o) {
+    plotted_quantities chosen;
+    if (o.reductions) {
+        chosen.reductions = *o.reductions;
+    } else if (!view.stored.empty()) {
+        chosen.reductions = view.stored;
+    } else if (scalar) {
+        chosen.value_itself = true; // a loss or a learning rate: its reductions are itself
+    } else if (view.any_value) {
+        chosen.reductions = {tdbg::reduction{tdbg::reduction_kind::mean, false},
+                             tdbg::reduction{tdbg::reduction_kind::std, false},
+                             tdbg::reduction{tdbg::reduction_kind::l2, false}};
+    }
+    return chosen;
+}
+
+// The `wanted` reductions at one step that can be had: stored ones are read, the others
+// computed from the value in one pass (none when the step saved no value).
+std::map<tdbg::reduction, tdbg::tensor_value> reductions_at(const tdbg::tensor& tensor,
+                                                            const tdbg::tensor_step_info& info,
+                                                            const std::vector<tdbg::reduction>& wanted,
+                                                            tensor_values& cache) {
+    std::map<tdbg::reduction, tdbg::tensor_value> found;
+    if (!info.stored_reductions.empty()) {
+        found = tensor.reduction_values(info.step, tdbg::mode::global, info.worker);
+    }
+    std::vector<tdbg::reduction> missing;
+    for (const auto r : wanted) {
+        if (found.count(r) == 0) {
+            missing.push_back(r);
+        }
+    }
+    if (!missing.empty() && info.has_value) {
+        const auto computed = tdbg::compute_reductions(cache.get(info.step, info.worker), missing);
+        for (std::size_t i = 0; i < missing.size(); ++i) {
+            found.emplace(missing[i], computed[i]);
+        }
+    }
+    return found;
+}
+
+// The points of each line plot, a series per (mode, worker) in each plot.
+using plot_lines = std::vector<std::map<std::pair<std::string, std::string>, tdbg::cli::report::series>>;
+
+// Reads the points of every line plot at the `plotted` steps; a step that cannot be read
+// is left out (the first three so named in the notes, the rest counted).
+plot_lines read_lines(const tdbg::tensor& tensor, const std::vector<tdbg::tensor_step_info>& infos,
+                      const std::set<std::int64_t>& plotted, const plotted_quantities& chosen, tensor_values& cache,
+                      tdbg::cli::report::tensor_section& section) {
+    plot_lines lines(chosen.value_itself ? 1 : chosen.reductions.size());
     auto add_point = [&](std::size_t plot, const tdbg::tensor_step_info& info, double v) {
         const std::string mode(tdbg::mode_name(info.step_mode));
         auto& s = lines[plot][{mode, info.worker}];
         s.mode = mode;
         s.worker = info.worker;
-        s.points.push_back(report::point{info.step, info.mode_step, v});
+        s.points.push_back(tdbg::cli::report::point{info.step, info.mode_step, v});
         section.has_non_finite = section.has_non_finite || !std::isfinite(v);
     };
+    std::size_t read_errors = 0;
     for (const auto& info : infos) {
-        if (plotted_steps.count(info.step) == 0) {
+        if (plotted.count(info.step) == 0) {
             continue;
         }
         try {
-            if (value_itself) {
+            if (chosen.value_itself) {
                 if (info.has_value) {
                     add_point(0, info, first_number(cache.get(info.step, info.worker)));
                 }
                 continue;
             }
-            // Stored reductions are read; the others are computed from the value in one pass.
-            std::map<tdbg::reduction, tdbg::tensor_value> found;
-            if (!info.stored_reductions.empty()) {
-                found = tensor.reduction_values(info.step, tdbg::mode::global, info.worker);
-            }
-            std::vector<tdbg::reduction> missing;
-            for (const auto r : chosen) {
-                if (found.count(r) == 0) {
-                    missing.push_back(r);
-                }
-            }
-            if (!missing.empty() && info.has_value) {
-                const auto computed = tdbg::compute_reductions(cache.get(info.step, info.worker), missing);
-                for (std::size_t i = 0; i < missing.size(); ++i) {
-                    found.emplace(missing[i], computed[i]);
-                }
-            }
-            for (std::size_t i = 0; i < chosen.size(); ++i) {
-                const auto it = found.find(chosen[i]);
+            const auto found = reductions_at(tensor, info, chosen.reductions, cache);
+            for (std::size_t i = 0; i < chosen.reductions.size(); ++i) {
+                const auto it = found.find(chosen.reductions[i]);
                 if (it != found.end()) {
                     add_point(i, info, first_number(it->second));
                 }
@@ -375,9 +399,20 @@ tdbg::cli::report::tensor_section collect_tensor(const tdbg::trial& t, const std
     if (read_errors > 3) {
         section.notes.push_back(fmt::format("{} more steps could not be read", read_errors - 3));
     }
+    return lines;
+}
+
+// Line plots: each (mode, worker) is one series; steps sampled evenly (--max-points).
+void add_line_plots(const tdbg::tensor& tensor, const std::vector<tdbg::tensor_step_info>& infos,
+                    const tensor_overview& view, const plotted_quantities& chosen, tensor_values& cache,
+                    const report_options& o, tdbg::cli::report::tensor_section& section) {
+    const std::vector<std::int64_t> step_list(view.steps.begin(), view.steps.end());
+    const auto plotted = sample_evenly(step_list, o.max_points);
+    plot_lines lines =
+        read_lines(tensor, infos, std::set<std::int64_t>(plotted.begin(), plotted.end()), chosen, cache, section);
     for (std::size_t i = 0; i < lines.size(); ++i) {
-        const std::string label = value_itself ? "value" : tdbg::reduction_name(chosen[i]);
-        report::reduction_plot plot;
+        const std::string label = chosen.value_itself ? "value" : tdbg::reduction_name(chosen.reductions[i]);
+        tdbg::cli::report::reduction_plot plot;
         plot.reduction = label;
         for (auto& item : lines[i]) {
             plot.lines.push_back(std::move(item.second));
@@ -392,96 +427,148 @@ tdbg::cli::report::tensor_section collect_tensor(const tdbg::trial& t, const std
         section.notes.push_back(
             fmt::format("lines show {} of {} steps (--max-points)", plotted.size(), step_list.size()));
     }
+}
 
-    // Heatmaps of the value distribution, one per worker (a few at most).
-    if (!o.distributions || !any_value || scalar) {
-        if (!any_value && !stored.empty()) {
+// The range [low, high] the heatmap's bins split: that of the finite values of the
+// `columns`' steps, widened when it is a single value ([0, 1] when there is none).
+// Marks the steps that could be read (an error is reported with the line plots).
+std::pair<double, double> value_range(const std::vector<const tdbg::tensor_step_info*>& columns,
+                                      const std::string& worker, tensor_values& cache, std::vector<bool>& readable) {
+    constexpr double infinity = std::numeric_limits<double>::infinity();
+    double low = infinity, high = -infinity;
+    readable.assign(columns.size(), false);
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+        try {
+            for_each_number(cache.get(columns[i]->step, worker), [&](double x) {
+                if (std::isfinite(x)) {
+                    low = std::min(low, x);
+                    high = std::max(high, x);
+                }
+            });
+            readable[i] = true;
+        } catch (const tdbg::error&) {
+            // reported with the line plots
+        }
+    }
+    if (!(low <= high)) {
+        low = 0;
+        high = 1;
+    } else if (low == high) {
+        const double pad = low == 0 ? 0.5 : std::fabs(low) * 0.05;
+        low -= pad;
+        high += pad;
+    }
+    return {low, high};
+}
+
+// The histogram of `value` (saved at `info`'s step) over `bins` bins from `low`, `per_bin` wide each.
+tdbg::cli::report::histogram_column histogram_of(const tdbg::tensor_value& value, const tdbg::tensor_step_info& info,
+                                                 double low, double per_bin, std::size_t bins) {
+    tdbg::cli::report::histogram_column c;
+    c.step = info.step;
+    c.mode = std::string(tdbg::mode_name(info.step_mode));
+    c.mode_step = info.mode_step;
+    c.counts.assign(bins, 0);
+    double sum = 0;
+    c.min = std::numeric_limits<double>::infinity();
+    c.max = -std::numeric_limits<double>::infinity();
+    for_each_number(value, [&](double x) {
+        if (!std::isfinite(x)) {
+            ++c.non_finite;
+            return;
+        }
+        const auto bin = static_cast<std::size_t>(std::clamp((x - low) / per_bin, 0.0, static_cast<double>(bins - 1)));
+        ++c.counts[bin];
+        ++c.finite;
+        sum += x;
+        c.min = std::min(c.min, x);
+        c.max = std::max(c.max, x);
+    });
+    c.mean = c.finite > 0 ? sum / static_cast<double>(c.finite) : 0;
+    return c;
+}
+
+// The heatmap of one worker's values, step by step (--max-steps of them, evenly sampled);
+// none when the worker saved no value. Pass one finds the range of the finite values, pass
+// two counts them into bins; values beyond the cache's budget are read twice rather than all held.
+std::optional<tdbg::cli::report::distribution> distribution_of(const std::vector<tdbg::tensor_step_info>& infos,
+                                                               const std::string& worker, tensor_values& cache,
+                                                               const report_options& o, bool& has_non_finite) {
+    std::vector<const tdbg::tensor_step_info*> with_value;
+    for (const auto& info : infos) {
+        if (info.worker == worker && info.has_value) {
+            with_value.push_back(&info);
+        }
+    }
+    if (with_value.empty()) {
+        return std::nullopt;
+    }
+    const auto columns = sample_evenly(with_value, o.max_steps);
+    std::vector<bool> readable;
+    const auto [low, high] = value_range(columns, worker, cache, readable);
+    tdbg::cli::report::distribution d;
+    d.worker = worker;
+    d.low = low;
+    d.high = high;
+    d.bins = o.bins;
+    d.steps_with_values = with_value.size();
+    const double per_bin = (high - low) / static_cast<double>(o.bins);
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+        if (!readable[i]) {
+            continue;
+        }
+        auto c = histogram_of(cache.get(columns[i]->step, worker), *columns[i], low, per_bin, o.bins);
+        has_non_finite = has_non_finite || c.non_finite > 0;
+        d.columns.push_back(std::move(c));
+    }
+    return d;
+}
+
+// Heatmaps of the value distribution, one per worker (a few at most).
+void add_distributions(const std::vector<tdbg::tensor_step_info>& infos, const tensor_overview& view,
+                       tensor_values& cache, const report_options& o, tdbg::cli::report::tensor_section& section) {
+    constexpr std::size_t max_workers = 4;
+    std::size_t worker_count = 0;
+    for (const auto& worker : view.workers) {
+        if (worker_count++ == max_workers) {
+            section.notes.push_back(
+                fmt::format("distributions drawn for the first {} of {} workers", max_workers, view.workers.size()));
+            break;
+        }
+        if (auto d = distribution_of(infos, worker, cache, o, section.has_non_finite)) {
+            section.distributions.push_back(std::move(*d));
+        }
+    }
+}
+
+tdbg::cli::report::tensor_section collect_tensor(const tdbg::trial& t, const std::string& name, const report_options& o) {
+    tdbg::cli::report::tensor_section section;
+    section.name = name;
+    const tdbg::tensor tensor = t.tensor(name);
+    const auto infos = tensor.entries(tdbg::mode::global, true);
+    tensor_values cache(tensor);
+    const tensor_overview view = overview_of(infos);
+    const std::optional<tdbg::tensor_value> sample = last_value(infos, cache, section.notes);
+    section.summary = summary_of(view, sample, infos);
+
+    if (sample && sample->type() == tdbg::dtype::string) {
+        section.notes.emplace_back("a string tensor: nothing to plot");
+        return section;
+    }
+    const bool scalar = sample && sample->size() == 1;
+    const plotted_quantities chosen = choose_plotted(view, scalar, o);
+    if (!view.any_value && view.stored.empty()) {
+        section.notes.emplace_back("only shapes were saved: no values or reductions to plot");
+    }
+    add_line_plots(tensor, infos, view, chosen, cache, o, section);
+
+    if (!o.distributions || !view.any_value || scalar) {
+        if (!view.any_value && !view.stored.empty()) {
             section.notes.emplace_back("only reductions were saved: no distribution of values to draw");
         }
         return section;
     }
-    constexpr std::size_t max_workers = 4;
-    std::size_t worker_count = 0;
-    for (const auto& worker : workers) {
-        if (worker_count++ == max_workers) {
-            section.notes.push_back(
-                fmt::format("distributions drawn for the first {} of {} workers", max_workers, workers.size()));
-            break;
-        }
-        std::vector<const tdbg::tensor_step_info*> with_value;
-        for (const auto& info : infos) {
-            if (info.worker == worker && info.has_value) {
-                with_value.push_back(&info);
-            }
-        }
-        if (with_value.empty()) {
-            continue;
-        }
-        const auto columns = sample_evenly(with_value, o.max_steps);
-        // Pass one finds the range of the finite values, pass two counts them into
-        // bins; values beyond the cache's budget are read twice rather than all held.
-        double low = INFINITY, high = -INFINITY;
-        std::vector<bool> readable(columns.size(), false);
-        for (std::size_t i = 0; i < columns.size(); ++i) {
-            try {
-                for_each_number(cache.get(columns[i]->step, worker), [&](double x) {
-                    if (std::isfinite(x)) {
-                        low = std::min(low, x);
-                        high = std::max(high, x);
-                    }
-                });
-                readable[i] = true;
-            } catch (const tdbg::error&) {
-                // reported with the line plots
-            }
-        }
-        if (!(low <= high)) {
-            low = 0;
-            high = 1;
-        } else if (low == high) {
-            const double pad = low == 0 ? 0.5 : std::fabs(low) * 0.05;
-            low -= pad;
-            high += pad;
-        }
-        report::distribution d;
-        d.worker = worker;
-        d.low = low;
-        d.high = high;
-        d.bins = o.bins;
-        d.steps_with_values = with_value.size();
-        const double per_bin = (high - low) / static_cast<double>(o.bins);
-        for (std::size_t i = 0; i < columns.size(); ++i) {
-            if (!readable[i]) {
-                continue;
-            }
-            const tdbg::tensor_value value = cache.get(columns[i]->step, worker);
-            report::histogram_column c;
-            c.step = columns[i]->step;
-            c.mode = std::string(tdbg::mode_name(columns[i]->step_mode));
-            c.mode_step = columns[i]->mode_step;
-            c.counts.assign(o.bins, 0);
-            double sum = 0;
-            c.min = INFINITY;
-            c.max = -INFINITY;
-            for_each_number(value, [&](double x) {
-                if (!std::isfinite(x)) {
-                    ++c.non_finite;
-                    return;
-                }
-                const auto bin =
-                    static_cast<std::size_t>(std::clamp((x - low) / per_bin, 0.0, static_cast<double>(o.bins - 1)));
-                ++c.counts[bin];
-                ++c.finite;
-                sum += x;
-                c.min = std::min(c.min, x);
-                c.max = std::max(c.max, x);
-            });
-            c.mean = c.finite > 0 ? sum / static_cast<double>(c.finite) : 0;
-            section.has_non_finite = section.has_non_finite || c.non_finite > 0;
-            d.columns.push_back(std::move(c));
-        }
-        section.distributions.push_back(std::move(d));
-    }
+    add_distributions(infos, view, cache, o, section);
     return section;
 }
 

@@ -104,18 +104,8 @@ private:
     mutable tdbg::commands::stop_reason reason_; // guarded by mutex_
 };
 
-// Declares `tdbg rules`' options on `args`, bound to `o`.
-void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
-    tdbg::cli::declare_rule_selection(args, o.rules, o.others, "rules");
-    args.flag("--list", "list the registered rules, each with its summary and its parameters' defaults, and exit",
-              o.list);
-    args.option("--describe", "NAME", "describe the rule NAME: what it checks, its parameters and their defaults",
-                [&o](const std::string& opt, const std::string& value) {
-                    if (value.empty()) {
-                        throw tdbg::cli::usage_error(fmt::format("{} needs a rule name", opt));
-                    }
-                    o.describe = value;
-                });
+// Declares `tdbg rules`' options of the steps evaluated and how (section "steps") on `args`, bound to `o`.
+void declare_step_arguments(tdbg::cli::arguments& args, rules_options& o) {
     args.section("steps");
     const auto step = [](std::optional<std::int64_t>& target) {
         return [&target](const std::string& opt, const std::string& value) {
@@ -144,6 +134,11 @@ void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
               "the evaluation: {\"rule\": NAME, \"step\": N, \"outcome\": \"triggered\", \"not_triggered\" or "
               "\"skipped\", \"time\": seconds since the epoch}; steps skipped together: one line, the last",
               o.progress);
+}
+
+// Declares `tdbg rules`' options of what is done with the results (section "actions and output") on
+// `args`, bound to `o`.
+void declare_output_arguments(tdbg::cli::arguments& args, rules_options& o) {
     args.section("actions and output");
     args.flag("--stop-training",
               "when a rule's condition is met, write the stop marker tdbg_stop_training.json into the run (a tdbg "
@@ -178,6 +173,22 @@ void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
                 o.threads, std::size_t{0}, std::size_t{1024});
     args.flag("--verbose",
               "log each trigger and skipped step on stderr, and (with --follow) each step waited for", o.verbose);
+}
+
+// Declares `tdbg rules`' options on `args`, bound to `o`.
+void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
+    tdbg::cli::declare_rule_selection(args, o.rules, o.others, "rules");
+    args.flag("--list", "list the registered rules, each with its summary and its parameters' defaults, and exit",
+              o.list);
+    args.option("--describe", "NAME", "describe the rule NAME: what it checks, its parameters and their defaults",
+                [&o](const std::string& opt, const std::string& value) {
+                    if (value.empty()) {
+                        throw tdbg::cli::usage_error(fmt::format("{} needs a rule name", opt));
+                    }
+                    o.describe = value;
+                });
+    declare_step_arguments(args, o);
+    declare_output_arguments(args, o);
     args.epilog(
         "A FILE that is a symbolic link is written through; a FIFO or a device is\n"
         "written in place; a regular file is replaced at once, never left half written.\n\n"
@@ -587,9 +598,9 @@ std::string junit_document(const std::vector<rule_outcome>& outcomes, const std:
     return tdbg::rules::to_junit_xml(results, suite, seconds, allow_empty);
 }
 
-int evaluate_rules(const rules_options& o, const stop_requests& signals, std::ostream& out,
-                   std::ostream& err) {
-    const tdbg::cli::wait_function wait = [&signals](std::chrono::milliseconds t) { return signals.wait(t); };
+// The trial options of an evaluation: --poll's interval, a minute's wait with --follow for
+// a run about to start, and a small cache of event files.
+tdbg::trial_options evaluation_trial_options(const rules_options& o) {
     tdbg::trial_options trial_options;
     trial_options.poll_interval = o.poll_interval;
     if (o.follow) {
@@ -598,84 +609,115 @@ int evaluate_rules(const rules_options& o, const stop_requests& signals, std::os
     // Rules read step after step: a few steps' event files kept are enough, and the cache's
     // buffers are then reused instead of the memory growing with the run.
     trial_options.file_cache_bytes = std::uint64_t{8} << 20U;
-    const tdbg::rules::rule_logger logger =
-        tdbg::rules::rule_logger::to_stderr(o.verbose ? tdbg::rules::log_level::debug : tdbg::rules::log_level::error);
+    return trial_options;
+}
 
-    // The run is opened and its index read once; every rule evaluates over that one trial
-    // (invoke_rule only pauses its refreshing, and pauses of rules side by side overlap).
-    const tdbg::trial first_trial = tdbg::cli::open_run(o.run, trial_options, wait);
-    const std::string trial_name = first_trial.name();
-
+// The rules asked for, each over `trial`, with the stop marker as an action under --stop-training.
+std::vector<tdbg::rules::any_rule> build_rules(const rules_options& o, const tdbg::trial& trial,
+                                               const tdbg::rules::rule_logger& logger,
+                                               const tdbg::trial_options& trial_options,
+                                               const tdbg::cli::wait_function& wait) {
     std::vector<tdbg::rules::any_rule> rules;
     for (const tdbg::commands::rule_request& request : o.rules) {
-        auto r = tdbg::cli::build_rule(request, o.others, first_trial, logger, trial_options, wait);
+        auto r = tdbg::cli::build_rule(request, o.others, trial, logger, trial_options, wait);
         if (o.stop_training) {
             r.actions().add(tdbg::rules::stop_training_action(r.base_trial().storage()));
         }
         rules.push_back(std::move(r));
     }
+    return rules;
+}
 
+// The options every rule's evaluation starts from: the steps asked for; without --follow, a
+// snapshot of the steps written so far.
+tdbg::rules::invoke_options base_invoke_options(const rules_options& o, const tdbg::trial& trial,
+                                                std::chrono::milliseconds poll_interval) {
     tdbg::rules::invoke_options base_options;
     base_options.start_step = o.start_step;
     base_options.end_step = o.end_step;
     base_options.threads = o.threads;
-    base_options.poll_interval = trial_options.poll_interval;
+    base_options.poll_interval = poll_interval;
     if (!o.follow) {
         // A snapshot: the steps written so far; a live run's unfinished steps are skipped.
         base_options.step_timeout = std::chrono::milliseconds(0);
         base_options.skip_late_steps = true;
-        if (!base_options.end_step && !first_trial.loaded_all_steps()) {
-            const auto steps = first_trial.steps(tdbg::mode::global, true);
+        if (!base_options.end_step && !trial.loaded_all_steps()) {
+            const auto steps = trial.steps(tdbg::mode::global, true);
             base_options.end_step = steps.empty() ? 0 : steps.back() + 1;
         }
     }
+    return base_options;
+}
 
-    progress_line progress(o.progress_bar, rules.size(), err);
-    progress_file progress_lines(o.progress);
+// Where the evaluations show how far they are: the bar (on a terminal) and the --progress
+// file, each rule by its name shown, the bar's steps from `first` to `end`.
+struct evaluation_progress {
+    progress_line* bar;
+    progress_file* lines;
+    std::vector<std::string> names;
+    std::optional<std::int64_t> first;
+    std::optional<std::int64_t> end;
+};
+
+// The progress of `rules` evaluated with `base_options` over `trial`.
+evaluation_progress progress_of(const std::vector<tdbg::rules::any_rule>& rules,
+                                const tdbg::rules::invoke_options& base_options, const tdbg::trial& trial,
+                                progress_line& bar, progress_file& lines) {
+    evaluation_progress progress{&bar, &lines, {}, base_options.start_step, base_options.end_step};
     // The bar's end: end_step, else the last step of a run that has ended (a live run shows step numbers).
-    std::optional<std::int64_t> shown_end = base_options.end_step;
-    if (!shown_end && first_trial.loaded_all_steps()) {
-        const auto steps = first_trial.steps(tdbg::mode::global, true);
+    if (!progress.end && trial.loaded_all_steps()) {
+        const auto steps = trial.steps(tdbg::mode::global, true);
         if (!steps.empty()) {
-            shown_end = steps.back() + 1;
+            progress.end = steps.back() + 1;
         }
     }
+    for (const tdbg::rules::any_rule& r : rules) {
+        progress.names.push_back(r.configuration_name().empty() ? r.name() : r.configuration_name());
+    }
+    return progress;
+}
+
+// An evaluation per rule, each reporting its steps to `progress` (which must outlive them).
+std::vector<followed_rule> start_evaluations(std::vector<tdbg::rules::any_rule>& rules,
+                                             const tdbg::rules::invoke_options& base_options, bool follow,
+                                             const stop_requests& signals, const evaluation_progress& progress) {
     std::vector<followed_rule> evaluations;
-    std::vector<std::string> shown_names;
     for (std::size_t i = 0; i < rules.size(); ++i) {
         tdbg::rules::invoke_options options = base_options;
-        shown_names.push_back(rules[i].configuration_name().empty() ? rules[i].name()
-                                                                    : rules[i].configuration_name());
-        options.on_step = [&progress, &progress_lines, &shown_names, i](std::int64_t step,
-                                                                        tdbg::rules::step_outcome what) {
-            progress.step(i, step);
-            progress_lines.step(shown_names[i], step, what);
+        options.on_step = [&progress, i](std::int64_t step, tdbg::rules::step_outcome what) {
+            progress.bar->step(i, step);
+            progress.lines->step(progress.names[i], step, what);
         };
-        evaluations.emplace_back(rules[i], std::move(options), o.follow, signals);
+        evaluations.emplace_back(rules[i], std::move(options), follow, signals);
     }
-    const auto started = std::chrono::steady_clock::now();
-    std::vector<char> begun(rules.size(), 0); // each touched by the thread taking the rule's turn
+    return evaluations;
+}
+
+// Evaluates every rule to its end: a snapshot one rule after the other (each with --threads
+// for its steps); --follow takes turns at its rules on up to --jobs threads, as their steps come.
+std::vector<rule_outcome> take_turns(std::vector<followed_rule>& evaluations, const evaluation_progress& progress,
+                                     const rules_options& o, const stop_requests& signals,
+                                     std::chrono::milliseconds poll_interval, std::ostream& err) {
+    std::vector<char> begun(evaluations.size(), 0); // each touched by the thread taking the rule's turn
     rule_turns turns(
-        rules.size(), trial_options.poll_interval, signals,
+        evaluations.size(), poll_interval, signals,
         [&](std::size_t i) {
             if (begun[i] == 0) {
                 begun[i] = 1;
-                progress.start(i, shown_names[i], base_options.start_step, shown_end);
+                progress.bar->start(i, progress.names[i], progress.first, progress.end);
             }
             const bool ended = evaluations[i].turn();
             if (ended) {
-                progress.done(i);
+                progress.bar->done(i);
             }
             return ended;
         },
         [&](std::size_t i) {
             evaluations[i].interrupt();
-            progress.done(i);
+            progress.bar->done(i);
         });
-    // A snapshot evaluates its rules one after the other (each with --threads for its steps);
-    // --follow takes turns at its rules on up to --jobs threads, as their steps come.
     const std::size_t jobs = o.jobs == 0 ? std::max(1U, std::thread::hardware_concurrency()) : o.jobs;
-    const std::size_t threads = o.follow ? std::min(rules.size(), jobs) : 1;
+    const std::size_t threads = o.follow ? std::min(evaluations.size(), jobs) : 1;
     const auto [missing, why] = run_on_threads(threads, [&turns] { turns.work(); });
     if (missing > 0) {
         err << fmt::format("tdbg rules: note: only {} of {} threads could be started ({}): the rules take turns "
@@ -689,50 +731,44 @@ int evaluate_rules(const rules_options& o, const stop_requests& signals, std::os
     for (followed_rule& e : evaluations) {
         outcomes.push_back(std::move(e).outcome());
     }
-    progress.finish();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return outcomes;
+}
 
-    const std::string signal = signals.name();
-    if (signals.requested()) {
-        err << "tdbg rules: interrupted by " << signal << ": the results cover the steps evaluated until then\n";
-    }
-    tdbg::rules::invoke_record invoked;
-    invoked.start_step = o.start_step;
-    invoked.end_step = base_options.end_step;
-    std::string printed;
+// The results as standard output (or -o) gets them: text, or the --json document.
+std::string results_text(const rules_options& o, const std::vector<rule_outcome>& outcomes,
+                         const std::string& trial_name, const tdbg::rules::invoke_record& invoked,
+                         std::string_view signal) {
     if (o.json) {
-        printed = tdbg::cli::json_document_text(results_document(outcomes, trial_name, invoked, signal));
-    } else {
-        printed =
-            "run " + tdbg::terminal_safe(o.run) + " (trial " + tdbg::terminal_safe(trial_name) + ")\n";
-        for (const rule_outcome& r : outcomes) {
-            printed += tdbg::rules::to_text(r.result);
-        }
+        return tdbg::cli::json_document_text(results_document(outcomes, trial_name, invoked, signal));
     }
-    tdbg::cli::write_output(o.output, printed, out);
-    if (o.junit) {
-        tdbg::cli::write_output(*o.junit, junit_document(outcomes, trial_name, seconds, signal, o.allow_empty), out);
+    std::string printed = "run " + tdbg::terminal_safe(o.run) + " (trial " + tdbg::terminal_safe(trial_name) + ")\n";
+    for (const rule_outcome& r : outcomes) {
+        printed += tdbg::rules::to_text(r.result);
     }
-    if (o.sarif) {
-        tdbg::rules::sarif_options sarif;
-        sarif.run_location = o.run;
-        sarif.tool_version = TDBG_VERSION;
-        sarif.rule_description = [](const tdbg::rules::evaluation_result& r) {
-            const auto d = tdbg::rules::registry::lookup(r.rule) ? tdbg::rules::registry::describe(r.rule)
-                                                                  : std::nullopt;
-            return d ? d->summary : std::string();
-        };
-        std::vector<tdbg::rules::evaluation_result> results;
-        results.reserve(outcomes.size());
-        for (const rule_outcome& r : outcomes) {
-            results.push_back(r.result);
-        }
-        tdbg::cli::write_output(*o.sarif, tdbg::rules::to_sarif(results, sarif), out);
+    return printed;
+}
+
+// The --sarif document: located at the run, each rule described by its registered summary.
+std::string sarif_text(const rules_options& o, const std::vector<rule_outcome>& outcomes) {
+    tdbg::rules::sarif_options sarif;
+    sarif.run_location = o.run;
+    sarif.tool_version = TDBG_VERSION;
+    sarif.rule_description = [](const tdbg::rules::evaluation_result& r) {
+        const auto d = tdbg::rules::registry::lookup(r.rule) ? tdbg::rules::registry::describe(r.rule) : std::nullopt;
+        return d ? d->summary : std::string();
+    };
+    std::vector<tdbg::rules::evaluation_result> results;
+    results.reserve(outcomes.size());
+    for (const rule_outcome& r : outcomes) {
+        results.push_back(r.result);
     }
-    progress_lines.close(); // the results are out; a --progress file that failed makes it exit 2
-    if (signals.requested()) {
-        return signals.exit_status(); // never 0: the evaluation may have stopped short
-    }
+    return tdbg::rules::to_sarif(results, sarif);
+}
+
+// The exit status of an evaluation no signal cut short: 2 when a rule could not say (an
+// error; nothing evaluated without --allow-empty; steps left without --allow-partial, each
+// said on `err`), else 1 when a rule found issues, else 0.
+int exit_status_of(const std::vector<rule_outcome>& outcomes, const rules_options& o, std::ostream& err) {
     bool issues = false;
     bool errors = false;
     for (const rule_outcome& r : outcomes) {
@@ -761,6 +797,52 @@ int evaluate_rules(const rules_options& o, const stop_requests& signals, std::os
         return tdbg::cli::exit_bad_input;
     }
     return issues ? tdbg::commands::exit_issues : tdbg::cli::exit_ok;
+}
+
+int evaluate_rules(const rules_options& o, const stop_requests& signals, std::ostream& out,
+                   std::ostream& err) {
+    const tdbg::cli::wait_function wait = [&signals](std::chrono::milliseconds t) { return signals.wait(t); };
+    const tdbg::trial_options trial_options = evaluation_trial_options(o);
+    const tdbg::rules::rule_logger logger =
+        tdbg::rules::rule_logger::to_stderr(o.verbose ? tdbg::rules::log_level::debug : tdbg::rules::log_level::error);
+
+    // The run is opened and its index read once; every rule evaluates over that one trial
+    // (invoke_rule only pauses its refreshing, and pauses of rules side by side overlap).
+    const tdbg::trial first_trial = tdbg::cli::open_run(o.run, trial_options, wait);
+    const std::string& trial_name = first_trial.name();
+    std::vector<tdbg::rules::any_rule> rules = build_rules(o, first_trial, logger, trial_options, wait);
+    const tdbg::rules::invoke_options base_options =
+        base_invoke_options(o, first_trial, trial_options.poll_interval);
+
+    progress_line bar(o.progress_bar, rules.size(), err);
+    progress_file progress_lines(o.progress);
+    const evaluation_progress progress = progress_of(rules, base_options, first_trial, bar, progress_lines);
+    std::vector<followed_rule> evaluations = start_evaluations(rules, base_options, o.follow, signals, progress);
+    const auto started = std::chrono::steady_clock::now();
+    const std::vector<rule_outcome> outcomes =
+        take_turns(evaluations, progress, o, signals, trial_options.poll_interval, err);
+    bar.finish();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+    const std::string signal = signals.name();
+    if (signals.requested()) {
+        err << "tdbg rules: interrupted by " << signal << ": the results cover the steps evaluated until then\n";
+    }
+    tdbg::rules::invoke_record invoked;
+    invoked.start_step = o.start_step;
+    invoked.end_step = base_options.end_step;
+    tdbg::cli::write_output(o.output, results_text(o, outcomes, trial_name, invoked, signal), out);
+    if (o.junit) {
+        tdbg::cli::write_output(*o.junit, junit_document(outcomes, trial_name, seconds, signal, o.allow_empty), out);
+    }
+    if (o.sarif) {
+        tdbg::cli::write_output(*o.sarif, sarif_text(o, outcomes), out);
+    }
+    progress_lines.close(); // the results are out; a --progress file that failed makes it exit 2
+    if (signals.requested()) {
+        return signals.exit_status(); // never 0: the evaluation may have stopped short
+    }
+    return exit_status_of(outcomes, o, err);
 }
 
 int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

@@ -55,6 +55,108 @@ inline format::json_value sarif_message(std::string text) {
     return format::json_value::object({{"text", std::move(text)}});
 }
 
+/// tool.driver.rules' entry for `r`: its display name as id, the rule as name, its parameters
+/// and status in properties.
+inline format::json_value sarif_rule(const evaluation_result& r, const sarif_options& options) {
+    using format::json_value;
+    auto rule = json_value::object();
+    rule["id"] = r.display_name();
+    rule["name"] = r.rule;
+    rule["shortDescription"] = sarif_message(fmt::format("tdbg rule {}", r.rule));
+    if (options.rule_description) {
+        if (std::string description = options.rule_description(r); !description.empty()) {
+            rule["fullDescription"] = sarif_message(std::move(description));
+        }
+    }
+    rule["defaultConfiguration"] = json_value::object({{"level", "error"}});
+    auto properties = json_value::object();
+    auto given = json_value::object();
+    for (const auto& [key, value] : r.params) {
+        given[key] = value;
+    }
+    properties["parameters"] = std::move(given);
+    properties["resolved_parameters"] = r.resolved_params;
+    properties["status"] = std::string(status_name(r.status()));
+    rule["properties"] = std::move(properties);
+    return rule;
+}
+
+/// Appends to `out` a result per step at which `r` (the rule at `index` of the driver's rules)
+/// triggered, each located at the artifact `uri` when `located`.
+inline void append_sarif_results(format::json_value& out, const evaluation_result& r, std::size_t index,
+                                 const sarif_options& options, bool located, const std::string& uri) {
+    using format::json_value;
+    for (const std::int64_t step : r.triggered_steps) {
+        std::string text = fmt::format("{} triggered at step {}", r.display_name(), step);
+        // The rule's own reason for the step, unless the caller gives another.
+        const auto own = r.trigger_reasons.find(step);
+        const std::string reason = options.step_reason ? options.step_reason(r, step)
+                                   : own != r.trigger_reasons.end() ? own->second
+                                                                    : std::string();
+        if (!reason.empty()) {
+            text += ": " + reason;
+        }
+        auto result = json_value::object();
+        result["ruleId"] = r.display_name();
+        result["ruleIndex"] = index;
+        result["level"] = "error";
+        result["message"] = sarif_message(std::move(text));
+        if (located) {
+            auto artifact = json_value::object({{"uri", uri}, {"index", 0}});
+            auto physical = json_value::object({{"artifactLocation", std::move(artifact)}});
+            auto location = json_value::object({{"physicalLocation", std::move(physical)}});
+            result["locations"] = json_value::array();
+            result["locations"].push_back(std::move(location));
+        }
+        result["properties"] = json_value::object({{"step", step}});
+        out.push_back(std::move(result));
+    }
+}
+
+/// The tool execution notification of `r` (the rule at `index` of the driver's rules), or
+/// none when its status is an answer (sarif_notification_of).
+inline std::optional<format::json_value> sarif_notification_json(const evaluation_result& r, std::size_t index) {
+    using format::json_value;
+    auto notification = sarif_notification_of(r);
+    if (!notification) {
+        return std::nullopt;
+    }
+    auto n = json_value::object();
+    n["level"] = std::string(notification->level);
+    n["message"] = sarif_message(std::move(notification->message));
+    n["descriptor"] = json_value::object({{"id", std::string(status_name(r.status()))}});
+    n["associatedRule"] = json_value::object({{"id", r.display_name()}, {"index", index}});
+    return n;
+}
+
+/// The one run of the log: the tool with its `rules`, the invocation (successful when there is
+/// no notification), the artifact `uri` when `located`, and the results.
+inline format::json_value sarif_run(format::json_value rules, format::json_value results,
+                                    format::json_value notifications, const sarif_options& options, bool located,
+                                    const std::string& uri) {
+    using format::json_value;
+    auto driver = json_value::object();
+    driver["name"] = "tdbg";
+    if (!options.tool_version.empty()) {
+        driver["version"] = options.tool_version;
+    }
+    driver["rules"] = std::move(rules);
+    auto invocation = json_value::object();
+    invocation["executionSuccessful"] = notifications.size() == 0;
+    invocation["toolExecutionNotifications"] = std::move(notifications);
+
+    auto run = json_value::object();
+    run["tool"] = json_value::object({{"driver", std::move(driver)}});
+    run["invocations"] = json_value::array();
+    run["invocations"].push_back(std::move(invocation));
+    if (located) {
+        run["artifacts"] = json_value::array();
+        run["artifacts"].push_back(json_value::object({{"location", json_value::object({{"uri", uri}})}}));
+    }
+    run["results"] = std::move(results);
+    return run;
+}
+
 } // namespace detail
 
 TDBG_DECL std::optional<sarif_notification> sarif_notification_of(const evaluation_result& r) {
@@ -98,88 +200,19 @@ TDBG_DECL format::json_value sarif_document(const std::vector<evaluation_result>
     auto notifications = json_value::array();
     for (std::size_t index = 0; index < results.size(); ++index) {
         const evaluation_result& r = results[index];
-        auto rule = json_value::object();
-        rule["id"] = r.display_name();
-        rule["name"] = r.rule;
-        rule["shortDescription"] = detail::sarif_message(fmt::format("tdbg rule {}", r.rule));
-        if (options.rule_description) {
-            if (std::string description = options.rule_description(r); !description.empty()) {
-                rule["fullDescription"] = detail::sarif_message(std::move(description));
-            }
-        }
-        rule["defaultConfiguration"] = json_value::object({{"level", "error"}});
-        auto properties = json_value::object();
-        auto given = json_value::object();
-        for (const auto& [key, value] : r.params) {
-            given[key] = value;
-        }
-        properties["parameters"] = std::move(given);
-        properties["resolved_parameters"] = r.resolved_params;
-        properties["status"] = std::string(status_name(r.status()));
-        rule["properties"] = std::move(properties);
-        rules.push_back(std::move(rule));
-
-        const auto reference = json_value::object({{"id", r.display_name()}, {"index", index}});
-        for (const std::int64_t step : r.triggered_steps) {
-            std::string text = fmt::format("{} triggered at step {}", r.display_name(), step);
-            // The rule's own reason for the step, unless the caller gives another.
-            const auto own = r.trigger_reasons.find(step);
-            const std::string reason = options.step_reason ? options.step_reason(r, step)
-                                       : own != r.trigger_reasons.end() ? own->second
-                                                                        : std::string();
-            if (!reason.empty()) {
-                text += ": " + reason;
-            }
-            auto result = json_value::object();
-            result["ruleId"] = r.display_name();
-            result["ruleIndex"] = index;
-            result["level"] = "error";
-            result["message"] = detail::sarif_message(std::move(text));
-            if (located) {
-                auto artifact = json_value::object({{"uri", uri}, {"index", 0}});
-                auto physical = json_value::object({{"artifactLocation", std::move(artifact)}});
-                auto location = json_value::object({{"physicalLocation", std::move(physical)}});
-                result["locations"] = json_value::array();
-                result["locations"].push_back(std::move(location));
-            }
-            result["properties"] = json_value::object({{"step", step}});
-            sarif_results.push_back(std::move(result));
-        }
-        if (auto notification = sarif_notification_of(r)) {
-            auto n = json_value::object();
-            n["level"] = std::string(notification->level);
-            n["message"] = detail::sarif_message(std::move(notification->message));
-            n["descriptor"] = json_value::object({{"id", std::string(status_name(r.status()))}});
-            n["associatedRule"] = reference;
-            notifications.push_back(std::move(n));
+        rules.push_back(detail::sarif_rule(r, options));
+        detail::append_sarif_results(sarif_results, r, index, options, located, uri);
+        if (auto n = detail::sarif_notification_json(r, index)) {
+            notifications.push_back(std::move(*n));
         }
     }
-
-    auto driver = json_value::object();
-    driver["name"] = "tdbg";
-    if (!options.tool_version.empty()) {
-        driver["version"] = options.tool_version;
-    }
-    driver["rules"] = std::move(rules);
-    auto invocation = json_value::object();
-    invocation["executionSuccessful"] = notifications.size() == 0;
-    invocation["toolExecutionNotifications"] = std::move(notifications);
-
-    auto run = json_value::object();
-    run["tool"] = json_value::object({{"driver", std::move(driver)}});
-    run["invocations"] = json_value::array();
-    run["invocations"].push_back(std::move(invocation));
-    if (located) {
-        run["artifacts"] = json_value::array();
-        run["artifacts"].push_back(json_value::object({{"location", json_value::object({{"uri", uri}})}}));
-    }
-    run["results"] = std::move(sarif_results);
 
     auto doc = json_value::object();
     doc["$schema"] = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
     doc["version"] = "2.1.0";
     doc["runs"] = json_value::array();
-    doc["runs"].push_back(std::move(run));
+    doc["runs"].push_back(
+        detail::sarif_run(std::move(rules), std::move(sarif_results), std::move(notifications), options, located, uri));
     return doc;
 }
 
