@@ -209,6 +209,8 @@ inline torch::Tensor as_bytes(const torch::Tensor& result) {
 /// form from the population variance, in float64), the l1 norm for l1, abs_sum and abs_mean,
 /// and one pass over |x| for abs_min, abs_std and abs_variance; the mean, sum, l2 norm and
 /// product take a pass each, since the moments lose them with infinities.
+/// One function on purpose (~125 lines): the passes are computed at first use by one switch
+/// over the reductions and shared between its cases.
 inline std::vector<torch::Tensor> torch_reductions(const torch::Tensor& x, dtype type,
                                                    const std::vector<reduction>& which) {
     const torch::NoGradGuard no_grad;

@@ -48,7 +48,10 @@ inline void exact_product(const double* p, std::size_t n, double& prod, double& 
     }
 }
 
-/// Statistics of n >= 1 values of a block (n <= block_size) with the lanes L.
+/// Statistics of n >= 1 values of a block (n <= block_size) with the lanes L. One function on
+/// purpose (~220 lines): the pass is one loop whose accumulators, chosen at compile time by
+/// `Needs`, stay in registers; its set-up, loop and lane merge split into functions would pass
+/// them through memory.
 template <unsigned Needs, class L, class T>
 TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "block_stats: float or double input");
