@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "tdbg/config.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/tensor_value.hpp"
 
@@ -28,18 +29,7 @@ public:
     explicit buffer_pool(std::size_t max_bytes) : max_bytes_(max_bytes) {}
 
     /// An owning copy of `value` (a pooled buffer when it is large).
-    tensor_value copy(const tensor_value& value) {
-        const std::size_t n = value.nbytes();
-        if (n < min_pooled || value.type() == dtype::string || value.type() == dtype::boolean) {
-            return value.copy();
-        }
-        std::unique_ptr<std::byte[]> buffer = take(n);
-        std::memcpy(buffer.get(), value.bytes().data(), n);
-        const std::string_view bytes(reinterpret_cast<const char*>(buffer.get()), n);
-        // The tensor keeps the buffer alive; when the last copy goes, the buffer comes back here.
-        std::shared_ptr<const void> holder(buffer.release(), releaser{weak_from_this(), capacity_of(n)});
-        return tensor_value::view_bytes(value.type(), value.shape(), bytes, std::move(holder));
-    }
+    TDBG_DECL tensor_value copy(const tensor_value& value);
 
     /// Free bytes held for reuse.
     [[nodiscard]] std::size_t free_bytes() const {
@@ -49,37 +39,11 @@ public:
 
 private:
     // Buffers come in power-of-two capacities so that sizes that vary a little reuse each other.
-    static std::size_t capacity_of(std::size_t n) {
-        std::size_t c = min_pooled;
-        while (c < n) {
-            c <<= 1U;
-        }
-        return c;
-    }
+    TDBG_DECL static std::size_t capacity_of(std::size_t n);
 
-    std::unique_ptr<std::byte[]> take(std::size_t n) {
-        const std::size_t capacity = capacity_of(n);
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            auto it = free_.find(capacity);
-            if (it != free_.end() && !it->second.empty()) {
-                std::unique_ptr<std::byte[]> b = std::move(it->second.back());
-                it->second.pop_back();
-                free_bytes_ -= capacity;
-                return b;
-            }
-        }
-        return std::unique_ptr<std::byte[]>(new std::byte[capacity]);
-    }
+    TDBG_DECL std::unique_ptr<std::byte[]> take(std::size_t n);
 
-    void give_back(std::byte* p, std::size_t capacity) {
-        std::unique_ptr<std::byte[]> b(p);
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (free_bytes_ + capacity <= max_bytes_) {
-            free_[capacity].push_back(std::move(b));
-            free_bytes_ += capacity;
-        }
-    }
+    TDBG_DECL void give_back(std::byte* p, std::size_t capacity);
 
     struct releaser {
         std::weak_ptr<buffer_pool> pool;
@@ -101,3 +65,7 @@ private:
 };
 
 } // namespace tdbg::detail
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/hook/impl/buffer_pool.ipp"
+#endif

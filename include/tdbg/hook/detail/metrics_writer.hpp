@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include "tdbg/config.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/json.hpp"
 
@@ -32,25 +33,7 @@ public:
     [[nodiscard]] std::filesystem::path file() const { return dir_ / fmt::format("{}.json", ::getpid()); }
 
     /// Writes one metric line; throws storage_error naming the file when it cannot.
-    void log(std::string_view name, double value, double timestamp, std::int64_t iteration) {
-        if (!file_) {
-            const std::string path = file().string();
-            file_.reset(std::fopen(path.c_str(), "ab"));
-            if (!file_) {
-                throw storage_error(fmt::format("cannot open the SageMaker metrics file {}", path));
-            }
-        }
-        const format::json_value record = format::json_value::object({
-            {"MetricName", format::json_value(name)},
-            {"Value", value},
-            {"Timestamp", timestamp},
-            {"IterationNumber", iteration},
-        });
-        const std::string line = format::dump_json(record, {-1, false, true}) + "\n";
-        if (std::fwrite(line.data(), 1, line.size(), file_.get()) != line.size() || std::fflush(file_.get()) != 0) {
-            throw storage_error(fmt::format("cannot write to the SageMaker metrics file {}", file().string()));
-        }
-    }
+    TDBG_DECL void log(std::string_view name, double value, double timestamp, std::int64_t iteration);
 
     /// Closes the file (a later metric opens it again, appending).
     void close() noexcept { file_.reset(); }
@@ -65,3 +48,7 @@ private:
 };
 
 } // namespace tdbg::detail
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/hook/impl/metrics_writer.ipp"
+#endif

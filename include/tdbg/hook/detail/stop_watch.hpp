@@ -14,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "tdbg/config.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/stop_marker.hpp"
@@ -39,54 +40,13 @@ public:
     }
 
     /// Ends the watch (idempotent).
-    void stop() {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            stopping_ = true;
-        }
-        wake_.notify_all();
-        if (thread_.joinable()) {
-            thread_.join();
-        }
-    }
+    TDBG_DECL void stop();
 
     /// Reads the marker if it is there: its request; none when it is not (or storage is out of reach).
-    [[nodiscard]] static std::optional<stop_request> look(const any_storage& storage) {
-        const std::string key(format::stop_marker_key);
-        try {
-            if (!storage.exists(key)) {
-                return std::nullopt;
-            }
-        } catch (const storage_error&) {
-            return std::nullopt; // out of reach: no request seen this time; writing reports an outage
-        }
-        std::string text;
-        try {
-            text = storage.read(key);
-        } catch (const storage_error&) { // NOLINT(bugprone-empty-catch)
-            // Present but unreadable (being replaced): its presence is the request.
-        }
-        return parse_stop_marker(text);
-    }
+    [[nodiscard]] TDBG_DECL static std::optional<stop_request> look(const any_storage& storage);
 
 private:
-    void run() {
-        std::unique_lock<std::mutex> lock(mutex_);
-        while (!stopping_) {
-            lock.unlock();
-            std::optional<stop_request> request;
-            try {
-                request = look(storage_);
-            } catch (const std::exception&) { // NOLINT(bugprone-empty-catch): a marker that cannot be read yet; next time
-            }
-            lock.lock();
-            if (request) {
-                found_ = std::move(request);
-                return;
-            }
-            wake_.wait_for(lock, interval_, [this] { return stopping_; });
-        }
-    }
+    TDBG_DECL void run();
 
     any_storage storage_;
     std::chrono::milliseconds interval_;
@@ -98,3 +58,7 @@ private:
 };
 
 } // namespace tdbg::detail
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/hook/impl/stop_watch.ipp"
+#endif

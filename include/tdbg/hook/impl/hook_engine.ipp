@@ -1,0 +1,420 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/hook/detail/hook_engine.hpp.
+
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "tdbg/core/error.hpp"
+#include "tdbg/format/collections_file.hpp"
+#include "tdbg/format/layout.hpp"
+#include "tdbg/hook/detail/hook_engine.hpp"
+
+namespace tdbg::detail {
+
+TDBG_DECL hook_engine::hook_engine(any_storage storage, hook_options options)
+    : storage_(std::move(storage)), options_(std::move(options)), selection_(validated(options_)),
+      worker_(worker_of(options_)) {
+    const bool resumed = state_.open(options_, clock_);
+    scalars_.open_metrics(options_);
+    const bool chief = worker_.name == worker_name(0);
+    if (!options_.dry_run && (options_.include_workers == workers_to_save::all || chief)) {
+        writer_options w;
+        w.worker = worker_.name;
+        w.max_queue_bytes = options_.max_queue_bytes;
+        w.on_full_queue = options_.on_full_queue;
+        w.nice = options_.writer_nice;
+        w.data_threads = options_.writer_threads;
+        if (exports_tensorboard(options_)) {
+            w.tensorboard_put = tensorboard_target(options_, storage_);
+        }
+        pool_ = std::make_shared<buffer_pool>(options_.max_queue_bytes);
+        writer_ = std::make_unique<async_writer>(storage_, std::move(w));
+    }
+    start_run(resumed); // last: a hook whose options are refused has claimed nothing
+}
+
+TDBG_DECL void hook_engine::set_mode(mode m) {
+    check_open("set_mode");
+    end_step();
+    clock_.set_mode(m);
+}
+
+TDBG_DECL void hook_engine::begin_step() {
+    check_open("begin_step");
+    end_step();
+    report_write_error(); // also when no step was open: an error of the hook's start
+    write_state();
+    check_stop_marker();
+    clock_.begin();
+    step_wrote_ = false;
+}
+
+TDBG_DECL void hook_engine::end_step() {
+    if (!clock_.end()) {
+        return;
+    }
+    write_scalars();
+    if (writer_ && !writer_->stopped()) {
+        if (exports_.due_at_step_end(step_wrote_)) {
+            queue_collections_file();
+        }
+        writer_->push(write_items::step_end{clock_.global()});
+    }
+    report_write_error();
+    errors_.selection_found(check_.step_ended(selection_)); // last: the step is queued whole first
+}
+
+TDBG_DECL void hook_engine::close() {
+    if (closed_) {
+        return;
+    }
+    std::exception_ptr first;
+    auto keep_first = [&] {
+        if (!first) {
+            first = std::current_exception();
+        }
+    };
+    try {
+        end_step();
+    } catch (...) {
+        keep_first();
+    }
+    closed_ = true;
+    if (stop_watch_) {
+        stop_watch_->stop();
+    }
+    scalars_.close_metrics();
+    try {
+        if (writer_ && !writer_->stopped() && exports_.due_at_close(selection_.version())) {
+            queue_collections_file();
+        }
+        if (!options_.dry_run && std::getenv("TRAINING_JOB_NAME") == nullptr) {
+            // smdebug leaves the end marker to SageMaker in its jobs; every worker writes it otherwise.
+            if (writer_) {
+                writer_->push(write_items::object{std::string(format::end_marker_key), std::string()});
+            } else if (errors_.clean()) {
+                put_end_marker();
+            }
+        }
+    } catch (...) {
+        keep_first();
+    }
+    if (writer_) {
+        writer_->close();
+    }
+    try {
+        report_write_error();
+    } catch (...) {
+        keep_first();
+    }
+    if (first) {
+        std::rethrow_exception(first);
+    }
+}
+
+TDBG_DECL void hook_engine::flush() {
+    if (writer_) {
+        writer_->flush();
+    }
+    report_write_error();
+}
+
+TDBG_DECL bool hook_engine::should_save(std::string_view name) {
+    if (!clock_.open()) {
+        return false;
+    }
+    const bool saved = !selection_.active(name, clock_.current(), clock_.mode_step()).empty();
+    check_.offer(name, false, selection_);
+    return saved;
+}
+
+TDBG_DECL bool hook_engine::prepare_save(std::string_view name, std::initializer_list<std::string_view> collections) {
+    check_saving(name);
+    selection_.add_explicit(name, collections);
+    active_ = selection_.active(name, clock_.current(), clock_.mode_step());
+    check_.offer(name, !active_.empty(), selection_);
+    return !active_.empty();
+}
+
+TDBG_DECL void hook_engine::save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce,
+                                          reduction_convention convention) {
+    check_tensor_rank(name, value.shape().size());
+    state_.saved_at(clock_.global());
+    const std::vector<std::size_t> active = std::move(active_);
+    scalars_.queue_loss_metrics(name, value, reduce, selection_, active);
+    if (!writer_ || writer_->stopped()) {
+        return; // nothing is saved after a write error
+    }
+    const double wall_time = now_seconds();
+    const std::string tensor_name(name);
+    const bool save_raw = saves_raw(selection_, active);
+    push_shape(tensor_name, active, value.shape());
+    if (value.size() != 0) {
+        for (auto& [r, stored] : saved_reductions(selection_, active, value, reduce, convention)) {
+            push_record(make_event(format::reduction_tensor_name(r, tensor_name), std::move(stored), wall_time));
+        }
+    }
+    std::optional<tensor_value> owned;
+    auto owned_value = [&]() -> const tensor_value& {
+        if (!owned) {
+            owned = value.owns_data() ? value : pool_->copy(value);
+        }
+        return *owned;
+    };
+    if (exports_tensorboard(options_) && value.nbytes() != 0 && value.type() != dtype::boolean) {
+        if (const auto collection = histogram_collection(selection_, active)) {
+            writer_->push(write_items::tb_histogram{clock_.current(), clock_.global(), wall_time,
+                                                    clean_tensorboard_tag(*collection + "/" + tensor_name),
+                                                    owned_value(), nullptr});
+        }
+    }
+    // smdebug writes no record for an empty tensor.
+    if (save_raw && value.nbytes() != 0) {
+        push_record(make_event(tensor_name, owned_value(), wall_time));
+    }
+    if (exports_tensorboard(options_) && value.size() == 1 && in_scalar_collection(selection_, active)) {
+        writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), wall_time,
+                                             clean_tensorboard_tag(tensor_name),
+                                             static_cast<float>(scalar_as_double(value)), nullptr});
+    }
+}
+
+TDBG_DECL std::optional<save_plan> hook_engine::plan_save(std::string_view name, dtype type,
+                                                          const tensor_value::shape_type& shape,
+                                                          std::initializer_list<std::string_view> collections) {
+    check_saving(name);
+    selection_.add_explicit(name, collections);
+    const auto active = selection_.active(name, clock_.current(), clock_.mode_step());
+    check_.offer(name, !active.empty(), selection_);
+    if (active.empty()) {
+        return std::nullopt;
+    }
+    return plan_of(selection_, active, type, shape, exports_tensorboard(options_));
+}
+
+TDBG_DECL void hook_engine::save_deferred(std::string_view name, dtype type, const tensor_value::shape_type& shape,
+                                          const save_plan& plan, deferred_source source) {
+    check_saving(name);
+    check_tensor_rank(name, shape.size());
+    const auto active = selection_.active(name, clock_.current(), clock_.mode_step());
+    if (active.empty() || plan_of(selection_, active, type, shape, exports_tensorboard(options_)) != plan) {
+        throw usage_error(fmt::format("tdbg::hook: save_deferred('{}') with a plan other than plan_save gives now "
+                                      "(plan_save at this step, with the tensor's dtype and shape)",
+                                      name));
+    }
+    state_.saved_at(clock_.global());
+    auto cell = std::make_shared<deferred_cell>(std::string(name), type, shape, plan, std::move(source));
+    scalars_.queue_deferred_metrics(name, selection_, active, plan, cell);
+    if (!writer_ || writer_->stopped()) {
+        return; // nothing is saved after a write error
+    }
+    const double wall_time = now_seconds();
+    const std::string tensor_name(name);
+    push_shape(tensor_name, active, shape);
+    for (std::size_t k = 0; k < plan.reductions.size(); ++k) {
+        format::tensor_event ev = make_event(format::reduction_tensor_name(plan.reductions[k], tensor_name),
+                                             tensor_value(), wall_time);
+        push_record(std::move(ev), write_items::deferred_ref{cell, k, 16});
+    }
+    if (plan.histogram) {
+        write_items::tb_histogram h{clock_.current(), clock_.global(), wall_time,
+                                    clean_tensorboard_tag(*histogram_collection(selection_, active) + "/" + tensor_name),
+                                    tensor_value(), cell};
+        writer_->push(std::move(h));
+    }
+    const std::size_t count = element_count(shape);
+    if (plan.raw) {
+        push_record(make_event(tensor_name, tensor_value(), wall_time),
+                    write_items::deferred_ref{cell, write_items::deferred_ref::raw, count * dtype_size(type)});
+    }
+    if (plan.raw && exports_tensorboard(options_) && count == 1 && in_scalar_collection(selection_, active)) {
+        writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), wall_time,
+                                             clean_tensorboard_tag(tensor_name), 0.0F, cell});
+    }
+}
+
+TDBG_DECL void hook_engine::save_scalar(std::string_view name, double value, bool sm_metric,
+                                        std::optional<double> timestamp) {
+    check_saving(name);
+    const double wall_time = timestamp && *timestamp != 0 ? *timestamp : now_seconds();
+    scalars_.add(pending_scalar{"scalar/" + std::string(name), value, wall_time, sm_metric, true});
+}
+
+TDBG_DECL const hook_options& hook_engine::validated(const hook_options& options) {
+    if (options.reduction_config) {
+        options.reduction_config->validate();
+    }
+    return options;
+}
+
+TDBG_DECL worker_info hook_engine::worker_of(const hook_options& options) {
+    worker_info worker = detect_worker();
+    if (options.worker) {
+        worker.name = *options.worker;
+        worker.source = "options";
+    }
+    if (options.num_workers) {
+        if (*options.num_workers < 1) {
+            throw config_error(
+                fmt::format("hook_options.num_workers must be at least 1, found {}", *options.num_workers));
+        }
+        worker.size = *options.num_workers;
+    }
+    format::validate_worker_name(worker.name);
+    return worker;
+}
+
+TDBG_DECL void hook_engine::check_open(const char* what) const {
+    if (closed_) {
+        throw usage_error(fmt::format("tdbg::hook::{} after close()", what));
+    }
+}
+
+TDBG_DECL void hook_engine::check_saving(std::string_view name) {
+    check_open("save");
+    report_write_error();
+    if (!clock_.open()) {
+        throw usage_error(fmt::format("tdbg::hook: cannot save '{}': no step is open (call begin_step() {})", name,
+                                      clock_.global() < 0 ? "before saving)" : "at the start of each step)"));
+    }
+    if (checked_names_.count(std::string(name)) == 0) {
+        check_tensor_name(name);
+        checked_names_.emplace(name);
+    }
+}
+
+TDBG_DECL void hook_engine::put_end_marker() {
+    try {
+        storage_.put(std::string(format::end_marker_key), std::string_view());
+    } catch (const storage_error&) {
+        errors_.failed(std::current_exception(), clock_.global());
+    }
+}
+
+TDBG_DECL void hook_engine::push_shape(const std::string& tensor_name, const std::vector<std::size_t>& active,
+                                       const tensor_value::shape_type& shape) {
+    if (!saves_shape(selection_, active)) {
+        return;
+    }
+    format::shape_entry s;
+    s.tensorname = tensor_name;
+    s.originalname = tensor_name;
+    s.shape.assign(shape.begin(), shape.end());
+    writer_->push(write_items::shape{clock_.global(), clock_.current(), clock_.mode_step(), std::move(s)});
+    step_wrote_ = true;
+}
+
+TDBG_DECL format::tensor_event hook_engine::make_event(std::string tag, tensor_value value, double wall_time) const {
+    format::tensor_event ev;
+    ev.step = clock_.global();
+    ev.wall_time = wall_time;
+    ev.tag = std::move(tag);
+    ev.value = std::move(value);
+    ev.mode = clock_.current();
+    ev.mode_step = clock_.mode_step();
+    return ev;
+}
+
+TDBG_DECL void hook_engine::push_record(format::tensor_event ev, std::optional<write_items::deferred_ref> deferred) {
+    if (prepared_step_ != clock_.global()) {
+        writer_->prepare_step(clock_.global());
+        prepared_step_ = clock_.global();
+    }
+    if (writer_->push(write_items::tensor{std::move(ev), std::move(deferred)})) {
+        step_wrote_ = true;
+    }
+}
+
+TDBG_DECL void hook_engine::write_scalars() {
+    std::vector<pending_scalar> scalars = scalars_.take();
+    write_metrics(scalars);
+    if (!writer_) {
+        return;
+    }
+    const bool tensorboard = exports_tensorboard(options_);
+    for (pending_scalar& s : scalars) {
+        if (!s.write_event) {
+            continue;
+        }
+        if (tensorboard) {
+            writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), s.wall_time,
+                                                 clean_tensorboard_tag(s.name), static_cast<float>(s.value),
+                                                 nullptr});
+        }
+        push_record(make_event(s.name, tensor_value(std::vector<double>{s.value}), s.wall_time));
+    }
+}
+
+TDBG_DECL void hook_engine::write_metrics(const std::vector<pending_scalar>& scalars) {
+    try {
+        scalars_.write_metrics(scalars, clock_.current(), clock_.mode_step());
+    } catch (const storage_error& e) {
+        errors_.side_write_failed(e, "no more SageMaker metrics: ");
+    }
+}
+
+TDBG_DECL void hook_engine::start_run(bool resumed) {
+    try {
+        if (writer_) {
+            claim_run(storage_, worker_.name, options_.existing_run, resumed);
+        } else if (storage_.exists(std::string(format::end_marker_key))) {
+            throw config_error(fmt::format("the run at {} has ended already (it holds {}); write to a new directory",
+                                           storage_.describe(), format::end_marker_key));
+        }
+    } catch (const storage_error&) {
+        if (writer_) {
+            writer_->fail(std::current_exception());
+        } else {
+            errors_.start_failed(std::current_exception());
+        }
+        if (options_.on_write_error == write_error_policy::disable) {
+            report_write_error(); // printed now; with rethrow, thrown by the next call
+        }
+    }
+}
+
+TDBG_DECL void hook_engine::write_state() {
+    if (!state_.due()) {
+        return;
+    }
+    try {
+        state_.write(clock_);
+    } catch (const storage_error& e) {
+        errors_.side_write_failed(e, "");
+    }
+}
+
+TDBG_DECL void hook_engine::queue_collections_file() {
+    const int workers = options_.include_workers == workers_to_save::all ? worker_.size : 1;
+    const std::uint64_t version = selection_.version();
+    const std::string text = format::to_json(selection_.to_file(workers));
+    writer_->push(write_items::object{format::collections_file_key(worker_.name), text});
+    exports_.queued(version);
+}
+
+TDBG_DECL void hook_engine::check_stop_marker() {
+    if (stop_) {
+        return;
+    }
+    if (options_.stop_check_interval.count() <= 0) {
+        stop_ = stop_watch::look(storage_);
+        return;
+    }
+    if (!stop_watch_) {
+        stop_watch_ = std::make_unique<stop_watch>(storage_, options_.stop_check_interval);
+    }
+    stop_ = stop_watch_->found();
+}
+
+} // namespace tdbg::detail
