@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The definitions of the vocabulary, the wire format and storage: patterns, the thread pool, JSON, the collections and index files, the stop marker, local and in-memory storage and opening a location, for a program built with
+/// The definitions of the vocabulary, the wire format and storage: patterns, the thread pool, JSON, the collections and index files, the fast path of tensor events, the stop marker, local and in-memory storage and opening a location, for a program built with
 /// TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as a
 /// translation unit of its own (CMake's tdbg::compiled compiles each file of
 /// tdbg/src/ apart, so that they build in parallel). Each definition is in
@@ -29,10 +29,14 @@ const char tdbg_compiled_engine_anchor = 0;
 #include "tdbg/core/impl/text.ipp"
 #include "tdbg/core/impl/thread_pool.ipp"
 #include "tdbg/format/impl/event.ipp"
+#include "tdbg/format/impl/json_reader.ipp"
 #include "tdbg/format/impl/json.ipp"
+#include "tdbg/format/impl/json_fields.ipp"
 #include "tdbg/format/impl/layout.ipp"
 #include "tdbg/format/impl/collections_file.ipp"
+#include "tdbg/format/impl/index_parser.ipp"
 #include "tdbg/format/impl/index_file.ipp"
+#include "tdbg/format/impl/fast_event.ipp"
 #include "tdbg/format/impl/stop_marker.ipp"
 #include "tdbg/storage/impl/storage.ipp"
 #include "tdbg/storage/impl/local_storage.ipp"

@@ -12,6 +12,12 @@
 #error "tdbg/src/trial.hpp is for TDBG_SEPARATE_COMPILATION: define it for the whole program (or link tdbg::compiled)"
 #endif
 
+#include "tdbg/trial/impl/step_table.ipp"
+#include "tdbg/trial/impl/tensor_table.ipp"
+#include "tdbg/trial/impl/run_index.ipp"
+#include "tdbg/trial/impl/record_cache.ipp"
+#include "tdbg/trial/impl/index_loader.ipp"
+#include "tdbg/trial/impl/trial_core.ipp"
 #include "tdbg/trial/impl/step_state.ipp"
 #include "tdbg/trial/impl/trial.ipp"
 #include "tdbg/trial/impl/tensor.ipp"

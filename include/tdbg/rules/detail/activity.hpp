@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tdbg/config.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/rules/values.hpp"
 
@@ -44,22 +45,10 @@ double inactive_unit_percent(const tensor_value& v, double threshold_inactivity,
 /// Class ids from a labels or predictions tensor: with `argmax` and two or
 /// more dimensions, the index of the largest entry of each row (the last
 /// axis); otherwise every element rounded to the nearest integer.
-inline std::vector<std::int64_t> class_ids(const tensor_value& v, bool argmax) {
-    const std::vector<double> x = to_doubles(v);
-    std::vector<std::int64_t> out;
-    if (argmax && v.shape().size() >= 2 && v.shape().back() > 0) {
-        const std::size_t width = v.shape().back();
-        for (std::size_t row = 0; row + width <= x.size(); row += width) {
-            const auto first = x.begin() + static_cast<std::ptrdiff_t>(row);
-            out.push_back(static_cast<std::int64_t>(std::max_element(first, first + static_cast<std::ptrdiff_t>(width)) - first));
-        }
-        return out;
-    }
-    out.reserve(x.size());
-    for (double d : x) {
-        out.push_back(std::isfinite(d) ? static_cast<std::int64_t>(std::llround(d)) : -1);
-    }
-    return out;
-}
+TDBG_DECL std::vector<std::int64_t> class_ids(const tensor_value& v, bool argmax);
 
 } // namespace tdbg::rules::detail
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/rules/impl/activity.ipp"
+#endif

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "tdbg/config.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/trial/detail/step_table.hpp"
@@ -77,11 +78,7 @@ struct tensor_entry {
     [[nodiscard]] mode entry_mode() const noexcept { return static_cast<mode>(entry_mode_code); }
     [[nodiscard]] bool has_value() const noexcept { return value_length != 0; }
     [[nodiscard]] value_location value() const noexcept { return {value_file, value_offset, value_length}; }
-    void set_value(const value_location& at) noexcept {
-        value_file = at.file;
-        value_offset = at.offset;
-        value_length = at.length;
-    }
+    TDBG_DECL void set_value(const value_location& at) noexcept;
 };
 
 static_assert(sizeof(tensor_entry) == 48, "tensor_entry stays compact");
@@ -94,17 +91,7 @@ struct tensor_totals {
         return std::uint32_t{1} << (static_cast<unsigned>(r.kind) + (r.abs ? all_reduction_kinds.size() : 0U));
     }
     /// The reductions whose bits are set, sorted.
-    [[nodiscard]] std::vector<reduction> stored_reductions() const {
-        std::vector<reduction> out;
-        for (const bool abs : {false, true}) {
-            for (const reduction_kind k : all_reduction_kinds) {
-                if ((reductions & bit(reduction{k, abs})) != 0) {
-                    out.push_back(reduction{k, abs});
-                }
-            }
-        }
-        return out;
-    }
+    [[nodiscard]] TDBG_DECL std::vector<reduction> stored_reductions() const;
 
     std::size_t steps = 0;        // distinct global steps
     std::uint32_t reductions = 0; // a bit per stored reduction
@@ -125,126 +112,41 @@ public:
     [[nodiscard]] const tensor_totals& totals() const noexcept { return totals_; }
 
     /// The entry for (`step`, `worker`), created (with its mode) when new.
-    tensor_entry& at(std::int64_t step, worker_id worker, mode m, std::int64_t mode_step) {
-        modes_[static_cast<std::size_t>(m) - 1] = true;
-        if (entries_.empty() || key(entries_.back()) < std::make_tuple(step, worker)) {
-            if (entries_.empty() || entries_.back().step != step) {
-                ++totals_.steps;
-            }
-            entries_.push_back(make(step, worker, m, mode_step));
-            steps_.push_back(step);
-            return entries_.back();
-        }
-        auto pos = std::lower_bound(entries_.begin(), entries_.end(), std::make_tuple(step, worker),
-                                    [](const tensor_entry& e, const auto& k) { return key(e) < k; });
-        if (pos != entries_.end() && key(*pos) == std::make_tuple(step, worker)) {
-            return *pos;
-        }
-        const bool new_step = (pos == entries_.begin() || std::prev(pos)->step != step) &&
-                              (pos == entries_.end() || pos->step != step);
-        if (new_step) {
-            ++totals_.steps;
-        }
-        steps_.insert(steps_.begin() + (pos - entries_.begin()), step);
-        return *entries_.insert(pos, make(step, worker, m, mode_step));
-    }
+    TDBG_DECL tensor_entry& at(std::int64_t step, worker_id worker, mode m, std::int64_t mode_step);
 
     /// Makes room for `more` entries like the last one (its stored reductions
     /// included), once per `refresh` (the trial numbers its refreshes from 1): a
     /// refresh that reads many index files of a regular run sizes the arrays once
     /// instead of doubling them. Growth stays geometric, so many small refreshes
     /// (a live run) still cost amortised constant time.
-    void expect(std::size_t more, std::uint64_t refresh) {
-        if (sized_in_ == refresh) {
-            return;
-        }
-        sized_in_ = refresh;
-        const std::size_t per_entry = entries_.empty() ? 0 : entries_.back().reduction_count;
-        grow(entries_, entries_.size() + more);
-        grow(steps_, steps_.size() + more);
-        if (per_entry != 0) {
-            grow(reductions_, reductions_.size() + more * per_entry);
-        }
-    }
+    TDBG_DECL void expect(std::size_t more, std::uint64_t refresh);
 
     /// Records the value's location for `e` (an entry of this record).
-    void set_value(tensor_entry& e, const value_location& at) noexcept {
-        e.set_value(at);
-        totals_.any_value = true;
-    }
+    TDBG_DECL void set_value(tensor_entry& e, const value_location& at) noexcept;
 
     /// Records (or replaces) the stored reduction `r` of `e` (an entry of this record).
-    void set_reduction(tensor_entry& e, reduction r, const value_location& at) {
-        totals_.reductions |= tensor_totals::bit(r);
-        const reduction_location loc(r, at);
-        for (std::uint32_t i = e.first_reduction; i < e.first_reduction + e.reduction_count; ++i) {
-            if (reductions_[i].which() == r) {
-                reductions_[i] = loc;
-                return;
-            }
-        }
-        if (e.reduction_count != 0 && e.first_reduction + e.reduction_count != reductions_.size()) {
-            // Not the last entry's run (rare: reductions of one entry listed apart): moved to the end.
-            const auto first = reductions_.begin() + e.first_reduction;
-            std::vector<reduction_location> moved(first, first + e.reduction_count);
-            e.first_reduction = static_cast<std::uint32_t>(reductions_.size());
-            reductions_.insert(reductions_.end(), moved.begin(), moved.end());
-        } else if (e.reduction_count == 0) {
-            e.first_reduction = static_cast<std::uint32_t>(reductions_.size());
-        }
-        reductions_.push_back(loc);
-        ++e.reduction_count;
-    }
+    TDBG_DECL void set_reduction(tensor_entry& e, reduction r, const value_location& at);
 
     /// The stored reductions of `e`, as [first, last).
-    [[nodiscard]] std::pair<const reduction_location*, const reduction_location*> reductions(
-        const tensor_entry& e) const noexcept {
-        const reduction_location* first = reductions_.data() + e.first_reduction;
-        return {first, first + e.reduction_count};
-    }
+    [[nodiscard]] TDBG_DECL std::pair<const reduction_location*, const reduction_location*>
+    reductions(const tensor_entry& e) const noexcept;
 
     /// Records the shape the index gave for `e`.
-    void set_shape(tensor_entry& e, std::vector<std::int64_t> shape) {
-        e.has_shape = true;
-        totals_.any_shape = true;
-        shapes_[{e.step, e.worker}] = std::move(shape);
-    }
+    TDBG_DECL void set_shape(tensor_entry& e, std::vector<std::int64_t> shape);
 
     /// The shape the index gave for `e`, nullptr when none.
-    [[nodiscard]] const std::vector<std::int64_t>* shape(const tensor_entry& e) const {
-        if (!e.has_shape) {
-            return nullptr;
-        }
-        auto it = shapes_.find({e.step, e.worker});
-        return it == shapes_.end() ? nullptr : &it->second;
-    }
+    [[nodiscard]] TDBG_DECL const std::vector<std::int64_t>* shape(const tensor_entry& e) const;
 
     /// The entries of global step `step` (one per worker), as [first, last).
-    [[nodiscard]] std::pair<const tensor_entry*, const tensor_entry*> at_step(std::int64_t step) const noexcept {
-        // Searched in the compact array of steps: a few cache lines instead of one per probe.
-        const auto first = std::lower_bound(steps_.begin(), steps_.end(), step);
-        auto last = first;
-        while (last != steps_.end() && *last == step) {
-            ++last;
-        }
-        if (first == last) {
-            return {nullptr, nullptr};
-        }
-        const tensor_entry* base = entries_.data() + (first - steps_.begin());
-        return {base, base + (last - first)};
-    }
+    [[nodiscard]] TDBG_DECL std::pair<const tensor_entry*, const tensor_entry*>
+    at_step(std::int64_t step) const noexcept;
 
     /// Where this tensor's elements last started in a record (0: not read yet);
     /// a hint for placing the next read so that the value needs no copy.
     [[nodiscard]] std::atomic<std::uint32_t>& content_hint() const noexcept { return content_hint_; }
 
     /// True when the tensor has an entry in mode `m` (mode::global: any entry).
-    [[nodiscard]] bool has_mode(mode m) const noexcept {
-        if (m == mode::global) {
-            return !entries_.empty();
-        }
-        return modes_[static_cast<std::size_t>(m) - 1];
-    }
+    [[nodiscard]] TDBG_DECL bool has_mode(mode m) const noexcept;
 
     /// True when the tensor has an entry of mode `m` itself (mode::global: saved in GLOBAL mode).
     [[nodiscard]] bool has_mode_exactly(mode m) const noexcept { return modes_[static_cast<std::size_t>(m) - 1]; }
@@ -258,14 +160,7 @@ private:
     }
 
     static std::tuple<std::int64_t, worker_id> key(const tensor_entry& e) noexcept { return {e.step, e.worker}; }
-    static tensor_entry make(std::int64_t step, worker_id worker, mode m, std::int64_t mode_step) {
-        tensor_entry e;
-        e.step = step;
-        e.worker = worker;
-        e.entry_mode_code = static_cast<std::uint8_t>(m);
-        e.mode_step = mode_step;
-        return e;
-    }
+    static TDBG_DECL tensor_entry make(std::int64_t step, worker_id worker, mode m, std::int64_t mode_step);
 
     std::string name_;
     std::size_t serial_;
@@ -280,3 +175,7 @@ private:
 };
 
 } // namespace tdbg::detail
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/trial/impl/tensor_table.ipp"
+#endif

@@ -19,6 +19,7 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/config.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/tensor_value.hpp"
@@ -44,14 +45,7 @@ namespace tdbg::detail {
 /// it and merges them under it exclusively, so readers wait only for the merge.
 class trial_core {
 public:
-    trial_core(any_storage storage, std::string name, step_range range, trial_options options)
-        : storage_(std::move(storage)), root_(storage_.describe() + '/'), name_(std::move(name)), range_(range),
-          options_(std::move(options)), cache_(make_cache_options(options_)) {
-        range_.validate();
-        collections_ = read_collections(storage_, root_, options_);
-        index_.steps.set_num_workers(collections_.num_workers);
-        refresh_now();
-    }
+    TDBG_DECL trial_core(any_storage storage, std::string name, step_range range, trial_options options);
 
     trial_core(const trial_core&) = delete;
     trial_core& operator=(const trial_core&) = delete;
@@ -80,12 +74,7 @@ public:
     // ---- refreshing -------------------------------------------------------
 
     /// Reads new index files unless refresh is off or the run is over.
-    void maybe_refresh() {
-        if (!refreshing()) {
-            return;
-        }
-        refresh_now();
-    }
+    TDBG_DECL void maybe_refresh();
 
     /// Reads every index file published since the last refresh (unless the
     /// run's end has already been seen and read).
@@ -102,118 +91,34 @@ public:
         return f(index_.steps);
     }
 
-    [[nodiscard]] std::vector<std::string> workers() const {
-        std::shared_lock<std::shared_mutex> lock(index_.mutex);
-        std::set<std::string> all(collections_.workers.begin(), collections_.workers.end());
-        all.insert(index_.worker_names.begin(), index_.worker_names.end());
-        return {all.begin(), all.end()};
-    }
+    [[nodiscard]] TDBG_DECL std::vector<std::string> workers() const;
 
     [[nodiscard]] std::size_t num_workers() const noexcept { return collections_.num_workers; }
 
-    [[nodiscard]] bool has_tensor_now(std::string_view name) const {
-        std::shared_lock<std::shared_mutex> lock(index_.mutex);
-        return index_.tensors.find(name) != index_.tensors.end();
-    }
+    [[nodiscard]] TDBG_DECL bool has_tensor_now(std::string_view name) const;
 
     /// The tensor's record; records are never removed, so the pointer lives as long as the core.
-    [[nodiscard]] const tensor_record* find_tensor(std::string_view name) const {
-        std::shared_lock<std::shared_mutex> lock(index_.mutex);
-        auto it = index_.tensors.find(name);
-        return it == index_.tensors.end() ? nullptr : it->second.get();
-    }
+    [[nodiscard]] TDBG_DECL const tensor_record* find_tensor(std::string_view name) const;
 
     /// Every tensor name, sorted.
-    [[nodiscard]] std::vector<std::string> all_tensor_names() const {
-        std::shared_lock<std::shared_mutex> lock(index_.mutex);
-        std::vector<std::string> out;
-        out.reserve(index_.tensors.size());
-        for (const auto& item : index_.tensors) {
-            out.push_back(item.first);
-        }
-        return out;
-    }
+    [[nodiscard]] TDBG_DECL std::vector<std::string> all_tensor_names() const;
 
     /// The names of tensors with an entry in `m` (any mode for global), or at
     /// `step` of `m` when given; sorted.
-    [[nodiscard]] std::vector<std::string> tensor_names_for(std::optional<std::int64_t> step, mode m) const {
-        std::shared_lock<std::shared_mutex> lock(index_.mutex);
-        std::vector<std::string> out;
-        std::optional<std::int64_t> global;
-        if (step) {
-            global = index_.steps.global_step(m, *step);
-            if (!global) {
-                return out;
-            }
-        }
-        for (const auto& [name, record] : index_.tensors) {
-            if (global) {
-                auto [first, last] = record->at_step(*global);
-                bool match = false;
-                for (auto* e = first; e != last && !match; ++e) {
-                    match = m == mode::global || e->entry_mode() == m;
-                }
-                if (match) {
-                    out.push_back(name);
-                }
-            } else if (record->has_mode(m)) {
-                out.push_back(name);
-            }
-        }
-        return out;
-    }
+    [[nodiscard]] TDBG_DECL std::vector<std::string> tensor_names_for(std::optional<std::int64_t> step, mode m) const;
 
     // ---- tensor-level queries --------------------------------------------
 
     /// The global step a (step, mode) query names, if known.
-    [[nodiscard]] std::optional<std::int64_t> to_global(std::int64_t step, mode m) const {
-        std::shared_lock<std::shared_mutex> lock(index_.mutex);
-        return index_.steps.global_step(m, step);
-    }
+    [[nodiscard]] TDBG_DECL std::optional<std::int64_t> to_global(std::int64_t step, mode m) const;
 
     /// The steps of `record` in `m` (mode steps; global steps for global).
-    [[nodiscard]] std::vector<std::int64_t> tensor_steps(const tensor_record& record, mode m, bool show_incomplete) const {
-        std::shared_lock<std::shared_mutex> lock(index_.mutex);
-        std::vector<std::int64_t> out;
-        std::int64_t last_global = -1;
-        for (const tensor_entry& e : record.entries()) {
-            if (e.step == last_global) {
-                continue; // another worker of the same step
-            }
-            if (m != mode::global && e.entry_mode() != m) {
-                continue;
-            }
-            if (!show_incomplete && !index_.steps.is_complete(e.step)) {
-                continue;
-            }
-            last_global = e.step;
-            out.push_back(m == mode::global ? e.step : e.mode_step);
-        }
-        if (m != mode::global) {
-            std::sort(out.begin(), out.end());
-            out.erase(std::unique(out.begin(), out.end()), out.end());
-        }
-        return out;
-    }
+    [[nodiscard]] TDBG_DECL std::vector<std::int64_t> tensor_steps(const tensor_record& record, mode m,
+                                                                   bool show_incomplete) const;
 
     /// The entries of (`step`, `m`) for `record`, resolved, in worker order; empty when none.
-    [[nodiscard]] std::vector<resolved_entry> entries_at(const tensor_record& record, std::int64_t step, mode m) const {
-        std::shared_lock<std::shared_mutex> lock(index_.mutex);
-        std::vector<resolved_entry> out;
-        const auto global = index_.steps.global_step(m, step);
-        if (!global) {
-            return out;
-        }
-        auto [first, last] = record.at_step(*global);
-        for (auto* e = first; e != last; ++e) {
-            if (m == mode::global || e->entry_mode() == m) {
-                out.push_back(index_.resolve(record, *e));
-            }
-        }
-        std::sort(out.begin(), out.end(),
-                  [](const resolved_entry& a, const resolved_entry& b) { return *a.worker < *b.worker; });
-        return out;
-    }
+    [[nodiscard]] TDBG_DECL std::vector<resolved_entry> entries_at(const tensor_record& record, std::int64_t step,
+                                                                   mode m) const;
 
     /// The record's totals, its modes, and its last entry with a value or a shape.
     struct record_summary {
@@ -222,24 +127,7 @@ public:
         std::optional<resolved_entry> last;
     };
 
-    [[nodiscard]] record_summary summarize(const tensor_record& record) const {
-        std::shared_lock<std::shared_mutex> lock(index_.mutex);
-        record_summary out;
-        out.totals = record.totals();
-        for (mode m : {mode::train, mode::eval, mode::predict, mode::global}) {
-            if (record.has_mode_exactly(m)) {
-                out.modes.push_back(m);
-            }
-        }
-        const auto& entries = record.entries();
-        for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-            if (it->has_value() || it->has_shape) {
-                out.last = index_.resolve(record, *it);
-                break;
-            }
-        }
-        return out;
-    }
+    [[nodiscard]] TDBG_DECL record_summary summarize(const tensor_record& record) const;
 
     /// smdebug's Tensor._step for one purpose: finds the entry of (`step`, `m`,
     /// `worker`), refreshing once when it is not loaded yet, else throws the exception
@@ -274,111 +162,27 @@ public:
 
     /// smdebug's Tensor._step: everything the index says of the entry of (`step`, `m`,
     /// `worker`), refreshing once when it is not loaded yet, else the exception that says why not.
-    [[nodiscard]] resolved_entry locate(const tensor_record& record, std::int64_t step, mode m,
-                                        const std::optional<std::string>& worker) {
-        return locate_with(record, step, m, worker,
-                           [this](const tensor_record& r, const tensor_entry& e) { return index_.resolve(r, e); });
-    }
+    [[nodiscard]] TDBG_DECL resolved_entry locate(const tensor_record& record, std::int64_t step, mode m,
+                                                  const std::optional<std::string>& worker);
 
     /// The request for `where` (a location the index gave).
     [[nodiscard]] record_request request_for(const value_location& where) const { return index_.request_for(where); }
 
     /// Throws the exception smdebug raises for a step in `state` that is not available.
-    [[noreturn]] void throw_missing_step(std::int64_t step, mode m, step_state state) const {
-        const std::int64_t last = with_steps([&](const step_table& t) { return t.last_step(m); });
-        if (state == step_state::unavailable && (!ended() || step < last)) {
-            throw step_unavailable(
-                fmt::format("{} is not available as it was not saved (trial {})", describe_step(step, m), name_), {}, step,
-                m);
-        }
-        if (ended()) {
-            throw no_more_data(fmt::format(
-                                   "looking for {} and reached the end of training; the last step available is {} (trial {})",
-                                   describe_step(step, m), last, name_),
-                               step, m, last);
-        }
-        throw step_not_yet_available(fmt::format("{} is not yet available (trial {})", describe_step(step, m), name_), {},
-                                     step, m);
-    }
+    [[noreturn]] TDBG_DECL void throw_missing_step(std::int64_t step, mode m, step_state state) const;
 
     /// The wall time of the first record of global step `step`'s event file, of the
     /// first worker (by name) that has one; nullopt when no worker does.
-    [[nodiscard]] std::optional<double> wall_time(std::int64_t step) const {
-        for (const std::string& worker : workers()) {
-            const std::string key = format::event_file_key(step, format::worker_file_part(worker));
-            std::string header;
-            try {
-                header = storage_.read_range(key, 0, format::record_header_size);
-            } catch (const object_not_found&) {
-                continue;
-            }
-            const std::uint64_t length = format::detail::checked_record_length(header.data(), key, 0);
-            if (length > (std::uint64_t{1} << 30U)) {
-                throw format_error(fmt::format("record length {} is not plausible", length), key, 0);
-            }
-            const std::string record = storage_.read_range(key, 0, format::record_overhead + length);
-            const std::string_view payload = format::record_payload(record, key, 0);
-            return format::decode_event(payload, key, format::record_header_size).wall_time;
-        }
-        return std::nullopt;
-    }
+    [[nodiscard]] TDBG_DECL std::optional<double> wall_time(std::int64_t step) const;
 
     /// Reads and decodes the record `request` locates, checking it holds `tag`.
     /// With `hint`, the read is placed where the tensor's elements were last
     /// found (so that they are aligned and the value views them), and the hint is updated.
-    [[nodiscard]] tensor_value fetch(record_request request, std::string_view tag,
-                                     std::atomic<std::uint32_t>* hint = nullptr) {
-        const std::string& file = request.file->key;
-        if (hint != nullptr) {
-            request.content_offset_hint = hint->load(std::memory_order_relaxed);
-        }
-        record_bytes bytes;
-        // An event file the index lists but that cannot be read is a damaged run: an error,
-        // never "not saved" (tensor_unavailable_for_step), which a rule would skip.
-        try {
-            bytes = cache_.fetch(storage_, request);
-        } catch (const object_not_found&) {
-            throw unreadable_event_file(
-                fmt::format("{}{}: the event file that the index lists for tensor '{}' (its record at byte {}) does "
-                            "not exist: the run is incomplete or damaged (trial {})",
-                            root_, file, tag, request.offset, name_),
-                root_ + file);
-        } catch (const unreadable_event_file&) {
-            throw;
-        } catch (const storage_error& e) {
-            throw unreadable_event_file(
-                fmt::format("cannot read the record of tensor '{}' at byte {} of {}{}, which the index lists: {} "
-                            "(trial {})",
-                            tag, request.offset, root_, file, e.what(), name_),
-                root_ + file);
-        }
-        const std::string_view payload = format::record_payload(bytes.bytes, file, request.offset);
-        if (auto fast = format::detail::decode_tensor_fast(payload, bytes.owner)) {
-            if (fast->tag == tag) {
-                if (hint != nullptr) {
-                    hint->store(static_cast<std::uint32_t>(format::record_header_size + fast->content_offset),
-                                std::memory_order_relaxed);
-                }
-                return std::move(fast->value);
-            }
-        }
-        // Everything else, and every error, through the format layer's full decoder.
-        format::tensor_event ev =
-            format::decode_tensor_event(payload, bytes.owner, file, request.offset + format::record_header_size);
-        if (ev.tag != tag) {
-            throw format_error(fmt::format("the index locates tensor '{}' here, but the record holds '{}'", tag, ev.tag),
-                               file, request.offset);
-        }
-        return std::move(ev.value);
-    }
+    [[nodiscard]] TDBG_DECL tensor_value fetch(record_request request, std::string_view tag,
+                                               std::atomic<std::uint32_t>* hint = nullptr);
 
 private:
-    static record_cache::options make_cache_options(const trial_options& o) {
-        record_cache::options c;
-        c.whole_file_limit = o.whole_file_limit;
-        c.capacity = o.file_cache_bytes;
-        return c;
-    }
+    static TDBG_DECL record_cache::options make_cache_options(const trial_options& o);
 
     any_storage storage_;
     std::string root_; // storage_.describe() and a slash: messages name a key as root_ + key
@@ -395,3 +199,7 @@ private:
 };
 
 } // namespace tdbg::detail
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/trial/impl/trial_core.ipp"
+#endif

@@ -1,0 +1,215 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/format/detail/fast_event.hpp.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "tdbg/format/detail/fast_event.hpp"
+
+namespace tdbg::format::detail {
+
+/// True for a decimal the full decoder accepts in plugin data: an optional
+/// sign and 1 to 18 digits.
+inline bool plugin_decimal(std::string_view text, std::int64_t& value) noexcept {
+    bool negative = false;
+    if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
+        negative = text.front() == '-';
+        text.remove_prefix(1);
+    }
+    if (text.empty() || text.size() > 18) {
+        return false;
+    }
+    value = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9') {
+            return false;
+        }
+        value = value * 10 + (c - '0');
+    }
+    value = negative ? -value : value;
+    return true;
+}
+
+/// True when SummaryMetadata holds only well-formed plugin data, with a
+/// numeric mode step and a mode number 1..4 where those are present.
+inline bool metadata_is_valid(std::string_view metadata) noexcept {
+    wire_cursor m(metadata);
+    std::uint32_t field = 0;
+    wire_type wire = wire_type::varint;
+    while (!m.at_end()) {
+        std::string_view plugin;
+        if (!m.key(field, wire) || field != 1 || wire != wire_type::length_delimited || !m.length_delimited(plugin)) {
+            return false;
+        }
+        wire_cursor p(plugin);
+        std::string_view name;
+        std::string_view content;
+        while (!p.at_end()) {
+            if (!p.key(field, wire) || wire != wire_type::length_delimited || (field != 1 && field != 2)) {
+                return false;
+            }
+            if (!p.length_delimited(field == 1 ? name : content)) {
+                return false;
+            }
+        }
+        std::int64_t n = 0;
+        if (name == "mode_step" && !plugin_decimal(content, n)) {
+            return false;
+        }
+        if (name == "mode" && (!plugin_decimal(content, n) || n < 1 || n > 4)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+TDBG_DECL std::optional<fast_tensor> decode_tensor_fast(std::string_view payload,
+                                                        const std::shared_ptr<const void>& keep_alive) {
+    std::string_view summary;
+    {
+        wire_cursor event(payload);
+        bool found = false;
+        std::uint32_t field = 0;
+        wire_type wire = wire_type::varint;
+        while (!event.at_end()) {
+            if (!event.key(field, wire)) {
+                return std::nullopt;
+            }
+            if (field == 5 && wire == wire_type::length_delimited) {
+                if (found || !event.length_delimited(summary)) {
+                    return std::nullopt;
+                }
+                found = true;
+            } else if ((field == 1 && wire == wire_type::fixed64) || (field == 2 && wire == wire_type::varint)) {
+                if (!event.skip(wire)) { // wall_time, step: the index already says which step
+                    return std::nullopt;
+                }
+            } else {
+                return std::nullopt;
+            }
+        }
+        if (!found) {
+            return std::nullopt;
+        }
+    }
+    std::string_view value_bytes;
+    {
+        wire_cursor s(summary);
+        std::uint32_t field = 0;
+        wire_type wire = wire_type::varint;
+        if (!s.key(field, wire) || field != 1 || wire != wire_type::length_delimited || !s.length_delimited(value_bytes) || !s.at_end()) {
+            return std::nullopt;
+        }
+    }
+    std::string_view tag;
+    std::string_view tensor;
+    bool has_tag = false;
+    bool has_tensor = false;
+    {
+        wire_cursor v(value_bytes);
+        std::uint32_t field = 0;
+        wire_type wire = wire_type::varint;
+        while (!v.at_end()) {
+            if (!v.key(field, wire) || wire != wire_type::length_delimited) {
+                return std::nullopt;
+            }
+            if (field == 1) {
+                has_tag = v.length_delimited(tag);
+                if (!has_tag) {
+                    return std::nullopt;
+                }
+            } else if (field == 8) {
+                if (has_tensor || !v.length_delimited(tensor)) {
+                    return std::nullopt;
+                }
+                has_tensor = true;
+            } else if (field == 7) { // node_name
+                if (!v.skip(wire)) {
+                    return std::nullopt;
+                }
+            } else if (field == 9) { // metadata: the index has mode and mode step; only checked here
+                std::string_view metadata;
+                if (!v.length_delimited(metadata) || !metadata_is_valid(metadata)) {
+                    return std::nullopt;
+                }
+            } else {
+                return std::nullopt;
+            }
+        }
+    }
+    if (!has_tag || !has_tensor) {
+        return std::nullopt;
+    }
+    std::uint64_t dtype_number = 0;
+    std::string_view content;
+    tensor_value::shape_type shape;
+    std::size_t count = 1;
+    {
+        wire_cursor t(tensor);
+        std::uint32_t field = 0;
+        wire_type wire = wire_type::varint;
+        while (!t.at_end()) {
+            if (!t.key(field, wire)) {
+                return std::nullopt;
+            }
+            if (field == 1 && wire == wire_type::varint) {
+                if (!t.varint(dtype_number)) {
+                    return std::nullopt;
+                }
+            } else if (field == 4 && wire == wire_type::length_delimited) {
+                if (!t.length_delimited(content)) {
+                    return std::nullopt;
+                }
+            } else if (field == 2 && wire == wire_type::length_delimited) {
+                std::string_view shape_bytes;
+                if (!t.length_delimited(shape_bytes)) {
+                    return std::nullopt;
+                }
+                wire_cursor sh(shape_bytes);
+                while (!sh.at_end()) {
+                    std::string_view dim_bytes;
+                    if (!sh.key(field, wire) || field != 2 || wire != wire_type::length_delimited || !sh.length_delimited(dim_bytes)) {
+                        return std::nullopt; // unknown_rank and the like: the full decoder decides
+                    }
+                    wire_cursor dim(dim_bytes);
+                    std::uint64_t size = 0;
+                    while (!dim.at_end()) {
+                        if (!dim.key(field, wire)) {
+                            return std::nullopt;
+                        }
+                        if (field == 1 && wire == wire_type::varint) {
+                            if (!dim.varint(size)) {
+                                return std::nullopt;
+                            }
+                        } else if (field != 2 || wire != wire_type::length_delimited || !dim.skip(wire)) { // the dim's name
+                            return std::nullopt;
+                        }
+                    }
+                    if (size > (std::uint64_t{1} << 48U) || (size != 0 && count > (std::uint64_t{1} << 48U) / size)) {
+                        return std::nullopt;
+                    }
+                    if (shape.size() == max_tensor_rank) {
+                        return std::nullopt; // the full decoder says why
+                    }
+                    count *= static_cast<std::size_t>(size);
+                    shape.push_back(static_cast<std::size_t>(size));
+                }
+            } else {
+                return std::nullopt; // typed value fields, string_val, ...
+            }
+        }
+    }
+    const auto type = dtype_number <= 64 ? dtype_from_int(static_cast<long long>(dtype_number)) : std::nullopt;
+    if (!type || *type == dtype::string || count * dtype_size(*type) != content.size()) {
+        return std::nullopt;
+    }
+    return fast_tensor{tag, tensor_value::view_bytes(*type, std::move(shape), content, keep_alive),
+                       static_cast<std::size_t>(content.data() - payload.data())};
+}
+
+} // namespace tdbg::format::detail

@@ -1,0 +1,149 @@
+#pragma once
+/// \file
+/// Definitions of tdbg/trial/detail/tensor_table.hpp.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "tdbg/trial/detail/tensor_table.hpp"
+
+namespace tdbg::detail {
+
+TDBG_DECL void tensor_entry::set_value(const value_location& at) noexcept {
+    value_file = at.file;
+    value_offset = at.offset;
+    value_length = at.length;
+}
+
+TDBG_DECL std::vector<reduction> tensor_totals::stored_reductions() const {
+    std::vector<reduction> out;
+    for (const bool abs : {false, true}) {
+        for (const reduction_kind k : all_reduction_kinds) {
+            if ((reductions & bit(reduction{k, abs})) != 0) {
+                out.push_back(reduction{k, abs});
+            }
+        }
+    }
+    return out;
+}
+
+TDBG_DECL tensor_entry& tensor_record::at(std::int64_t step, worker_id worker, mode m, std::int64_t mode_step) {
+    modes_[static_cast<std::size_t>(m) - 1] = true;
+    if (entries_.empty() || key(entries_.back()) < std::make_tuple(step, worker)) {
+        if (entries_.empty() || entries_.back().step != step) {
+            ++totals_.steps;
+        }
+        entries_.push_back(make(step, worker, m, mode_step));
+        steps_.push_back(step);
+        return entries_.back();
+    }
+    auto pos = std::lower_bound(entries_.begin(), entries_.end(), std::make_tuple(step, worker),
+                                [](const tensor_entry& e, const auto& k) { return key(e) < k; });
+    if (pos != entries_.end() && key(*pos) == std::make_tuple(step, worker)) {
+        return *pos;
+    }
+    const bool new_step = (pos == entries_.begin() || std::prev(pos)->step != step) &&
+                          (pos == entries_.end() || pos->step != step);
+    if (new_step) {
+        ++totals_.steps;
+    }
+    steps_.insert(steps_.begin() + (pos - entries_.begin()), step);
+    return *entries_.insert(pos, make(step, worker, m, mode_step));
+}
+
+TDBG_DECL void tensor_record::expect(std::size_t more, std::uint64_t refresh) {
+    if (sized_in_ == refresh) {
+        return;
+    }
+    sized_in_ = refresh;
+    const std::size_t per_entry = entries_.empty() ? 0 : entries_.back().reduction_count;
+    grow(entries_, entries_.size() + more);
+    grow(steps_, steps_.size() + more);
+    if (per_entry != 0) {
+        grow(reductions_, reductions_.size() + more * per_entry);
+    }
+}
+
+TDBG_DECL void tensor_record::set_value(tensor_entry& e, const value_location& at) noexcept {
+    e.set_value(at);
+    totals_.any_value = true;
+}
+
+TDBG_DECL void tensor_record::set_reduction(tensor_entry& e, reduction r, const value_location& at) {
+    totals_.reductions |= tensor_totals::bit(r);
+    const reduction_location loc(r, at);
+    for (std::uint32_t i = e.first_reduction; i < e.first_reduction + e.reduction_count; ++i) {
+        if (reductions_[i].which() == r) {
+            reductions_[i] = loc;
+            return;
+        }
+    }
+    if (e.reduction_count != 0 && e.first_reduction + e.reduction_count != reductions_.size()) {
+        // Not the last entry's run (rare: reductions of one entry listed apart): moved to the end.
+        const auto first = reductions_.begin() + e.first_reduction;
+        std::vector<reduction_location> moved(first, first + e.reduction_count);
+        e.first_reduction = static_cast<std::uint32_t>(reductions_.size());
+        reductions_.insert(reductions_.end(), moved.begin(), moved.end());
+    } else if (e.reduction_count == 0) {
+        e.first_reduction = static_cast<std::uint32_t>(reductions_.size());
+    }
+    reductions_.push_back(loc);
+    ++e.reduction_count;
+}
+
+TDBG_DECL std::pair<const reduction_location*, const reduction_location*>
+tensor_record::reductions(const tensor_entry& e) const noexcept {
+    const reduction_location* first = reductions_.data() + e.first_reduction;
+    return {first, first + e.reduction_count};
+}
+
+TDBG_DECL void tensor_record::set_shape(tensor_entry& e, std::vector<std::int64_t> shape) {
+    e.has_shape = true;
+    totals_.any_shape = true;
+    shapes_[{e.step, e.worker}] = std::move(shape);
+}
+
+TDBG_DECL const std::vector<std::int64_t>* tensor_record::shape(const tensor_entry& e) const {
+    if (!e.has_shape) {
+        return nullptr;
+    }
+    auto it = shapes_.find({e.step, e.worker});
+    return it == shapes_.end() ? nullptr : &it->second;
+}
+
+TDBG_DECL std::pair<const tensor_entry*, const tensor_entry*> tensor_record::at_step(std::int64_t step) const noexcept {
+    // Searched in the compact array of steps: a few cache lines instead of one per probe.
+    const auto first = std::lower_bound(steps_.begin(), steps_.end(), step);
+    auto last = first;
+    while (last != steps_.end() && *last == step) {
+        ++last;
+    }
+    if (first == last) {
+        return {nullptr, nullptr};
+    }
+    const tensor_entry* base = entries_.data() + (first - steps_.begin());
+    return {base, base + (last - first)};
+}
+
+TDBG_DECL bool tensor_record::has_mode(mode m) const noexcept {
+    if (m == mode::global) {
+        return !entries_.empty();
+    }
+    return modes_[static_cast<std::size_t>(m) - 1];
+}
+
+TDBG_DECL tensor_entry tensor_record::make(std::int64_t step, worker_id worker, mode m, std::int64_t mode_step) {
+    tensor_entry e;
+    e.step = step;
+    e.worker = worker;
+    e.entry_mode_code = static_cast<std::uint8_t>(m);
+    e.mode_step = mode_step;
+    return e;
+}
+
+} // namespace tdbg::detail
