@@ -117,6 +117,37 @@ TDBG_DECL void index_loader::refresh() {
     settled_step_ = index_.steps.last_complete_step();
 }
 
+TDBG_DECL void index_loader::merge_files(const std::vector<pending_index>& pending, std::size_t first,
+                                         const std::vector<loaded_index>& files, std::size_t count,
+                                         std::size_t threads, std::vector<name_hint>& hints,
+                                         std::vector<merge_plan>& plans) {
+    plans.resize(std::max(plans.size(), count));
+    std::unique_lock<std::shared_mutex> lock(index_.mutex);
+    for (std::size_t i = 0; i < count; ++i) {
+        plan_merge(pending[first + i], files[i].view, hints, pending.size() - first - i, plans[i]);
+    }
+    // Lanes pay only for batches of many entries (each lane walks every file's plan).
+    std::size_t entries = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        entries += plans[i].tensors.size();
+    }
+    const std::size_t lanes = entries >= min_entries_per_lane * merge_lanes ? std::min(threads, merge_lanes) : 1;
+    if (lanes == 1) {
+        for (std::size_t i = 0; i < count; ++i) {
+            apply_merge(plans[i], 0, 1);
+        }
+    } else {
+        parallel_for_each_index(lanes, lanes, [&](std::size_t lane) {
+            for (std::size_t i = 0; i < count; ++i) {
+                apply_merge(plans[i], lane, lanes);
+            }
+        });
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+        read_keys_.insert(pending[first + i].key);
+    }
+}
+
 TDBG_DECL void index_loader::read_and_merge(const std::vector<pending_index>& pending) {
     if (pending.empty()) {
         return;
@@ -164,31 +195,7 @@ TDBG_DECL void index_loader::read_and_merge(const std::vector<pending_index>& pe
             std::find_if(from.errors.begin(), from.errors.begin() + static_cast<std::ptrdiff_t>(n),
                          [](const std::exception_ptr& e) { return e != nullptr; }) -
             from.errors.begin());
-        plans.resize(std::max(plans.size(), good));
-        std::unique_lock<std::shared_mutex> lock(index_.mutex);
-        for (std::size_t i = 0; i < good; ++i) {
-            plan_merge(pending[k * batch + i], from.files[i].view, hints, pending.size() - k * batch - i, plans[i]);
-        }
-        // Lanes pay only for batches of many entries (each lane walks every file's plan).
-        std::size_t entries = 0;
-        for (std::size_t i = 0; i < good; ++i) {
-            entries += plans[i].tensors.size();
-        }
-        const std::size_t lanes = entries >= min_entries_per_lane * merge_lanes ? std::min(threads, merge_lanes) : 1;
-        if (lanes == 1) {
-            for (std::size_t i = 0; i < good; ++i) {
-                apply_merge(plans[i], 0, 1);
-            }
-        } else {
-            parallel_for_each_index(lanes, lanes, [&](std::size_t lane) {
-                for (std::size_t i = 0; i < good; ++i) {
-                    apply_merge(plans[i], lane, lanes);
-                }
-            });
-        }
-        for (std::size_t i = 0; i < good; ++i) {
-            read_keys_.insert(pending[k * batch + i].key);
-        }
+        merge_files(pending, k * batch, from.files, good, threads, hints, plans);
         if (good < n) {
             std::rethrow_exception(from.errors[good]);
         }
