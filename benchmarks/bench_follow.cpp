@@ -774,7 +774,9 @@ std::vector<memory_point> memory_pass(const arguments& a, const fs::path& dir, c
     const pid_t index_only = start_program(
         kids,
         follow_command(a, replay,
-                       {"--poll", poll, "--start-step", std::to_string(a.steps), "-o", (dir / "replay_index.out").string()}),
+                       // It evaluates no step by design: its run never reaches --start-step (--allow-empty).
+                       {"--poll", poll, "--start-step", std::to_string(a.steps), "--allow-empty", "-o",
+                        (dir / "replay_index.out").string()}),
         index_err, trimmed_malloc);
     const auto check_running = [&] {
         for (const auto& [pid, err] : {std::pair{rule, rule_err}, std::pair{index_only, index_err}}) {

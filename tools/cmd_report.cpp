@@ -911,6 +911,8 @@ int tdbg::commands::report(const report_options& o, std::ostream& out, std::ostr
             const auto names = run_names(o.runs, o.names);
             std::vector<tdbg::trial> trials;
             std::vector<std::vector<tdbg::rules::any_rule>> rules;
+            trials.reserve(o.runs.size());
+            rules.reserve(o.runs.size());
             for (const auto& location : o.runs) {
                 trials.push_back(tdbg::cli::open_run(location));
             }

@@ -277,8 +277,8 @@ private:
             }
             line += s.name;
             if (s.end && s.first && s.step) {
-                const double total = static_cast<double>(*s.end - *s.first);
-                const double done = static_cast<double>(*s.step - *s.first + 1);
+                const auto total = static_cast<double>(*s.end - *s.first);
+                const auto done = static_cast<double>(*s.step - *s.first + 1);
                 const double fraction = total > 0 ? std::clamp(done / total, 0.0, 1.0) : 1.0;
                 const int width = 24;
                 const int filled = static_cast<int>(fraction * width);

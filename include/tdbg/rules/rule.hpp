@@ -56,6 +56,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -93,6 +94,10 @@ struct tensor_request {
     /// When true a missing value is no error: the input is then nullopt, and its `error`
     /// says why. Otherwise the exception the trial throws skips the step, as smdebug's fetch does.
     bool optional = false;
+    /// The tensor's handle, when the rule holds it already (a selection's snapshot does): the
+    /// value is read through it rather than by looking `name` up again. It must be the handle
+    /// of `name` in trial `trial_index`; it is not part of what is asked (operator== leaves it out).
+    std::shared_ptr<const tdbg::tensor> handle;
 
     friend bool operator==(const tensor_request& a, const tensor_request& b) noexcept {
         return a.name == b.name && a.step == b.step && a.step_mode == b.step_mode && a.which == b.which &&

@@ -68,6 +68,12 @@ public:
     /// run has ended (then it costs a pointer copy).
     [[nodiscard]] TDBG_DECL std::shared_ptr<const selected> snapshot(const trial& t) const;
 
+    /// The handle of the `i`th selected tensor of `s`, keeping `s` alive (for tensor_request::handle).
+    [[nodiscard]] static std::shared_ptr<const tdbg::tensor> handle_of(const std::shared_ptr<const selected>& s,
+                                                                     std::size_t i) {
+        return {s, &s->handles[i]};
+    }
+
     /// The selected tensor names of `t`, sorted.
     [[nodiscard]] std::vector<std::string> names(const trial& t) const { return snapshot(t)->names; }
 

@@ -46,7 +46,11 @@ TDBG_DECL tensor_value rule_base::reduction_value(const std::string& name, std::
 }
 
 TDBG_DECL tensor_value rule_base::read(const tensor_request& request) const {
-    auto handle = trial_at(request.trial_index).tensor(request.name);
+    std::optional<tdbg::tensor> looked_up;
+    if (!request.handle) {
+        looked_up = trial_at(request.trial_index).tensor(request.name);
+    }
+    const tdbg::tensor& handle = request.handle ? *request.handle : *looked_up;
     if (request.which) {
         return handle.reduction_value(request.step, *request.which, request.step_mode, request.worker);
     }

@@ -29,8 +29,9 @@ TDBG_DECL std::vector<tensor_request> check_input_images::required_tensors(std::
     const auto selected = images_.snapshot(base_trial());
     std::vector<tensor_request> out;
     out.reserve(selected->names.size());
-    for (const std::string& tensor_name : selected->names) {
-        out.push_back(value_request(tensor_name, step, true));
+    for (std::size_t i = 0; i < selected->names.size(); ++i) {
+        out.push_back(value_request(selected->names[i], step, true));
+        out.back().handle = detail::tensor_selection::handle_of(selected, i);
     }
     return out;
 }

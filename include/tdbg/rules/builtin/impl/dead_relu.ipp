@@ -25,8 +25,9 @@ TDBG_DECL std::vector<tensor_request> dead_relu::required_tensors(std::int64_t s
     const auto selected = selection_.snapshot(base_trial());
     std::vector<tensor_request> out;
     out.reserve(selected->names.size());
-    for (const std::string& tensor_name : selected->names) {
-        out.push_back(value_request(tensor_name, step, true));
+    for (std::size_t i = 0; i < selected->names.size(); ++i) {
+        out.push_back(value_request(selected->names[i], step, true));
+        out.back().handle = detail::tensor_selection::handle_of(selected, i);
     }
     return out;
 }

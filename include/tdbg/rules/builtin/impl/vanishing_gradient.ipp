@@ -21,9 +21,10 @@ TDBG_DECL std::vector<tensor_request> vanishing_gradient::required_tensors(std::
     const auto gradients = gradients_.snapshot(base_trial());
     std::vector<tensor_request> out;
     out.reserve(gradients->names.size());
-    for (const std::string& gradient : gradients->names) {
+    for (std::size_t i = 0; i < gradients->names.size(); ++i) {
         // The stored reduction when the hook saved one, else computed from the value.
-        out.push_back(reduction_request(gradient, step, abs_mean, true));
+        out.push_back(reduction_request(gradients->names[i], step, abs_mean, true));
+        out.back().handle = detail::tensor_selection::handle_of(gradients, i);
     }
     return out;
 }
