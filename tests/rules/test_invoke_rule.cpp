@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "support.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/rules/any_rule.hpp"
+#include "tdbg/rules/builtin/vanishing_gradient.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/rule.hpp"
@@ -338,6 +340,63 @@ TEST_CASE("declared tensors are fetched before invoke_at_step, a missing optiona
     CHECK(r.missing_at == std::map<std::int64_t, std::int64_t>{{1, 1}}); // tensor_unavailable_for_step, kept
     CHECK(r.means == std::map<std::int64_t, double>{{0, 2.0}, {1, 5.0}}); // computed from the values
     CHECK(r.in_declared_order == std::map<std::int64_t, bool>{{0, true}, {1, true}});
+}
+
+namespace {
+
+// Asks for "needed" at each step through a handle of "other": what it is served shows which was read.
+class handle_rule : public tdbg::rules::rule<handle_rule> {
+public:
+    handle_rule(tdbg::trial base, const rule_params& params)
+        : rule(std::move(base), params), other_(std::make_shared<const tdbg::tensor>(base_trial().tensor("other"))) {}
+    [[nodiscard]] std::vector<tdbg::rules::tensor_request> required_tensors(std::int64_t step) const {
+        auto request = tdbg::rules::value_request("needed", step);
+        request.handle = other_;
+        return {request};
+    }
+    bool invoke_at_step(std::int64_t step, const tdbg::rules::step_inputs& inputs) {
+        served[step] = tdbg::rules::scalar_of(*inputs[0].value);
+        same_request[step] = inputs[0].request == tdbg::rules::value_request("needed", step);
+        return false;
+    }
+    std::map<std::int64_t, double> served;
+    std::map<std::int64_t, bool> same_request;
+
+private:
+    std::shared_ptr<const tdbg::tensor> other_;
+};
+
+} // namespace
+
+TEST_CASE("a request carrying a tensor's handle is read through it, and asks what the same request without one asks") {
+    tdbg::test::temp_dir dir("invoke_handle");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"all", ".*"}});
+    run.step(0, {{"needed", scalar(1.0F), {}}, {"other", scalar(7.0F), {}}});
+    run.step(1, {{"needed", scalar(2.0F), {}}, {"other", scalar(8.0F), {}}});
+    run.end();
+    handle_rule r(tdbg::create_trial(dir.path().string()), {});
+    r.set_logger(tdbg::rules::rule_logger::silent());
+    const auto result = tdbg::rules::invoke_rule(r);
+    CHECK(result.not_triggered_steps == std::vector<std::int64_t>{0, 1});
+    CHECK(r.served == std::map<std::int64_t, double>{{0, 7.0}, {1, 8.0}});
+    CHECK(r.same_request == std::map<std::int64_t, bool>{{0, true}, {1, true}});
+
+    // The built-in rules that read a selection pass its handles: each names the tensor asked for.
+    tdbg::test::temp_dir grads("invoke_handle_gradients");
+    tdbg::test::rule_run g(grads.path());
+    g.collections({{"gradients", "^grad/"}});
+    g.step(0, {{"grad/a", f32({1, 2}), {}}, {"grad/b", f32({3, 4}), {}}, {"loss", scalar(1.0F), {}}});
+    g.end();
+    const tdbg::rules::vanishing_gradient vanishing(tdbg::create_trial(grads.path().string()));
+    const auto requests = vanishing.required_tensors(0);
+    REQUIRE(requests.size() == 2);
+    for (const auto& request : requests) {
+        REQUIRE(request.handle != nullptr);
+        CHECK(request.handle->name() == request.name);
+    }
+    CHECK(requests[0].name == "grad/a");
+    CHECK(requests[1].name == "grad/b");
 }
 
 TEST_CASE("invoke_rule waits for the steps of a live run, or gives up after step_timeout") {
