@@ -3,6 +3,7 @@
 // running a program (the tdbg command line, scripts) as a shell would.
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -14,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <sys/wait.h>
@@ -30,6 +32,20 @@ std::string error_of(F&& f) {
         return e.what();
     }
     return {};
+}
+
+/// Waits until `done()` holds, looking every millisecond; false if it still does not after
+/// `limit`. The limit bounds a failing test, it is no pace: give the slowest machine minutes.
+template <class Condition>
+bool wait_until(Condition&& done, std::chrono::milliseconds limit = std::chrono::minutes(5)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
 }
 
 /// ../shared/fixtures/smdebug, when present (TDBG_SHARED_DIR overrides at run time).

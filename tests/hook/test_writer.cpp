@@ -253,15 +253,10 @@ TEST_CASE("writer: data threads write steps side by side and publish them in ste
         if (threads > 1) {
             // Another data thread writes (and commits) step 1 while step 0 is held; its index waits.
             const std::string step1_written = "append " + format::event_file_key(1, "worker_0");
-            bool written = false;
-            for (int i = 0; i < 20000 && !written; ++i) {
+            CHECK(tdbg::test::wait_until([&] {
                 const auto log = control->published();
-                written = std::find(log.begin(), log.end(), step1_written) != log.end();
-                if (!written) {
-                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                }
-            }
-            CHECK(written);
+                return std::find(log.begin(), log.end(), step1_written) != log.end();
+            }));
             const auto log = control->published();
             CHECK(std::none_of(log.begin(), log.end(), [](const std::string& line) {
                 return line.rfind("put index/", 0) == 0 || line == "commit " + format::event_file_key(0, "worker_0");

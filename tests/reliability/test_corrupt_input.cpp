@@ -344,7 +344,8 @@ TEST_CASE("corrupt input: malformed protobuf in an event record is a format_erro
         CHECK_THROWS_AS(t.tensor("w").value(0), tdbg::format_error);
         CHECK_THROWS_WITH(t.tensor("w").value(0),
                           Catch::StartsWith(tdbg::format::event_file_key(0, "worker_0") + " at byte "));
-        CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+        // A bound on a hang, not a pace: it takes microseconds, and minutes on no machine.
+        CHECK(std::chrono::steady_clock::now() - start < std::chrono::minutes(1));
     }
 }
 

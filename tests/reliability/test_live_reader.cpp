@@ -42,15 +42,20 @@ TEST_CASE("live reader: a trial polling a run written by another process never s
     constexpr int steps = 120;
     temp_dir root("live");
     const auto run = root.path() / "run";
-    child_process trainer(TDBG_RELIABILITY_TRAINER, {run.string(), std::to_string(steps), "2000"});
+    // The trainer holds before its middle step until the reader has seen the run open (so that
+    // however the machine's load delays the reader, it reads alongside the writer).
+    const auto reader_saw_run = root.path() / "reader_saw_run";
+    child_process trainer(TDBG_RELIABILITY_TRAINER,
+                          {run.string(), std::to_string(steps), "2000", reader_saw_run.string()});
 
     // The run directory appears when the hook starts; the trial then waits for the collections file.
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    // The deadline bounds a failing test: the run takes about a second.
+    const auto deadline = std::chrono::steady_clock::now() + 5min;
     while (!std::filesystem::exists(run) && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(200us);
     }
     tdbg::trial_options options;
-    options.collection_wait = 60s;
+    options.collection_wait = 5min;
     options.poll_interval = 1ms;
     options.threads = 1;
     const auto t = tdbg::create_trial(run.string(), std::nullopt, {}, options);
@@ -92,6 +97,9 @@ TEST_CASE("live reader: a trial polling a run written by another process never s
                 CHECK(ahead == steps);
             }
         }
+        if (!visible.empty() && !std::filesystem::exists(reader_saw_run)) {
+            tdbg::test::write_file(reader_saw_run, "");
+        }
         if (ended) {
             break;
         }
@@ -99,8 +107,9 @@ TEST_CASE("live reader: a trial polling a run written by another process never s
     CHECK(describe_status(trainer.wait()) == "exit 0");
     CHECK(verified.size() == static_cast<std::size_t>(steps));
     CHECK(t.steps().size() == static_cast<std::size_t>(steps));
-    // The reader really ran alongside the writer: it met a step that was still to come. (How many
-    // polls that took depends on the machine's load, so it is reported, not asserted.)
+    // The reader really ran alongside the writer: it met a step that was still to come (the
+    // trainer waited for it halfway). How many polls that took depends on the machine's load, so
+    // it is reported, not asserted.
     INFO("polls: " << polls << ", step ahead not yet available: " << not_yet << ", read as it landed: " << ahead_read);
     CHECK(not_yet + ahead_read > 0);
 }

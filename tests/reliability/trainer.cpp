@@ -1,7 +1,9 @@
 // The trainer the reliability tests run in a child process (and kill): a
 // training loop that saves tensors of known values through the real hook.
 //
-// Usage: tdbg_reliability_trainer <run dir> <steps> [pause microseconds per step]
+// Usage: tdbg_reliability_trainer <run dir> <steps> [pause microseconds per step] [hold file]
+// With a hold file, the trainer waits before its middle step until that file exists (at most
+// ten minutes), so that a reader can be sure to see the run half written.
 // Exit status: 0 after close() (a write error that stopped saving is printed on
 // stdout: training went on), 1 on a tdbg error thrown (printed), 2 on bad usage.
 
@@ -10,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -19,13 +22,14 @@
 namespace reliability = tdbg::test::reliability;
 
 int main(int argc, char** argv) {
-    if (argc < 3 || argc > 4) {
-        std::fprintf(stderr, "usage: %s <run dir> <steps> [pause microseconds per step]\n", argv[0]);
+    if (argc < 3 || argc > 5) {
+        std::fprintf(stderr, "usage: %s <run dir> <steps> [pause microseconds per step] [hold file]\n", argv[0]);
         return 2;
     }
     const std::string dir = argv[1];
     const long steps = std::strtol(argv[2], nullptr, 10);
-    const long pause_us = argc == 4 ? std::strtol(argv[3], nullptr, 10) : 0;
+    const long pause_us = argc >= 4 ? std::strtol(argv[3], nullptr, 10) : 0;
+    const std::string hold = argc == 5 ? argv[4] : "";
     try {
         tdbg::hook_options options;
         options.out_dir = dir;
@@ -35,6 +39,12 @@ int main(int argc, char** argv) {
         tdbg::hook hook(options);
         hook.set_mode(tdbg::mode::train);
         for (long step = 0; step < steps; ++step) {
+            if (!hold.empty() && step == steps / 2) {
+                const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+                while (!std::filesystem::exists(hold) && std::chrono::steady_clock::now() < deadline) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
+            }
             hook.begin_step();
             for (int k = 0; k <= reliability::small_tensors; ++k) {
                 const auto v = reliability::values(step, k);

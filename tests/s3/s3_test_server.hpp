@@ -84,13 +84,15 @@ public:
     }
 
     /// Waits until `ready()` (a writer got far enough, or gave up), then SIGKILLs the
-    /// server, keeps it down for `down` and starts it again.
-    template <class Ready>
-    void outage(Ready&& ready, std::chrono::milliseconds down = std::chrono::milliseconds(1500)) {
+    /// server, calls `killed()` (a writer that waits for it then meets the dead server,
+    /// however slowly the kill went), keeps the server down for `down` and starts it again.
+    template <class Ready, class Killed>
+    void outage(Ready&& ready, Killed&& killed, std::chrono::milliseconds down = std::chrono::milliseconds(1500)) {
         while (!ready()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
         kill();
+        killed();
         std::this_thread::sleep_for(down);
         restart();
     }

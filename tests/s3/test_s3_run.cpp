@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,7 +45,10 @@ xt::xarray<float> weights(std::int64_t step) {
     return w;
 }
 
-void write_run(const any_storage& storage, const std::string& out_dir, int steps, std::chrono::milliseconds pause = {}) {
+// Writes `steps` steps; with a pause, each is flushed and followed by it. `before_close` runs
+// between the last step and close(), which ends the run.
+void write_run(const any_storage& storage, const std::string& out_dir, int steps, std::chrono::milliseconds pause = {},
+               const std::function<void()>& before_close = {}) {
     hook h(storage, every_step(out_dir));
     for (int step = 0; step < steps; ++step) {
         h.begin_step();
@@ -54,6 +59,9 @@ void write_run(const any_storage& storage, const std::string& out_dir, int steps
             h.flush();
             std::this_thread::sleep_for(pause);
         }
+    }
+    if (before_close) {
+        before_close();
     }
     h.close();
 }
@@ -95,22 +103,38 @@ TEST_CASE("s3 trial follows a run while the hook is still writing it", "[server]
     const s3_storage s3(url, server.options());
     const int steps = 8;
     std::string failure;
+    std::atomic<bool> opened{false};
     std::thread training([&] {
         try {
-            write_run(s3, url, steps, std::chrono::milliseconds(150));
+            // The run ends (close() writes the end marker) only once the trial has opened it,
+            // however slowly the reader starts.
+            write_run(s3, url, steps, std::chrono::milliseconds(150), [&] {
+                if (!tdbg::test::wait_until([&] { return opened.load(); })) {
+                    throw std::runtime_error("the trial did not open the run");
+                }
+            });
         } catch (const std::exception& e) {
             failure = e.what();
         }
     });
     trial_options options;
     options.poll_interval = std::chrono::milliseconds(50);
-    options.collection_wait = std::chrono::milliseconds(30000);
-    const auto t = open_trial(s3, "live", {}, options);
+    options.collection_wait = std::chrono::minutes(5);
+    std::optional<trial> opening;
+    try {
+        opening.emplace(open_trial(s3, "live", {}, options));
+    } catch (...) {
+        opened = true; // lets the writer finish before the error ends the test
+        training.join();
+        throw;
+    }
+    const trial& t = *opening;
     const bool ended_at_open = t.loaded_all_steps();
-    t.wait_for_steps({0, 3}, mode::global, std::chrono::milliseconds(30000));
+    opened = true;
+    t.wait_for_steps({0, 3}, mode::global, std::chrono::minutes(5));
     const bool same3 = (t.tensor("layer1/weight").value(3).as<float>() == weights(3));
     CHECK(same3);
-    t.wait_for_steps({steps - 1}, mode::global, std::chrono::milliseconds(30000));
+    t.wait_for_steps({steps - 1}, mode::global, std::chrono::minutes(5));
     training.join();
     INFO(failure);
     REQUIRE(failure.empty());
@@ -134,11 +158,15 @@ TEST_CASE("s3 run: the server killed and restarted while the hook writes, every 
     const s3_storage s3(url, server.patient_options());
     const int steps = 30;
     std::atomic<int> begun{0};
+    std::atomic<bool> killed{false};
     std::string failure;
     std::thread training([&] {
         try {
             hook h(s3, every_step(url));
             for (int step = 0; step < steps; ++step) {
+                if (step == 8 && !tdbg::test::wait_until([&] { return killed.load(); })) {
+                    throw std::runtime_error("the server was not killed");
+                }
                 h.begin_step();
                 ++begun;
                 h.save_tensor("layer1/weight", weights(step));
@@ -155,7 +183,8 @@ TEST_CASE("s3 run: the server killed and restarted while the hook writes, every 
     server.outage([&] {
         at_kill = begun.load();
         return at_kill >= 8 || !failure.empty();
-    });
+    }, [&] { killed = true; }); // step 8 on go to a server that is down, however long the kill took
+
     training.join();
     REQUIRE(server.available());
     INFO(failure);
@@ -184,12 +213,17 @@ TEST_CASE("s3 run: the server killed for good while the hook writes, training fi
     const int steps = 30;
     std::atomic<int> begun{0};
     std::optional<std::string> write_error;
+    std::atomic<bool> killed{false};
     std::string failure;
     int trained = 0;
     std::thread training([&] {
         try {
             hook h(s3, every_step(url));
             for (int step = 0; step < steps; ++step) {
+                // Step 8 on go to a server that is dead, however long the kill took to land.
+                if (step == 8 && !tdbg::test::wait_until([&] { return killed.load(); })) {
+                    throw std::runtime_error("the server was not killed");
+                }
                 h.begin_step();
                 ++begun;
                 h.save_tensor("layer1/weight", weights(step));
@@ -207,6 +241,7 @@ TEST_CASE("s3 run: the server killed for good while the hook writes, training fi
         std::this_thread::yield();
     }
     server.kill();
+    killed = true;
     training.join();
     server.restart(); // to read what was written before the kill
     REQUIRE(server.available());

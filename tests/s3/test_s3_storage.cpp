@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -269,10 +270,17 @@ TEST_CASE("s3 writes survive the server being killed and restarted in the middle
     const tdbg::s3_storage s(server.new_run(), server.patient_options());
     const int n = 120;
     std::atomic<int> written{0};
+    std::atomic<bool> killed{false};
     std::string failure;
     std::thread writer([&] {
         try {
             for (int i = 0; i < n; ++i) {
+                if (i == 30) {
+                    // The rest go to a server that is down, however long the kill took to land.
+                    if (!tdbg::test::wait_until([&] { return killed.load(); })) {
+                        throw std::runtime_error("the server was not killed");
+                    }
+                }
                 s.put("steps/" + std::to_string(1000 + i), pattern(2000 + static_cast<std::size_t>(i), static_cast<unsigned>(i)));
                 ++written;
             }
@@ -284,7 +292,7 @@ TEST_CASE("s3 writes survive the server being killed and restarted in the middle
     server.outage([&] {
         at_kill = written.load();
         return at_kill >= 30 || !failure.empty();
-    });
+    }, [&] { killed = true; });
     writer.join();
     REQUIRE(server.available());
     INFO(failure);

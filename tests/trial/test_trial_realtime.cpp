@@ -246,9 +246,11 @@ TEST_CASE("live run: concurrent readers while the run grows") {
     std::atomic<bool> done{false};
     std::atomic<int> wrong{0};
     std::atomic<int> reads{0};
+    std::atomic<int> reading{0}; // readers that have read the run once
     std::vector<std::thread> readers;
     for (int r = 0; r < 4; ++r) {
         readers.emplace_back([&, r] {
+            bool counted = false;
             while (!done) {
                 const auto steps = t.tensor("w").steps();
                 for (std::int64_t s : steps) {
@@ -259,9 +261,15 @@ TEST_CASE("live run: concurrent readers while the run grows") {
                 if (r % 2 == 0) {
                     (void)t.has_passed_step(static_cast<std::int64_t>(steps.size()));
                 }
+                if (!counted) {
+                    counted = true;
+                    ++reading;
+                }
             }
         });
     }
+    // The run grows while every reader reads, however late the machine's load starts them.
+    CHECK(tdbg::test::wait_until([&] { return reading.load() == 4; }));
     for (std::int64_t s = 1; s < 60; ++s) {
         w.step(s, "worker_0", mode::train, s, step_tensors(s));
     }
