@@ -68,10 +68,24 @@ public:
     /// run has ended (then it costs a pointer copy).
     [[nodiscard]] TDBG_DECL std::shared_ptr<const selected> snapshot(const trial& t) const;
 
-    /// The handle of the `i`th selected tensor of `s`, keeping `s` alive (for tensor_request::handle).
-    [[nodiscard]] static std::shared_ptr<const tdbg::tensor> handle_of(const std::shared_ptr<const selected>& s,
-                                                                     std::size_t i) {
-        return {s, &s->handles[i]};
+    /// One request per tensor selected in `t`, made by `make(name)` and carrying the tensor's
+    /// handle (which keeps the snapshot alive), so that the engine reads each input without
+    /// looking its name up again.
+    template <class Make>
+    [[nodiscard]] std::vector<tensor_request> requests(const trial& t, Make&& make) const {
+        const auto s = snapshot(t);
+        std::vector<tensor_request> out;
+        out.reserve(s->names.size());
+        for (std::size_t i = 0; i < s->names.size(); ++i) {
+            out.push_back(make(s->names[i]));
+            out.back().handle = std::shared_ptr<const tdbg::tensor>(s, &s->handles[i]);
+        }
+        return out;
+    }
+
+    /// An optional value request at `step` for each tensor selected in `t`.
+    [[nodiscard]] std::vector<tensor_request> value_requests(const trial& t, std::int64_t step) const {
+        return requests(t, [step](const std::string& name) { return value_request(name, step, true); });
     }
 
     /// The selected tensor names of `t`, sorted.

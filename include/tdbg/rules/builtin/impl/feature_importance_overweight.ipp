@@ -23,14 +23,7 @@ TDBG_DECL feature_importance_overweight::feature_importance_overweight(trial bas
       selection_({}, {params.get("tensor_regex", ".*feature_importance/weight")}, false) {}
 
 TDBG_DECL std::vector<tensor_request> feature_importance_overweight::required_tensors(std::int64_t step) const {
-    const auto selected = selection_.snapshot(base_trial());
-    std::vector<tensor_request> out;
-    out.reserve(selected->names.size());
-    for (std::size_t i = 0; i < selected->names.size(); ++i) {
-        out.push_back(value_request(selected->names[i], step, true));
-        out.back().handle = detail::tensor_selection::handle_of(selected, i);
-    }
-    return out;
+    return selection_.value_requests(base_trial(), step);
 }
 
 TDBG_DECL verdict feature_importance_overweight::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {

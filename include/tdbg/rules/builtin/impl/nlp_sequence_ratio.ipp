@@ -34,14 +34,7 @@ TDBG_DECL nlp_sequence_ratio::nlp_sequence_ratio(trial base, const rule_params& 
 }
 
 TDBG_DECL std::vector<tensor_request> nlp_sequence_ratio::required_tensors(std::int64_t step) const {
-    const auto selected = selection_.snapshot(base_trial());
-    std::vector<tensor_request> out;
-    out.reserve(selected->names.size());
-    for (std::size_t i = 0; i < selected->names.size(); ++i) {
-        out.push_back(value_request(selected->names[i], step, true));
-        out.back().handle = detail::tensor_selection::handle_of(selected, i);
-    }
-    return out;
+    return selection_.value_requests(base_trial(), step);
 }
 
 TDBG_DECL verdict nlp_sequence_ratio::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {

@@ -19,14 +19,7 @@ TDBG_DECL tree_depth::tree_depth(trial base, const rule_params& params)
     : rule(std::move(base), params), depth_(params.get("depth", 4.0, non_negative)) {}
 
 TDBG_DECL std::vector<tensor_request> tree_depth::required_tensors(std::int64_t step) const {
-    const auto selected = nodes_.snapshot(base_trial());
-    std::vector<tensor_request> out;
-    out.reserve(selected->names.size());
-    for (std::size_t i = 0; i < selected->names.size(); ++i) {
-        out.push_back(value_request(selected->names[i], step, true));
-        out.back().handle = detail::tensor_selection::handle_of(selected, i);
-    }
-    return out;
+    return nodes_.value_requests(base_trial(), step);
 }
 
 TDBG_DECL verdict tree_depth::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {

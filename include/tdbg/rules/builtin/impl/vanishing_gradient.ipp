@@ -18,15 +18,10 @@ TDBG_DECL vanishing_gradient::vanishing_gradient(trial base, const rule_params& 
 
 TDBG_DECL std::vector<tensor_request> vanishing_gradient::required_tensors(std::int64_t step) const {
     static constexpr reduction abs_mean{reduction_kind::mean, true};
-    const auto gradients = gradients_.snapshot(base_trial());
-    std::vector<tensor_request> out;
-    out.reserve(gradients->names.size());
-    for (std::size_t i = 0; i < gradients->names.size(); ++i) {
-        // The stored reduction when the hook saved one, else computed from the value.
-        out.push_back(reduction_request(gradients->names[i], step, abs_mean, true));
-        out.back().handle = detail::tensor_selection::handle_of(gradients, i);
-    }
-    return out;
+    // The stored reduction when the hook saved one, else computed from the value.
+    return gradients_.requests(base_trial(), [step](const std::string& gradient) {
+        return reduction_request(gradient, step, abs_mean, true);
+    });
 }
 
 TDBG_DECL verdict vanishing_gradient::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
