@@ -4,9 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -71,6 +73,15 @@ void resume_test_step(hook& h, mode m) {
     h.save_tensor("w", xt::xarray<float>{static_cast<float>(h.global_step())}, {"default"});
 }
 
+// A checkpoint directory under `dir`, and the checkpoint configuration (LocalPath) naming it.
+std::pair<std::filesystem::path, std::filesystem::path> checkpoint_setup(const temp_dir& dir) {
+    const auto ckpt = dir.path() / "checkpoints";
+    std::filesystem::create_directories(ckpt);
+    const auto config = dir.path() / "checkpointconfig.json";
+    write_file(config, R"({"LocalPath": ")" + ckpt.string() + R"("})");
+    return {ckpt, config};
+}
+
 std::vector<std::string> metric_lines(const std::string& text) {
     std::vector<std::string> out;
     std::istringstream in(text);
@@ -84,10 +95,7 @@ std::vector<std::string> metric_lines(const std::string& text) {
 
 TEST_CASE("a resumed hook continues the step numbers of smdebug's state store") {
     temp_dir dir("hook_resume");
-    const auto ckpt = dir.path() / "checkpoints";
-    std::filesystem::create_directories(ckpt);
-    const auto config = dir.path() / "checkpointconfig.json";
-    write_file(config, R"({"LocalPath": ")" + ckpt.string() + R"("})");
+    const auto [ckpt, config] = checkpoint_setup(dir);
     const resume_test_env config_env("CHECKPOINT_CONFIG_FILE_PATH", config.string());
     const resume_test_env job("TRAINING_JOB_NAME", std::string("resume-test")); // no end marker, as in SageMaker
     const auto states = ckpt / "metadata.json";
@@ -139,10 +147,7 @@ TEST_CASE("a resumed hook continues the step numbers of smdebug's state store") 
 
 TEST_CASE("the state store reads states sorted by the last step seen and keeps them") {
     temp_dir dir("hook_resume_sorted");
-    const auto ckpt = dir.path() / "checkpoints";
-    std::filesystem::create_directories(ckpt);
-    const auto config = dir.path() / "checkpointconfig.json";
-    write_file(config, R"({"LocalPath": ")" + ckpt.string() + R"("})");
+    const auto [ckpt, config] = checkpoint_setup(dir);
     // As smdebug would leave it: a later state first, and a saved step of null.
     write_file(ckpt / "metadata.json",
                R"([{"training-run": 1, "latest-global-step-saved": 9, "latest-global-step-seen": 9, )"
@@ -168,6 +173,28 @@ TEST_CASE("the state store reads states sorted by the last step seen and keeps t
           R"("latest-mode-step": {"GLOBAL": 9, "TRAIN": 9}}, )"
           R"({"training-run": 2, "latest-global-step-saved": 9, "latest-global-step-seen": 10, )"
           R"("latest-mode-step": {"GLOBAL": 10, "TRAIN": 9, "EVAL": 10}}])");
+}
+
+TEST_CASE("the state store keeps states with the same last step seen in the order of the file") {
+    temp_dir dir("hook_resume_ties");
+    const auto [ckpt, config] = checkpoint_setup(dir);
+    const std::string a = R"({"training-run": 1, "latest-global-step-saved": 8, "latest-global-step-seen": 9, )"
+                          R"("latest-mode-step": {"GLOBAL": 9, "TRAIN": 8}})";
+    const std::string b = R"({"training-run": 0, "latest-global-step-saved": 3, "latest-global-step-seen": 3, )"
+                          R"("latest-mode-step": {"GLOBAL": 3, "TRAIN": 3}})";
+    const std::string c = R"({"training-run": 2, "latest-global-step-saved": 9, "latest-global-step-seen": 9, )"
+                          R"("latest-mode-step": {"GLOBAL": 9, "TRAIN": 9}})";
+    write_file(ckpt / "metadata.json", "[" + a + ", " + b + ", " + c + "]");
+    auto options = resume_test_options(dir);
+    options.checkpoint_config_file = config.string();
+    const resume_test_env config_env("CHECKPOINT_CONFIG_FILE_PATH", std::nullopt);
+    hook h(options);
+    CHECK(h.mode_step(mode::train) == 9); // the last state is c, the later of the two at step 9
+    h.begin_step();
+    write_file(ckpt / "ckpt-10", "x");
+    h.begin_step();
+    const std::string written = read_file(ckpt / "metadata.json");
+    CHECK(written.rfind("[" + b + ", " + a + ", " + c + ", {", 0) == 0);
 }
 
 TEST_CASE("a hook without a checkpoint configuration starts at step -1 and writes no state") {

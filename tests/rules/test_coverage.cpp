@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rule_run.hpp"
@@ -218,4 +219,30 @@ TEST_CASE("edit distances and the nearest names behind did-you-mean") {
           std::vector<std::string>{"layer1/relu_output"});
     CHECK(tdbg::nearest_names("relu_out", {"layer1/relu_output"}, false).empty());
     CHECK(tdbg::nearest_names("", {"losses"}, false).empty());
+}
+
+TEST_CASE("the nearest names are the nearest first, ties in the candidates' order, at most the limit") {
+    const auto distance = [](std::string_view a, std::string_view b) { return tdbg::detail::edit_distance(a, b); };
+    const std::vector<std::string> candidates{"ab", "abc", "b", "a", "xy", "c"};
+    // Distances from "a": ab 1, abc 2, b 1, a 0, xy 2, c 1.
+    CHECK(tdbg::detail::nearest_names("a", candidates, 3, 1, distance) == std::vector<std::string>{"a", "ab", "b"});
+    CHECK(tdbg::detail::nearest_names("a", candidates, 10, 1, distance) ==
+          std::vector<std::string>{"a", "ab", "b", "c"});
+    CHECK(tdbg::detail::nearest_names("a", candidates, 10, 2, distance) ==
+          std::vector<std::string>{"a", "ab", "b", "c", "abc", "xy"});
+    CHECK(tdbg::detail::nearest_names("a", candidates, 1, 2, distance) == std::vector<std::string>{"a"});
+    CHECK(tdbg::detail::nearest_names("a", candidates, 0, 2, distance).empty());
+    CHECK(tdbg::detail::nearest_names("q", candidates, 3, 0, distance).empty());
+}
+
+TEST_CASE("the coverage line lists the skip reasons most skipped first, ties in the order of their names") {
+    tdbg::rules::evaluation_result r;
+    r.not_triggered_steps = {0};
+    r.skipped_steps["Delta"] = tdbg::rules::step_set{1};
+    r.skipped_steps["Bravo"] = tdbg::rules::step_set{2, 3};
+    r.skipped_steps["Charlie"] = tdbg::rules::step_set{4, 5, 6};
+    r.skipped_steps["Alpha"] = tdbg::rules::step_set{7};
+    r.skipped_steps["Echo"] = tdbg::rules::step_set{8, 9};
+    CHECK(tdbg::rules::describe_coverage(r) ==
+          "evaluated 1 of 10 steps; 9 skipped: 3 Charlie, 2 Bravo, 2 Echo, 1 Alpha, 1 Delta");
 }

@@ -74,18 +74,27 @@ template <class Equal = std::equal_to<char>>
 template <class Names, class Distance>
 [[nodiscard]] std::vector<std::string> nearest_names(std::string_view wanted, const Names& candidates, std::size_t limit,
                                                      std::size_t max_distance, Distance distance) {
-    std::vector<std::pair<std::size_t, std::string_view>> scored;
+    // The nearest `limit` so far, nearest first: each name goes after those as near as it (ties
+    // keep their order), so no sort of all the near names is needed.
+    std::vector<std::pair<std::size_t, std::string_view>> nearest;
     for (const auto& candidate : candidates) {
         const std::string_view c(candidate);
         const std::size_t d = distance(wanted, c);
-        if (d <= max_distance) {
-            scored.emplace_back(d, c);
+        if (d > max_distance) {
+            continue;
+        }
+        const auto at = std::find_if(nearest.begin(), nearest.end(), [d](const auto& n) { return n.first > d; });
+        if (static_cast<std::size_t>(at - nearest.begin()) < limit) {
+            nearest.emplace(at, d, c);
+            if (nearest.size() > limit) {
+                nearest.pop_back();
+            }
         }
     }
-    std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     std::vector<std::string> out;
-    for (std::size_t i = 0; i < scored.size() && i < limit; ++i) {
-        out.emplace_back(scored[i].second);
+    out.reserve(nearest.size());
+    for (const auto& n : nearest) {
+        out.emplace_back(n.second);
     }
     return out;
 }

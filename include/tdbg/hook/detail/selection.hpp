@@ -103,8 +103,9 @@ private:
     // smdebug's _prepare_collections: the effective save and reduction configs.
     TDBG_DECL void prepare();
 
-    // Which collections save at mode step `mode_step` of `m`, by index; computed once per step.
-    TDBG_DECL const std::vector<bool>& saving_at(mode m, std::int64_t mode_step);
+    // Which collections save at mode step `mode_step` of `m` (non-zero), by index; computed once
+    // per step. Bytes, not vector<bool>: its insert code is compiled into every hook file.
+    TDBG_DECL const std::vector<char>& saving_at(mode m, std::int64_t mode_step);
 
     // The saved collections `name` belongs to (smdebug's _get_collections_with_tensor), cached.
     TDBG_DECL const std::vector<std::size_t>& membership(std::string_view name);
@@ -119,7 +120,7 @@ private:
     std::uint64_t version_ = 0;
     std::unordered_map<std::string, std::vector<std::size_t>> membership_;
     std::optional<std::pair<mode, std::int64_t>> saving_key_;
-    std::vector<bool> saving_;
+    std::vector<char> saving_;
 };
 
 } // namespace tdbg::detail

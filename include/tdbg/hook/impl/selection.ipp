@@ -2,6 +2,7 @@
 /// \file
 /// Definitions of tdbg/hook/detail/selection.hpp.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -123,7 +124,7 @@ TDBG_DECL void collection_selection::add_explicit(std::string_view name,
 
 TDBG_DECL std::vector<std::size_t> collection_selection::active(std::string_view name, mode m, std::int64_t mode_step) {
     const std::vector<std::size_t>& members = membership(name);
-    const std::vector<bool>& saving = saving_at(m, mode_step);
+    const std::vector<char>& saving = saving_at(m, mode_step);
     std::vector<std::size_t> out;
     for (const std::size_t i : members) {
         if (saving[i]) {
@@ -134,21 +135,18 @@ TDBG_DECL std::vector<std::size_t> collection_selection::active(std::string_view
 }
 
 TDBG_DECL bool collection_selection::any_saves(mode m, std::int64_t mode_step) {
-    const std::vector<bool>& saving = saving_at(m, mode_step);
-    for (const bool b : saving) {
-        if (b) {
-            return true;
-        }
-    }
-    return false;
+    const std::vector<char>& saving = saving_at(m, mode_step);
+    return std::find(saving.begin(), saving.end(), char{1}) != saving.end();
 }
 
 TDBG_DECL format::collections_file collection_selection::to_file(int num_workers) {
     prepare();
     format::collections_file file;
     file.num_workers = num_workers;
+    file.collections = std::vector<format::collection_spec>(entries_.size()); // no growth code to compile
+    auto spec_of = file.collections.begin();
     for (const entry& e : entries_) {
-        format::collection_spec spec;
+        format::collection_spec& spec = *spec_of++;
         spec.name = e.coll.name();
         spec.include_regex = e.coll.include_regex();
         spec.exclude_regex = e.coll.exclude_regex();
@@ -160,7 +158,6 @@ TDBG_DECL format::collections_file collection_selection::to_file(int num_workers
         spec.reduction_config.reductions = e.reductions.all();
         spec.save_config = e.save;
         spec.save_histogram = e.histogram;
-        file.collections.push_back(std::move(spec));
     }
     return file;
 }
@@ -196,13 +193,13 @@ TDBG_DECL void collection_selection::prepare() {
     saving_key_.reset();
 }
 
-TDBG_DECL const std::vector<bool>& collection_selection::saving_at(mode m, std::int64_t mode_step) {
+TDBG_DECL const std::vector<char>& collection_selection::saving_at(mode m, std::int64_t mode_step) {
     prepare();
     const std::pair<mode, std::int64_t> key{m, mode_step};
     if (saving_key_ == key && saving_.size() == entries_.size()) {
         return saving_;
     }
-    saving_.assign(entries_.size(), false);
+    saving_.assign(entries_.size(), 0);
     for (std::size_t i = 0; i < entries_.size(); ++i) {
         const entry& e = entries_[i];
         if (!e.included || mode_step < 0) {
@@ -211,7 +208,7 @@ TDBG_DECL const std::vector<bool>& collection_selection::saving_at(mode m, std::
         if ((m == mode::eval || m == mode::predict) && is_training_only_collection(e.coll.name())) {
             continue;
         }
-        saving_[i] = e.save.should_save(m, static_cast<std::uint64_t>(mode_step));
+        saving_[i] = static_cast<char>(e.save.should_save(m, static_cast<std::uint64_t>(mode_step)));
     }
     saving_key_ = key;
     return saving_;

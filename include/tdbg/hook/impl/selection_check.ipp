@@ -99,8 +99,9 @@ TDBG_DECL void selection_check::refresh(const collection_selection& selection) {
                 return w.collection_name == name && w.regex.text() == regex;
             });
             if (old != watches_.end()) {
-                next.push_back(*old);
-                next.back().owner = c;
+                watch kept = *old;
+                kept.owner = c;
+                next.push_back(std::move(kept)); // one push_back (by move) compiled, not two
                 continue;
             }
             const bool builtin = is_builtin_regex(name, regex);

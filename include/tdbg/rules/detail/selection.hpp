@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/core/detail/function_ref.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/tensor_value.hpp"
@@ -70,18 +71,9 @@ public:
 
     /// One request per tensor selected in `t`, made by `make(name)` and carrying the tensor's
     /// handle (which keeps the snapshot alive), so that the engine reads each input without
-    /// looking its name up again.
-    template <class Make>
-    [[nodiscard]] std::vector<tensor_request> requests(const trial& t, Make&& make) const {
-        const auto s = snapshot(t);
-        std::vector<tensor_request> out;
-        out.reserve(s->names.size());
-        for (std::size_t i = 0; i < s->names.size(); ++i) {
-            out.push_back(make(s->names[i]));
-            out.back().handle = std::shared_ptr<const tdbg::tensor>(s, &s->handles[i]);
-        }
-        return out;
-    }
+    /// looking its name up again. Compiled once, whatever `make` each rule passes.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request>
+    requests(const trial& t, tdbg::detail::function_ref<tensor_request(const std::string&)> make) const;
 
     /// An optional value request at `step` for each tensor selected in `t`.
     [[nodiscard]] std::vector<tensor_request> value_requests(const trial& t, std::int64_t step) const {

@@ -124,6 +124,18 @@ inline std::string suggestion(std::string_view wanted, const std::vector<std::st
 
 } // namespace explain
 
+TDBG_DECL std::vector<tensor_request>
+tensor_selection::requests(const trial& t, tdbg::detail::function_ref<tensor_request(const std::string&)> make) const {
+    const auto s = snapshot(t);
+    std::vector<tensor_request> out;
+    out.reserve(s->names.size());
+    for (std::size_t i = 0; i < s->names.size(); ++i) {
+        out.push_back(make(s->names[i]));
+        out.back().handle = std::shared_ptr<const tdbg::tensor>(s, &s->handles[i]);
+    }
+    return out;
+}
+
 TDBG_DECL std::string tensor_selection::explain_empty(const trial& t) const {
     const auto picked = snapshot(t);
     if (!picked->names.empty() || (unspecified() && !all_when_empty_)) {
