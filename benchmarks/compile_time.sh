@@ -8,13 +8,22 @@
 # xtensor/xarray.hpp (compiled again before each other file; its least time is the yardstick),
 # and object sizes; then whether each target holds:
 #   separate compilation: the hook and trial+rule files <= 1.5x the xtensor-only file;
-#   header-only:          the hook and trial+rule files <= 6x;
 #   the defining files:   each part of tdbg/src/ <= 16x, what the minimal hook file cost
 #                         before the engine was compiled once (35 s against 2.15 s).
+# Header-only files have no target (they compile the engine they reach: 11-22x): they are
+# guarded against regression instead, by --against.
 #
-# Usage: benchmarks/compile_time.sh [--runs N] [--std 17|20] [--cxx COMPILER]
+# --against REV compiles the same files of git revision REV (its include/ and
+# benchmarks/compile_time/, taken with git archive) in turn with this tree's, and prints
+# them side by side: CPU seconds, object bytes and the ratio now / REV; the guard: no user file,
+# in either mode, more than 10% above REV. Then the engine's parts, all of them and the largest
+# (what a parallel build waits for), measured after this tree's: for information, each part
+# being held to its own target.
+#
+# Usage: benchmarks/compile_time.sh [--runs N] [--std 17|20] [--cxx COMPILER] [--against REV]
 # Environment: CXX (default c++), CXXFLAGS (added to -O2 -std=c++17).
-# Exit status: 0 when every target holds, 1 otherwise (the numbers are printed either way).
+# Exit status: 0 when every target and guard holds, 1 otherwise (the numbers are printed
+# either way).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -22,11 +31,13 @@ repo=$(cd "$here/.." && pwd)
 runs=3
 std=17
 cxx=${CXX:-c++}
+against=""
 while (($# > 0)); do
     case $1 in
     --runs) runs=$2; shift ;;
     --std) std=$2; shift ;;
     --cxx) cxx=$2; shift ;;
+    --against) against=$2; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
@@ -39,7 +50,15 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # shellcheck disable=SC2206 # CXXFLAGS is a list of flags
-flags=(-O2 "-std=c++$std" -I"$repo/include" ${CXXFLAGS:-})
+flags=(-O2 "-std=c++$std" ${CXXFLAGS:-})
+# The tree being measured: this one, or REV's copy while its files are compiled.
+include_dir=$repo/include
+if [[ -n $against ]]; then
+    mkdir "$work/against"
+    git -C "$repo" archive "$against" include benchmarks/compile_time | tar -x -C "$work/against" ||
+        { echo "error: cannot take include/ and benchmarks/compile_time/ of '$against' (git archive)" >&2; exit 2; }
+    against_name=$(git -C "$repo" rev-parse --short "$against")
+fi
 
 # cpu_seconds <object> <compiler arguments...>: the least CPU time of $runs compilations
 # ($repeat of them when set).
@@ -47,7 +66,7 @@ cpu_seconds() {
     local object=$1 best="" took
     shift
     for ((i = 0; i < ${repeat:-$runs}; ++i)); do
-        took=$({ TIMEFORMAT='%U %S'; time "$cxx" "${flags[@]}" "$@" -c -o "$object"; } 2>&1 | tail -1 |
+        took=$({ TIMEFORMAT='%U %S'; time "$cxx" "${flags[@]}" -I"$include_dir" "$@" -c -o "$object"; } 2>&1 | tail -1 |
             awk '{ print $1 + $2 }')
         if [[ -z $best ]] || (($(echo "$took < $best" | bc -l))); then
             best=$took
@@ -70,15 +89,38 @@ yardstick() {
     fi
 }
 
-# measure <label> <mode> <object> <limit, or - for none> <compiler arguments...>: compiles one
-# file (after the yardstick once more) and keeps its row for the table printed at the end.
+# least <a> <b>: the smaller of two times, either of which may be empty.
+least() {
+    if [[ -z $1 ]] || { [[ -n $2 ]] && (($(echo "$2 < $1" | bc -l))); }; then
+        echo "$2"
+    else
+        echo "$1"
+    fi
+}
+
+# measure <label> <mode> <object> <limit, or - for none> <compiler arguments..., the source
+# last>: compiles one file (after the yardstick once more) and keeps its row for the table
+# printed at the end. With `against_source` set (--against), REV's copy of the file is compiled
+# in turn with it, one run each (a change in the machine's load then reaches both alike), and
+# kept for the side by side.
 labels=() modes=() seconds=() objects=() limits=()
+against_seconds=() against_objects=()
 measure() {
-    local label=$1 mode=$2 object=$3 limit=$4
+    local label=$1 mode=$2 object=$3 limit=$4 best="" best_against="" r
     shift 4
     yardstick
     labels+=("$label") modes+=("$mode") objects+=("$object") limits+=("$limit")
-    seconds+=("$(cpu_seconds "$object" "$@")")
+    for ((r = 0; r < runs; ++r)); do
+        best=$(least "$best" "$(repeat=1 cpu_seconds "$object" "$@")")
+        if [[ -n ${against_source:-} ]]; then
+            best_against=$(least "$best_against" "$(repeat=1 include_dir=$work/against/include \
+                cpu_seconds "$work/against.${object##*/}" "${@:1:$#-1}" "$against_source")")
+        fi
+    done
+    seconds+=("$best")
+    if [[ -n ${against_source:-} ]]; then
+        against_seconds+=("$best_against") against_objects+=("$work/against.${object##*/}")
+    fi
 }
 
 echo "compiler: $("$cxx" --version | head -1); flags: ${flags[*]}; CPU seconds, best of $runs runs"
@@ -89,12 +131,15 @@ for tu in hook_minimal trial_rule custom_rule; do
         defines=()
         [[ $mode == separate ]] && defines=(-DTDBG_SEPARATE_COMPILATION)
         limit=-
-        if [[ $tu != custom_rule ]]; then
-            limit=$([[ $mode == separate ]] && echo 1.5 || echo 6)
+        if [[ $tu != custom_rule && $mode == separate ]]; then
+            limit=1.5
         fi
+        against_source=""
+        [[ -n $against ]] && against_source=$work/against/benchmarks/compile_time/$tu.cpp
         measure "$tu.cpp" "$mode" "$work/$tu.$mode.o" "$limit" "${defines[@]}" "$here/compile_time/$tu.cpp"
     done
 done
+against_source=""
 for part in "$repo"/include/tdbg/src/*.hpp; do
     name=$(basename "$part" .hpp)
     echo "#include <tdbg/src/$name.hpp>" >"$work/part_$name.cpp"
@@ -103,6 +148,20 @@ for part in "$repo"/include/tdbg/src/*.hpp; do
 done
 echo "#include <tdbg/src.hpp>" >"$work/engine.cpp"
 measure "tdbg/src.hpp (one file)" "engine, once" "$work/engine.o" - -DTDBG_SEPARATE_COMPILATION "$work/engine.cpp"
+# REV's parts (its tdbg/src/ may hold other files): their sum and the largest.
+against_parts_total=0 against_largest=0 against_largest_name=""
+if [[ -n $against ]]; then
+    for part in "$work"/against/include/tdbg/src/*.hpp; do
+        name=$(basename "$part" .hpp)
+        echo "#include <tdbg/src/$name.hpp>" >"$work/against.part_$name.cpp"
+        took=$(include_dir=$work/against/include cpu_seconds "$work/against.part_$name.o" -DTDBG_SEPARATE_COMPILATION \
+            "$work/against.part_$name.cpp")
+        against_parts_total=$(echo "$against_parts_total + $took" | bc -l)
+        if (($(echo "$took > $against_largest" | bc -l))); then
+            against_largest=$took against_largest_name=tdbg/src/$name.hpp
+        fi
+    done
+fi
 yardstick
 
 # row <label> <mode> <seconds> <object>: prints a line; sets `ratio`.
@@ -114,7 +173,7 @@ failed=false
 checks=()
 printf '\n%-34s %-16s %9s %8s %12s\n' "translation unit" "mode" "seconds" "ratio" "object bytes"
 row "xtensor/xarray.hpp only" "-" "$base" "$work/xtensor_only.o"
-total=0
+total=0 largest=0 largest_name=""
 for i in "${!labels[@]}"; do
     if [[ ${modes[i]} == "engine, once" ]]; then
         printf '%-34s %-16s %9.2f\n' "  the parts together" "engine, CPU" "$total"
@@ -122,6 +181,9 @@ for i in "${!labels[@]}"; do
     row "${labels[i]}" "${modes[i]}" "${seconds[i]}" "${objects[i]}"
     if [[ ${modes[i]} == "engine part" ]]; then
         total=$(echo "$total + ${seconds[i]}" | bc -l)
+        if (($(echo "${seconds[i]} > $largest" | bc -l))); then
+            largest=${seconds[i]} largest_name=${labels[i]}
+        fi
     fi
     if [[ ${limits[i]} != - ]]; then
         what="${labels[i]}, ${modes[i]} (x xtensor-only)"
@@ -134,6 +196,36 @@ for i in "${!labels[@]}"; do
         fi
     fi
 done
+
+# guard <what> <now> <REV>: the regression guard, now <= 1.10 x REV.
+guard() {
+    local change
+    change=$(printf '%+.1f%%' "$(echo "($2 / $3 - 1) * 100" | bc -l)")
+    if (($(echo "$2 <= $3 * 1.10" | bc -l))); then
+        checks+=("  held     $1 against $against_name: $change")
+    else
+        checks+=("  BROKEN   $1 against $against_name: $change (more than 10% above)")
+        failed=true
+    fi
+}
+if [[ -n $against ]]; then
+    revision=$against_name
+    [[ $against != "$against_name" ]] && revision+=" ($against)"
+    printf '\nagainst %s, compiled alternately with this tree:\n' "$revision"
+    printf '%-34s %-16s %9s %9s %8s %12s %12s\n' "translation unit" "mode" "seconds" "$against_name" "ratio" \
+        "object bytes" "$against_name"
+    for i in "${!against_seconds[@]}"; do
+        change=$(printf '%.2f' "$(echo "${seconds[i]} / ${against_seconds[i]}" | bc -l)")
+        printf '%-34s %-16s %9.2f %9.2f %7.2fx %12s %12s\n' "${labels[i]}" "${modes[i]}" "${seconds[i]}" \
+            "${against_seconds[i]}" "$change" "$(object_bytes "${objects[i]}")" "$(object_bytes "${against_objects[i]}")"
+        guard "${labels[i]}, ${modes[i]}" "${seconds[i]}" "${against_seconds[i]}"
+    done
+    printf '%-34s %-16s %9.2f %9.2f %7.2fx\n' "the engine's parts together" "engine, CPU" "$total" \
+        "$against_parts_total" "$(echo "$total / $against_parts_total" | bc -l)"
+    printf '%-34s %-16s %9.2f %9.2f %7.2fx   (%s; %s: %s)\n' "the engine's largest part" "engine, wall" "$largest" \
+        "$against_largest" "$(echo "$largest / $against_largest" | bc -l)" "$largest_name" "$against_name" \
+        "$against_largest_name"
+fi
 
 printf '\ntargets:\n'
 printf '%s\n' "${checks[@]}"

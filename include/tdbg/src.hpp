@@ -17,5 +17,6 @@
 #include "tdbg/src/reduce.hpp"
 #include "tdbg/src/hook.hpp"
 #include "tdbg/src/trial.hpp"
+#include "tdbg/src/whole_runs.hpp"
 #include "tdbg/src/rules.hpp"
 #include "tdbg/src/builtin_rules.hpp"

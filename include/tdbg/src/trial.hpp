@@ -1,10 +1,9 @@
 #pragma once
 /// \file
-/// The definitions of the trial, its tensors, the golden document and the diff, for a
-/// program built with TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as a
-/// translation unit of its own (CMake's tdbg::compiled compiles each file of
-/// tdbg/src/ apart, so that they build in parallel). Each definition is in
-/// exactly one file of tdbg/src/.
+/// The definitions of the trial and its tensors, for a program built with
+/// TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as a translation unit of
+/// its own (CMake's tdbg::compiled compiles each file of tdbg/src/ apart, so that they build
+/// in parallel). Each definition is in exactly one file of tdbg/src/.
 
 #include "tdbg/config.hpp"
 
@@ -21,5 +20,3 @@
 #include "tdbg/trial/impl/step_state.ipp"
 #include "tdbg/trial/impl/trial.ipp"
 #include "tdbg/trial/impl/tensor.ipp"
-#include "tdbg/trial/impl/golden.ipp"
-#include "tdbg/diff/impl/diff.ipp"

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The definitions of tdbg/diff/diff.hpp (inline when header-only, compiled
-/// once by tdbg/src/trial.hpp under TDBG_SEPARATE_COMPILATION).
+/// once by tdbg/src/whole_runs.hpp under TDBG_SEPARATE_COMPILATION).
 
 #include <algorithm>
 #include <cmath>

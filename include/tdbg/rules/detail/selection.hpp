@@ -119,46 +119,13 @@ struct input_range {
 [[nodiscard]] TDBG_DECL std::vector<std::string> workers_at(const tdbg::tensor& t, std::int64_t step,
                                                             mode m = mode::global);
 
-/// Throws tensor_unavailable_for_step: rule `rule_name` could evaluate none of its `count` tensors at `step`.
-[[noreturn]] TDBG_DECL void throw_none_evaluated(std::size_t count, std::int64_t step, const std::string& rule_name);
-
 /// The shape the "any tensor" built-ins share: `check(i)` says whether the
 /// condition holds for the i-th of `count` tensors (a verdict; nullopt: that
 /// tensor cannot be evaluated at this step). Met as soon as one is;
 /// tensor_unavailable_for_step when no tensor could be evaluated, so that
 /// invoke_rule records the step as skipped.
-template <class Check>
-verdict any_tensor_index(std::size_t count, std::int64_t step, const std::string& rule_name, Check&& check) {
-    bool evaluated = false;
-    for (std::size_t i = 0; i < count; ++i) {
-        std::optional<verdict> outcome;
-        try {
-            outcome = check(i);
-        } catch (const tensor_unavailable_for_step&) {
-            outcome = std::nullopt;
-        } catch (const tensor_unavailable&) {
-            outcome = std::nullopt;
-        } catch (const invalid_worker&) {
-            outcome = std::nullopt;
-        }
-        if (outcome) {
-            evaluated = true;
-            if (outcome->met()) {
-                return std::move(*outcome);
-            }
-        }
-    }
-    if (!evaluated) {
-        throw_none_evaluated(count, step, rule_name);
-    }
-    return false;
-}
-
-/// any_tensor_index over `names`, `check(name)`.
-template <class Check>
-verdict any_tensor(const std::vector<std::string>& names, std::int64_t step, const std::string& rule_name, Check&& check) {
-    return any_tensor_index(names.size(), step, rule_name, [&](std::size_t i) { return check(names[i]); });
-}
+[[nodiscard]] TDBG_DECL verdict any_tensor_index(std::size_t count, std::int64_t step, const std::string& rule_name,
+                                                 tdbg::detail::function_ref<std::optional<verdict>(std::size_t)> check);
 
 } // namespace tdbg::rules::detail
 

@@ -240,10 +240,33 @@ TDBG_DECL std::vector<std::string> workers_at(const tdbg::tensor& t, std::int64_
     return {};
 }
 
-TDBG_DECL void throw_none_evaluated(std::size_t count, std::int64_t step, const std::string& rule_name) {
-    throw tensor_unavailable_for_step(
-        fmt::format("rule {}: none of its {} tensor(s) can be evaluated at step {}", rule_name, count, step), {}, step,
-        tdbg::mode::global);
+TDBG_DECL verdict any_tensor_index(std::size_t count, std::int64_t step, const std::string& rule_name,
+                                   tdbg::detail::function_ref<std::optional<verdict>(std::size_t)> check) {
+    bool evaluated = false;
+    for (std::size_t i = 0; i < count; ++i) {
+        std::optional<verdict> outcome;
+        try {
+            outcome = check(i);
+        } catch (const tensor_unavailable_for_step&) {
+            outcome = std::nullopt;
+        } catch (const tensor_unavailable&) {
+            outcome = std::nullopt;
+        } catch (const invalid_worker&) {
+            outcome = std::nullopt;
+        }
+        if (outcome) {
+            evaluated = true;
+            if (outcome->met()) {
+                return std::move(*outcome);
+            }
+        }
+    }
+    if (!evaluated) {
+        throw tensor_unavailable_for_step(
+            fmt::format("rule {}: none of its {} tensor(s) can be evaluated at step {}", rule_name, count, step), {},
+            step, tdbg::mode::global);
+    }
+    return false;
 }
 
 } // namespace tdbg::rules::detail
