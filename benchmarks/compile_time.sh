@@ -61,13 +61,19 @@ if [[ -n $against ]]; then
 fi
 
 # cpu_seconds <object> <compiler arguments...>: the least CPU time of $runs compilations
-# ($repeat of them when set).
+# ($repeat of them when set). A compilation that fails is written to $work/failed, which
+# compiled() then reports (this runs in a subshell, which cannot end the script).
 cpu_seconds() {
     local object=$1 best="" took
     shift
     for ((i = 0; i < ${repeat:-$runs}; ++i)); do
+        rm -f "$object"
         took=$({ TIMEFORMAT='%U %S'; time "$cxx" "${flags[@]}" -I"$include_dir" "$@" -c -o "$object"; } 2>&1 | tail -1 |
             awk '{ print $1 + $2 }')
+        if [[ ! -s $object ]]; then
+            echo "error: $cxx could not compile ${*: -1} (with -I$include_dir); run it alone to see why" >"$work/failed"
+            return
+        fi
         if [[ -z $best ]] || (($(echo "$took < $best" | bc -l))); then
             best=$took
         fi
@@ -77,6 +83,15 @@ cpu_seconds() {
 
 object_bytes() { size "$1" | awk 'NR == 2 { print $1 + $2 }'; }
 
+# compiled: ends the script, saying which, when a compilation failed (a time without its
+# object would otherwise pass for a measure).
+compiled() {
+    if [[ -e $work/failed ]]; then
+        cat "$work/failed" >&2
+        exit 2
+    fi
+}
+
 # The yardstick takes about a second, so a moment of noise on the machine moves it, and with it
 # every ratio, more than it moves the others: it is compiled again before each of the other
 # files, and its least time over the whole run is the one the ratios divide by.
@@ -84,6 +99,7 @@ base=""
 yardstick() {
     local took
     took=$(repeat=${1:-1} cpu_seconds "$work/xtensor_only.o" "$here/compile_time/xtensor_only.cpp")
+    compiled
     if [[ -z $base ]] || (($(echo "$took < $base" | bc -l))); then
         base=$took
     fi
@@ -117,6 +133,7 @@ measure() {
                 cpu_seconds "$work/against.${object##*/}" "${@:1:$#-1}" "$against_source")")
         fi
     done
+    compiled
     seconds+=("$best")
     if [[ -n ${against_source:-} ]]; then
         against_seconds+=("$best_against") against_objects+=("$work/against.${object##*/}")
@@ -156,6 +173,7 @@ if [[ -n $against ]]; then
         echo "#include <tdbg/src/$name.hpp>" >"$work/against.part_$name.cpp"
         took=$(include_dir=$work/against/include cpu_seconds "$work/against.part_$name.o" -DTDBG_SEPARATE_COMPILATION \
             "$work/against.part_$name.cpp")
+        compiled
         against_parts_total=$(echo "$against_parts_total + $took" | bc -l)
         if (($(echo "$took > $against_largest" | bc -l))); then
             against_largest=$took against_largest_name=tdbg/src/$name.hpp
