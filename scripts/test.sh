@@ -1,29 +1,39 @@
 #!/usr/bin/env bash
-# Builds tdbg's whole suite (tests, consumer projects, examples, benchmarks, tools) twice with
-# -Werror and runs ctest on both: as C++17, and as C++20 under AddressSanitizer and
-# UndefinedBehaviorSanitizer (-fno-sanitize-recover=all, so any report fails its test). The
-# checks that every public header compiles on its own and pulls only what it uses, the packaging
-# tests, the comparison of torch_hook's records with Python smdebug's (bytes, which the standard
-# does not change) and the benchmarks' build are the C++17 build's, and so is the optional CUDA
-# component (tdbg::cuda, where nvcc is found); the C++20 build builds and runs the tests,
-# examples and tools. Prints a summary.
+# Builds tdbg's whole suite (tests, consumer projects, examples, benchmarks, tools) with -Werror
+# and runs ctest. By default the C++17 build: every test, the checks that every public header
+# compiles on its own and pulls only what it uses, the packaging tests (add_subdirectory, the
+# installed CMake package, pkg-config, the Conan recipe's and the vcpkg port's flows), the
+# benchmarks' build and, where nvcc is found, the optional CUDA component. --sanitize builds
+# and runs the C++20 build under AddressSanitizer and UndefinedBehaviorSanitizer instead
+# (-fno-sanitize-recover=all, so any report fails its test): the tests, examples and tools.
+# --all runs both, as CI does. Prints the time of each phase (configure, build, ctest) and
+# every skipped test with its reason.
 # Installs missing Debian packages first (as root; otherwise prints the apt-get command).
 #
-# Usage: scripts/test.sh [--sanitize] [-- <ctest arguments>...]
-#   --sanitize   only the sanitized C++20 build
-#   -- ...       passed on to ctest, e.g. `-- -R tfrecord`
+# A fresh clone runs every test but those that need the project's shared reference material
+# (../shared beside the clone, or TDBG_SHARED_DIR): the cross-checks with the real Python
+# smdebug, and the SARIF schema check. They are reported skipped, with the reason.
+#
+# Usage: scripts/test.sh [--sanitize | --all] [--strict-skips] [-- <ctest arguments>...]
+#   --sanitize      only the sanitized C++20 build
+#   --all           the C++17 build, then the sanitized C++20 build
+#   --strict-skips  a skip that tests/allowed_skips.txt does not allow fails the run (CI)
+#   -- ...          passed on to ctest, e.g. `-- -R tfrecord`
 # Environment: TDBG_BUILD_DIR (build trees; default <repo>/build), TDBG_JOBS (default 2),
-#   TDBG_SHARED_DIR (reference fixtures; default <repo>/../shared), TDBG_TEST_AREAS
+#   TDBG_SHARED_DIR (shared reference material; default <repo>/../shared), TDBG_TEST_AREAS
 #   (developers only: build just these areas, e.g. "core;storage").
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-sanitize=false
+variants=(cxx17)
+strict_skips=false
 ctest_args=()
 while (($# > 0)); do
     case $1 in
-    --sanitize) sanitize=true ;;
+    --sanitize) variants=(cxx20) ;;
+    --all) variants=(cxx17 cxx20) ;;
+    --strict-skips) strict_skips=true ;;
     --) shift; ctest_args=("$@"); break ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument '$1' (try --help)" >&2; exit 2 ;;
@@ -55,13 +65,8 @@ declare -A variant_link=(
 )
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_init_order=1:check_initialization_order=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-if $sanitize; then
-    variants=(cxx20)
-else
-    variants=(cxx17 cxx20)
-fi
 
-declare -A result timing
+declare -A result timing skips
 failed=false
 for variant in "${variants[@]}"; do
     dir=$TDBG_BUILD_ROOT/$variant
@@ -74,18 +79,27 @@ for variant in "${variants[@]}"; do
     if [[ -n ${variant_flags[$variant]} ]]; then
         args+=("-DCMAKE_CXX_FLAGS=${variant_flags[$variant]}")
     fi
+    phase_start=$SECONDS
     if ! tdbg_configure "$dir" "${common[@]}" "${args[@]}"; then
         result[$variant]="FAILED to configure"
+        timing[$variant]="configure $(tdbg_duration $((SECONDS - phase_start)))"
     else
+        timing[$variant]="configure $(tdbg_duration $((SECONDS - phase_start)))"
         tdbg_say "$variant: build (-j$TDBG_JOBS)"
+        phase_start=$SECONDS
         built=true
         tdbg_build "$dir" || built=false
+        timing[$variant]+=", build $(tdbg_duration $((SECONDS - phase_start)))"
         # Even after a build error: the tests of everything that did build still say something.
         tdbg_say "$variant: ctest"
+        phase_start=$SECONDS
         log=$dir/ctest.log
+        junit=$dir/ctest-junit.xml
+        rm -f "$junit"
         tested=true
         ctest --test-dir "$dir" --output-on-failure --no-tests=error --parallel "$TDBG_JOBS" --timeout 900 \
-            "${ctest_args[@]}" 2>&1 | tee "$log" || tested=false
+            --output-junit "$junit" "${ctest_args[@]}" 2>&1 | tee "$log" || tested=false
+        timing[$variant]+=", ctest $(tdbg_duration $((SECONDS - phase_start)))"
         if ! $built; then
             result[$variant]="FAILED to build"
         elif ! $tested; then
@@ -99,15 +113,43 @@ for variant in "${variants[@]}"; do
         if ! $tested && [[ -s $dir/Testing/Temporary/LastTestsFailed.log ]]; then
             result[$variant]+=$'\n      failed: '$(cut -d: -f2- "$dir/Testing/Temporary/LastTestsFailed.log" | paste -sd ';' -)
         fi
+        # Every skip with its reason; under --strict-skips, one the list does not allow fails.
+        skip_args=("$junit" --label "$variant")
+        if $strict_skips; then
+            skip_args+=(--allowed "$TDBG_REPO/tests/allowed_skips.txt")
+        fi
+        if [[ -f $junit ]]; then
+            skip_status=0
+            skips[$variant]=$(python3 "$TDBG_REPO/scripts/ctest_skips.py" "${skip_args[@]}") || skip_status=$?
+            if ((skip_status != 0)); then
+                result[$variant]="FAILED (skips that must not happen here): ${result[$variant]#*: }"
+            fi
+        else
+            skips[$variant]="  $variant: no ctest JUnit file ($junit): the skips cannot be listed"
+            $strict_skips && result[$variant]="FAILED (no JUnit file to check the skips): ${result[$variant]#*: }"
+        fi
     fi
-    timing[$variant]=$(tdbg_duration $((SECONDS - start)))
+    timing[$variant]+=" = $(tdbg_duration $((SECONDS - start)))"
     [[ ${result[$variant]} == passed* ]] || failed=true
 done
 
 tdbg_say "summary"
 for variant in "${variants[@]}"; do
-    printf '  %-9s %-8s %s\n' "$variant" "${timing[$variant]}" "${result[$variant]}"
+    printf '  %-6s %s\n         %s\n' "$variant" "${timing[$variant]}" "${result[$variant]}"
 done
+needs_shared=false
+for variant in "${variants[@]}"; do
+    if [[ -n ${skips[$variant]:-} ]]; then
+        echo "${skips[$variant]}"
+        if [[ ${skips[$variant]} == *"shared reference material"* ]]; then
+            needs_shared=true
+        fi
+    fi
+done
+if $needs_shared; then
+    echo "  To run the skips that need the shared reference material (the real Python smdebug, the SARIF"
+    echo "  schema): put the project's shared/ beside the clone (../shared), or set TDBG_SHARED_DIR to it."
+fi
 if $failed; then
     echo "FAILED" >&2
     exit 1

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -20,6 +19,8 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "skip.hpp"
 
 namespace tdbg::test {
 
@@ -48,15 +49,15 @@ bool wait_until(Condition&& done, std::chrono::milliseconds limit = std::chrono:
     return true;
 }
 
-/// ../shared/fixtures/smdebug, when present (TDBG_SHARED_DIR overrides at run time).
-inline std::optional<std::filesystem::path> fixtures_dir() {
-    const char* env = std::getenv("TDBG_SHARED_DIR");
-    const std::filesystem::path shared = env != nullptr ? std::filesystem::path(env) : std::filesystem::path(TDBG_SHARED_DIR);
-    auto dir = shared / "fixtures" / "smdebug";
-    if (std::filesystem::is_directory(dir)) {
-        return dir;
+/// The reference runs written by Python smdebug, kept in the repository (tests/fixtures/smdebug;
+/// see its README). They are part of every clone: a missing directory is an error, never a skip.
+inline std::filesystem::path fixtures_dir() {
+    const std::filesystem::path dir(TDBG_FIXTURES_DIR);
+    if (!std::filesystem::is_directory(dir / "core_modes_workers")) {
+        throw std::runtime_error("the reference runs are missing from " + dir.string() +
+                                 " (tests/fixtures/smdebug belongs to every clone of tdbg)");
     }
-    return std::nullopt;
+    return dir;
 }
 
 /// The names of the reference runs in the fixtures.
@@ -184,10 +185,3 @@ inline command_result run_program(const std::string& program, const std::vector<
 }
 
 } // namespace tdbg::test
-
-/// Skips the current test with a message that ctest recognises as a skip.
-#define TDBG_SKIP(message)                                                                                             \
-    do {                                                                                                               \
-        WARN("SKIPPED: " << message);                                                                                  \
-        return;                                                                                                        \
-    } while (false)

@@ -107,7 +107,7 @@ void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
     args.number("--max-steps", "N", "steps per heatmap at most, evenly sampled (default 120)", o.max_steps,
                 std::size_t{1}, std::size_t{5000});
     args.flag("--no-distributions", "no heatmaps (they read every sampled value)", o.distributions, false);
-    tdbg::cli::declare_rule_selection(args, o.rules, o.others, "rules (as in tdbg rules, over the steps written so far)",
+    tdbg::cli::declare_rule_selection(args, o.rules, o.config_files, o.others, "rules (as in tdbg rules, over the steps written so far)",
                                       true);
     args.epilog("A tensor saved only as reductions gets their plots and no heatmap; a run\n"
                 "without steps gets a page that says so. The exit status is 0 when the page\n"
@@ -892,7 +892,15 @@ int tdbg::commands::report(const report_options& o, std::ostream& out, std::ostr
         if (o.runs.empty() || o.runs.size() > max_runs) {
             throw tdbg::error(fmt::format("a report is on 1 to {} runs, got {}", max_runs, o.runs.size()));
         }
-        // Everything that can be wrong with the arguments fails before a tensor is read.
+        // Everything that can be wrong with the arguments fails before a tensor is read; the page
+        // may not replace a run or a file it reads.
+        std::vector<std::string> runs = o.runs;
+        runs.insert(runs.end(), o.others.begin(), o.others.end());
+        std::vector<std::string> inputs = o.config_files;
+        if (o.diff) {
+            inputs.push_back(*o.diff);
+        }
+        tdbg::cli::check_outputs({{"-o", o.output}}, runs, inputs);
         std::optional<tdbg::cli::report::diff_summary> diff;
         if (o.diff) {
             diff = tdbg::cli::report::read_diff(*o.diff);

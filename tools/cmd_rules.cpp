@@ -44,6 +44,7 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/text.hpp"
 #include "tdbg/format/json.hpp"
+#include "tdbg/format/layout.hpp"
 #include "tdbg/rules/config.hpp"
 #include "tdbg/rules/description.hpp"
 #include "tdbg/rules/evaluation.hpp"
@@ -177,7 +178,7 @@ void declare_output_arguments(tdbg::cli::arguments& args, rules_options& o) {
 
 // Declares `tdbg rules`' options on `args`, bound to `o`.
 void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
-    tdbg::cli::declare_rule_selection(args, o.rules, o.others, "rules");
+    tdbg::cli::declare_rule_selection(args, o.rules, o.config_files, o.others, "rules");
     args.flag("--list", "list the registered rules, each with its summary and its parameters' defaults, and exit",
               o.list);
     args.option("--describe", "NAME", "describe the rule NAME: what it checks, its parameters and their defaults",
@@ -801,6 +802,20 @@ int exit_status_of(const std::vector<rule_outcome>& outcomes, const rules_option
 
 int evaluate_rules(const rules_options& o, const stop_requests& signals, std::ostream& out,
                    std::ostream& err) {
+    // No output may replace the run or a configuration it reads (checked before either is read).
+    std::vector<tdbg::cli::output_option> outputs{{"-o", o.output}};
+    if (o.junit) {
+        outputs.push_back({"--junit", *o.junit});
+    }
+    if (o.sarif) {
+        outputs.push_back({"--sarif", *o.sarif});
+    }
+    if (o.progress) {
+        outputs.push_back({"--progress", *o.progress});
+    }
+    std::vector<std::string> runs = o.others;
+    runs.insert(runs.begin(), o.run);
+    tdbg::cli::check_outputs(outputs, runs, o.config_files);
     const tdbg::cli::wait_function wait = [&signals](std::chrono::milliseconds t) { return signals.wait(t); };
     const tdbg::trial_options trial_options = evaluation_trial_options(o);
     const tdbg::rules::rule_logger logger =
@@ -839,6 +854,13 @@ int evaluate_rules(const rules_options& o, const stop_requests& signals, std::os
         tdbg::cli::write_output(*o.sarif, sarif_text(o, outcomes), out);
     }
     progress_lines.close(); // the results are out; a --progress file that failed makes it exit 2
+    if (!o.follow && !first_trial.loaded_all_steps()) {
+        // A snapshot of a run without its end marker: still being written, or its trainer exited
+        // without closing the hook (std::exit, a crash). The verdict covers what is there.
+        err << "tdbg rules: note: the run has not ended (it holds no " << tdbg::format::end_marker_key
+            << "): its trainer is still writing it, or exited without closing the hook; the results cover the "
+               "steps written so far (--follow waits for the end)\n";
+    }
     if (signals.requested()) {
         return signals.exit_status(); // never 0: the evaluation may have stopped short
     }

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -174,6 +176,85 @@ void write_output(const std::string& path, std::string_view bytes, std::ostream&
     temporary_file file(name);
     file.write(bytes, permissions);
     file.rename_over_target();
+}
+
+namespace {
+
+// Where `path` leads once links are followed, as an absolute path without . or .. (the parts
+// that do not exist yet taken as written).
+fs::path resolved(const std::string& path) {
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    return ec ? fs::absolute(path).lexically_normal() : p;
+}
+
+// Whether `inner` is `outer` or lies beneath it.
+bool within(const fs::path& inner, const fs::path& outer) {
+    auto i = inner.begin();
+    for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+        if (o->empty()) {
+            continue; // a trailing separator
+        }
+        if (i == inner.end() || *i != *o) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// The existing regular file `path` leads to, as (device, inode); nothing for anything else.
+std::optional<std::pair<dev_t, ino_t>> regular_file_id(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return std::nullopt;
+    }
+    return std::pair<dev_t, ino_t>{st.st_dev, st.st_ino};
+}
+
+// True where `path` is written in place (an existing FIFO or device), never replaced.
+bool written_in_place(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+} // namespace
+
+void check_outputs(const std::vector<output_option>& outputs, const std::vector<std::string>& runs,
+                   const std::vector<std::string>& files) {
+    const auto same_file = [](const std::string& a, const std::string& b) {
+        const auto ia = regular_file_id(a);
+        return resolved(a) == resolved(b) || (ia && ia == regular_file_id(b));
+    };
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const output_option& o = outputs[i];
+        if (o.path == "-" || written_in_place(o.path)) {
+            continue;
+        }
+        const fs::path target = resolved(o.path);
+        for (const std::string& run : runs) {
+            if (run.find("://") != std::string::npos) {
+                continue;
+            }
+            if (within(target, resolved(run))) {
+                throw tdbg::error(fmt::format("{} {}: refused, it lies inside the run {} that this command reads "
+                                              "(writing it would change the run); write it elsewhere",
+                                              o.option, o.path, run));
+            }
+        }
+        for (const std::string& file : files) {
+            if (same_file(o.path, file)) {
+                throw tdbg::error(fmt::format("{} {}: refused, it is the file {} that this command reads; write it "
+                                              "elsewhere",
+                                              o.option, o.path, file));
+            }
+        }
+        for (std::size_t j = 0; j < i; ++j) {
+            if (outputs[j].path != "-" && same_file(o.path, outputs[j].path)) {
+                throw tdbg::error(fmt::format("{} {} and {} {} name the same file: one would replace the other",
+                                              outputs[j].option, outputs[j].path, o.option, o.path));
+            }
+        }
+    }
 }
 
 } // namespace tdbg::cli

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tdbg::cli {
 
@@ -21,5 +22,20 @@ namespace tdbg::cli {
 /// Throws tdbg::error naming `path` and the reason when it cannot be written;
 /// the temporary file is removed on any failure.
 void write_output(const std::string& path, std::string_view bytes, std::ostream& out);
+
+/// An output file option and the path it was given ("--junit", "results.xml").
+struct output_option {
+    std::string option;
+    std::string path;
+};
+
+/// Refuses, before anything is read or written, an output that would overwrite what the
+/// command reads: a path inside one of the local `runs` (a URL names no local file), or the
+/// same file as one of `files` (a configuration) or as another output, compared once symbolic
+/// links are followed, and by device and inode for hard links. "-" (standard output) and files
+/// that are not regular (a FIFO, /dev/null) are written in place and never refused. Throws
+/// tdbg::error (exit status 2) naming the option, the path and what it would overwrite.
+void check_outputs(const std::vector<output_option>& outputs, const std::vector<std::string>& runs,
+                   const std::vector<std::string>& files);
 
 } // namespace tdbg::cli

@@ -21,10 +21,11 @@
 namespace tdbg::cli {
 
 /// Declares --rule, --param, --config and --other on `args`, in a section titled `title`,
-/// filling `rules` and `others` as they are parsed (in order: a --param belongs to the --rule
-/// before it). `brief`: one-line help texts (for a command where rules are secondary).
+/// filling `rules`, `config_files` and `others` as they are parsed (in order: a --param belongs
+/// to the --rule before it). `brief`: one-line help texts (for a command where rules are secondary).
 inline void declare_rule_selection(arguments& args, std::vector<commands::rule_request>& rules,
-                                   std::vector<std::string>& others, std::string title, bool brief = false) {
+                                   std::vector<std::string>& config_files, std::vector<std::string>& others,
+                                   std::string title, bool brief = false) {
     args.section(std::move(title));
     args.option("--rule", "NAME",
                 brief ? "a rule to run (tdbg rules --list); repeatable"
@@ -51,7 +52,8 @@ inline void declare_rule_selection(arguments& args, std::vector<commands::rule_r
                 brief ? "rules from a SageMaker DebugRuleConfigurations JSON file"
                       : "rules from a SageMaker DebugRuleConfigurations JSON file "
                         "([{\"RuleConfigurationName\": ..., \"RuleParameters\": {\"rule_to_invoke\": ..., ...}}])",
-                [&rules](const std::string&, const std::string& value) {
+                [&rules, &config_files](const std::string&, const std::string& value) {
+                    config_files.push_back(value);
                     for (auto& c : tdbg::rules::load_rule_configurations(value)) {
                         rules.push_back(
                             commands::rule_request{c.rule_to_invoke, std::move(c.parameters), c.configuration_name});

@@ -33,7 +33,7 @@ def main():
     try:
         import smdebug.pytorch as smd
     except ImportError as e:
-        skip(f"Python smdebug cannot be imported from {src} ({e})")
+        skip(f"Python smdebug cannot be imported from {src} ({e}); it is set up from the shared reference material")
 
     def load(name, dtype, shape):
         return torch.from_numpy(np.fromfile(os.path.join(data_dir, name), dtype=dtype).reshape(shape))

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mlp_model.hpp"
@@ -140,7 +141,9 @@ TEST_CASE(
         if (required()) {
             FAIL(python.out << " (TDBG_REQUIRE_SMDEBUG or TDBG_REQUIRE_TORCH is 1)");
         }
-        TDBG_SKIP(python.out);
+        const std::string_view prefix = "SKIPPED: ";
+        const std::string why = python.out.rfind(prefix, 0) == 0 ? python.out.substr(prefix.size()) : python.out;
+        TDBG_SKIP(why.substr(0, why.find_last_not_of('\n') + 1));
     }
     INFO("port_pytorch.py: " << python.out << python.err);
     REQUIRE(python.status == 0);

@@ -57,7 +57,7 @@ TEST_CASE("crc32c matches the published check values") {
     }
 }
 
-TEST_CASE("crc32c: hardware, table and bitwise agree on random data of every length and alignment") {
+TEST_CASE("crc32c: the table, the bitwise definition and the CPU instruction (where it has one) agree on 16 lengths (0 to 4093 bytes) at 8 alignments") {
     std::mt19937 rng(1234);
     const std::string pool = random_bytes(rng, 5000);
     for (std::size_t length : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 255, 1000, 4093}) {

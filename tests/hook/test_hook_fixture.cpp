@@ -124,11 +124,8 @@ collection from_spec(const format::collection_spec& spec, bool own_save_config) 
 
 TEST_CASE("the core_modes_workers schedule saves what smdebug saved") {
     const auto fixtures = tdbg::test::fixtures_dir();
-    if (!fixtures) {
-        TDBG_SKIP("no smdebug fixtures");
-    }
-    const auto fixture = *fixtures / "core_modes_workers";
-    const json golden = json::parse(tdbg::test::read_file(*fixtures / "core_modes_workers.golden.json"));
+    const auto fixture = fixtures / "core_modes_workers";
+    const json golden = json::parse(tdbg::test::read_file(fixtures / "core_modes_workers.golden.json"));
     const auto spec = format::parse_collections_file(
         tdbg::test::read_file(fixture / "collections/000000000/worker_0_collections.json"), "worker_0_collections.json");
     const auto theirs = read_indexes(fixture);

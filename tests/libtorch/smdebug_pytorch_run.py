@@ -60,7 +60,7 @@ def main():
         import smdebug.pytorch as smd
         from smdebug import ReductionConfig
     except Exception as e:  # ImportError, or a protobuf module smdebug's setup did not compile
-        skip(f"Python smdebug cannot be imported from {src} ({e})")
+        skip(f"Python smdebug cannot be imported from {src} ({e}); it is set up from the shared reference material")
 
     def matrix(which, rows, cols):
         values = [[parameter_value(which, i, j, cols) for j in range(cols)] for i in range(rows)]

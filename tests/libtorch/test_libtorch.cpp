@@ -349,10 +349,7 @@ TEST_CASE("torch_hook names module outputs and inputs per step as smdebug does")
 
 TEST_CASE("torch_hook writes the run Python smdebug wrote for the pytorch_mlp fixture, name for name") {
     const auto fixtures = tdbg::test::fixtures_dir();
-    if (!fixtures) {
-        TDBG_SKIP("smdebug fixtures not found");
-    }
-    const auto reference = tdbg::create_trial((*fixtures / "pytorch_mlp").string());
+    const auto reference = tdbg::create_trial((fixtures / "pytorch_mlp").string());
 
     // The fixture's job (fixtures README): MLP 8-16-3 with ReLU "act", CrossEntropyLoss, SGD 0.1,
     // 40 TRAIN steps of 32, then 10 EVAL steps of 16 without gradients; TRAIN saved every 5th

@@ -5,10 +5,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "child_process.hpp"
 #include "run_check.hpp"
@@ -152,20 +155,29 @@ TEST_CASE("one job per run directory: a crashed run is refused naming it, resume
     CHECK_THROWS_WITH(tdbg::hook(one_job_options(run)),
                       Catch::Contains("collections/000000000/worker_0_collections.json and no claim"));
 
-    // resume: goes on with the run; its steps are replaced from 0 on (no state store here).
+    // resume: goes on with the run after its last published step (no state store here), so
+    // the first job's steps stay its own and the new job's come after them.
     {
         auto o = one_job_options(run);
         o.existing_run = tdbg::existing_run_policy::resume;
+        std::vector<std::string> logged;
+        o.log = [&](std::string_view line) { logged.emplace_back(line); };
         tdbg::hook h(o);
+        CHECK(h.global_step() == 4);
         one_job_train(h, 2, 100.0F);
         h.close();
         REQUIRE_FALSE(h.write_error());
+        CHECK(std::any_of(logged.begin(), logged.end(), [](const std::string& line) {
+            return line.find("resuming worker_0's run at") != std::string::npos &&
+                   line.find("after its last published step 4: this job's steps start at 5") != std::string::npos;
+        }));
     }
     {
         const auto t = tdbg::create_trial(run.string());
-        CHECK(t.steps() == std::vector<std::int64_t>{0, 1, 2, 3, 4});
-        CHECK(t.tensor("w").value(1).data_as<float>()[0] == 101.0F);
-        CHECK(t.tensor("w").value(3).data_as<float>()[0] == 3.0F);
+        CHECK(t.steps() == std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6});
+        CHECK(t.tensor("w").value(1).data_as<float>()[0] == 1.0F);   // the first job's
+        CHECK(t.tensor("w").value(3).data_as<float>()[0] == 3.0F);   // the first job's
+        CHECK(t.tensor("w").value(5).data_as<float>()[0] == 105.0F); // the second job's
     }
     // A run that has ended is refused even with resume.
     {
@@ -286,4 +298,66 @@ TEST_CASE("hook start: a storage failing while the hook is built is a write erro
             CHECK_NOTHROW(h->close());
         }
     }
+}
+
+TEST_CASE("one job per run directory: of two jobs resuming one run at once, the second is refused while the first runs") {
+    temp_dir root("one_job_resume_race");
+    const fs::path run = root.path() / "run";
+    {
+        tdbg::hook h(one_job_options(run));
+        one_job_train(h, 3, 0.0F);
+        h.close();
+    }
+    // A crashed job's run, to be resumed: no end marker, and a claim no running process holds
+    // (this process made that hook, and runs on; a run without a claim is one before claims).
+    fs::remove(run / "training_job_end.ts");
+    fs::remove(run / ".tdbg" / "claims" / "worker_0.json");
+    auto o = one_job_options(run);
+    o.existing_run = tdbg::existing_run_policy::resume;
+    // The first job: a child process that resumes the run, trains a step, and holds on until told.
+    int ready[2];
+    int go[2];
+    REQUIRE(::pipe(ready) == 0);
+    REQUIRE(::pipe(go) == 0);
+    std::fflush(nullptr);
+    const pid_t first = ::fork();
+    REQUIRE(first >= 0);
+    if (first == 0) {
+        ::close(ready[0]);
+        ::close(go[1]);
+        int code = 0;
+        try {
+            tdbg::hook h(o);
+            one_job_train(h, 1, 100.0F);
+            h.flush();
+            char c = 'r';
+            (void)::write(ready[1], &c, 1);
+            (void)::read(go[0], &c, 1);
+            h.close();
+        } catch (...) {
+            code = 1;
+        }
+        ::_exit(code);
+    }
+    ::close(ready[1]); // the child's ends: a child that fails ends the read below
+    ::close(go[0]);
+    char c = 0;
+    REQUIRE(::read(ready[0], &c, 1) == 1);
+    // The second job, while the first runs: refused, naming the first; it writes nothing.
+    const auto before = reliability::published_steps(run);
+    CHECK_THROWS_WITH(tdbg::hook(o), Catch::Contains(".tdbg/claims/worker_0.json is claimed by process " +
+                                                     std::to_string(first) + " on this host, which is still running"));
+    CHECK(reliability::published_steps(run) == before);
+    c = 'g';
+    REQUIRE(::write(go[1], &c, 1) == 1);
+    int status = 0;
+    REQUIRE(::waitpid(first, &status, 0) == first);
+    CHECK(describe_status(status) == "exit 0");
+    ::close(ready[0]);
+    ::close(go[1]);
+    // The first job ended its run; a job over a crashed first job takes the claim over.
+    fs::remove(run / "training_job_end.ts");
+    tdbg::hook again(o);
+    CHECK(again.global_step() == 3); // after the steps 0-3 the two jobs published
+    again.close();
 }

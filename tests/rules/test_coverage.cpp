@@ -194,9 +194,27 @@ TEST_CASE("LossNotDecreasing: a NaN loss is not decreasing") {
     CHECK(result.triggered_steps == std::vector<std::int64_t>{2, 3});
     CHECK(result.not_triggered_steps == std::vector<std::int64_t>{0, 1, 4});
     CHECK(result.trigger_reasons.at(2) ==
-          "loss went from 0.5 at mode step 1 to nan at mode step 2: a NaN loss is not decreasing");
+          "loss went from 0.5 at global step 1 to nan at global step 2: a NaN loss is not decreasing");
     CHECK(result.trigger_reasons.at(3) ==
-          "loss went from nan at mode step 2 to 0.25 at mode step 3: a NaN loss is not decreasing");
+          "loss went from nan at global step 2 to 0.25 at global step 3: a NaN loss is not decreasing");
+}
+
+TEST_CASE("LossNotDecreasing: its reasons name the steps of the mode it reads, or global steps") {
+    tdbg::test::temp_dir dir("coverage_loss_steps");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"losses", "^loss$"}});
+    // TRAIN at global steps 0-3, then EVAL (its steps 0-2) at global steps 4-6, its loss flat.
+    for (std::int64_t s = 0; s < 4; ++s) {
+        run.step(s, {{"loss", tdbg::test::scalar(1.0F / static_cast<float>(s + 1)), {}}}, tdbg::mode::train);
+    }
+    for (std::int64_t s = 0; s < 3; ++s) {
+        run.step(4 + s, {{"loss", tdbg::test::scalar(0.5F), {}}}, tdbg::mode::eval, s);
+    }
+    run.end();
+    const auto t = tdbg::create_trial(dir.path().string());
+    const auto eval = evaluate_by_name(t, "LossNotDecreasing", {{"num_steps", "1"}, {"mode", "EVAL"}});
+    REQUIRE_FALSE(eval.trigger_reasons.empty());
+    CHECK(eval.trigger_reasons.begin()->second == "loss went from 0.5 at EVAL step 0 to 0.5 at EVAL step 1");
 }
 
 TEST_CASE("edit distances and the nearest names behind did-you-mean") {

@@ -148,6 +148,10 @@ TEST_CASE("the registry rejects unknown rules and parameters with messages that 
         CHECK(std::string(e.what()).find("unknown rule 'VanishingGradients'") != std::string::npos);
         CHECK(std::string(e.what()).find("VanishingGradient,") != std::string::npos);
     }
+    // Two letters swapped: the message names the rule that was meant, as describe() does.
+    CHECK_THROWS_WITH(tdbg::rules::registry::create("VanishingGradeint", trial),
+                      Catch::Contains("unknown rule 'VanishingGradeint' (did you mean 'VanishingGradient'?); "
+                                      "registered rules: "));
     try {
         (void)tdbg::rules::registry::create("VanishingGradient", trial, {{"treshold", "1"}});
         FAIL("no exception");

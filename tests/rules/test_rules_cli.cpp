@@ -195,12 +195,23 @@ void write_abandoned_run(const tdbg::test::rule_run& run) {
 
 } // namespace
 
+TEST_CASE("tdbg rules over a run without its end marker notes that the run has not ended") {
+    tdbg::test::temp_dir dir("rules_cli_unended");
+    const tdbg::test::rule_run run(dir.path() / "run");
+    write_abandoned_run(run); // a trainer that exited without closing its hook
+    const auto unended = tdbg_rules({run.path(), "--rule", "VanishingGradient"});
+    CHECK(unended.status == 1);
+    CHECK_THAT(unended.err, Catch::Contains("tdbg rules: note: the run has not ended (it holds no training_job_end.ts): "
+                                            "its trainer is still writing it, or exited without closing the hook"));
+    run.end();
+    const auto ended = tdbg_rules({run.path(), "--rule", "VanishingGradient"});
+    CHECK(ended.status == 1);
+    CHECK(ended.err.find("has not ended") == std::string::npos);
+}
+
 TEST_CASE("tdbg rules exits 0 without issues, 1 with issues, 2 on errors") {
     const auto fixtures = tdbg::test::fixtures_dir();
-    if (!fixtures) {
-        TDBG_SKIP("no fixtures directory");
-    }
-    const std::string run = (*fixtures / "vanishing_run").string();
+    const std::string run = (fixtures / "vanishing_run").string();
     auto r = tdbg_rules({run, "--rule", "ExplodingTensor"});
     CHECK(r.status == 0);
     CHECK(r.out.find("ExplodingTensor: NoIssuesFound") != std::string::npos);
@@ -420,13 +431,10 @@ TEST_CASE("tdbg rules --sarif writes one result per trigger with its reason, and
 
 TEST_CASE("tdbg rules --config --json reproduces every entry of the fixtures' rules files") {
     const auto fixtures = tdbg::test::fixtures_dir();
-    if (!fixtures) {
-        TDBG_SKIP("no fixtures directory");
-    }
     tdbg::test::temp_dir dir("rules_cli_config");
     for (const char* run : tdbg::test::fixture_runs) {
         INFO(run);
-        const auto expected = nlohmann::json::parse(tdbg::test::read_file(*fixtures / (std::string(run) + ".rules.json")));
+        const auto expected = nlohmann::json::parse(tdbg::test::read_file(fixtures / (std::string(run) + ".rules.json")));
         // The fixture's rules as a SageMaker DebugRuleConfigurations file (parameters as strings).
         // Where AWS's defaults differ from the reference's, the reference's are given (reference_defaults.hpp).
         nlohmann::json config = nlohmann::json::array();
@@ -451,7 +459,7 @@ TEST_CASE("tdbg rules --config --json reproduces every entry of the fixtures' ru
         std::ofstream(config_file) << config.dump(2);
 
         const auto& invoked = expected.at("invoke");
-        const auto r = tdbg_rules({(*fixtures / run).string(), "--config", config_file.string(), "--json", "--start-step",
+        const auto r = tdbg_rules({(fixtures / run).string(), "--config", config_file.string(), "--json", "--start-step",
                                    std::to_string(invoked.at("start_step").get<int>()), "--end-step",
                                    std::to_string(invoked.at("end_step").get<int>()), "--allow-empty"});
         INFO(r.err);
@@ -492,12 +500,9 @@ TEST_CASE("tdbg rules --config --json reproduces every entry of the fixtures' ru
 
 TEST_CASE("tdbg rules --junit writes one testcase per rule, failures listing the steps") {
     const auto fixtures = tdbg::test::fixtures_dir();
-    if (!fixtures) {
-        TDBG_SKIP("no fixtures directory");
-    }
     tdbg::test::temp_dir dir("rules_cli_junit");
     const auto junit = dir.path() / "rules.xml";
-    const auto r = tdbg_rules({(*fixtures / "core_modes_workers").string(), "--rule", "ExplodingTensor", "--param",
+    const auto r = tdbg_rules({(fixtures / "core_modes_workers").string(), "--rule", "ExplodingTensor", "--param",
                                "only_nan=True", "--rule", "VanishingGradient", "--junit", junit.string()});
     CHECK(r.status == 1);
     const std::string xml = tdbg::test::read_file(junit);
@@ -509,6 +514,9 @@ TEST_CASE("tdbg rules --junit writes one testcase per rule, failures listing the
 }
 
 TEST_CASE("tdbg rules --junit: names with characters XML cannot hold give a well-formed file") {
+    if (!std::filesystem::exists(TDBG_PYTHON3)) {
+        TDBG_SKIP(TDBG_PYTHON3 " not found: the file is not read by a strict XML parser");
+    }
     // U+FFFE and U+FFFF (noncharacters XML 1.0 excludes), and two C0 controls: in the tensor's
     // name (the error message names it), the rule's configuration name and the run's name.
     const std::string hostile = "\xEF\xBF\xBE\xEF\xBF\xBF\x01\x1B";
@@ -538,9 +546,6 @@ TEST_CASE("tdbg rules --junit: names with characters XML cannot hold give a well
     CHECK(xml.find("name=\"VG&#xFFFD;&#xFFFD;&#xFFFD;&#xFFFD;\"") != std::string::npos);
 
     // A strict parser (Python's expat, which refuses every character XML 1.0 excludes) reads it.
-    if (!std::filesystem::exists(TDBG_PYTHON3)) {
-        TDBG_SKIP(TDBG_PYTHON3 " not found: the file is not read by a strict XML parser");
-    }
     const char* script = R"py(
 import sys
 import xml.etree.ElementTree as ET
@@ -723,7 +728,7 @@ TEST_CASE("tdbg rules refuses negative thresholds, counts and percentages with a
 
 TEST_CASE("tdbg rules --follow on a run whose writer died: SIGINT prints the results so far, marked interrupted, exit 130") {
     tdbg::test::temp_dir dir("rules_cli_sigint");
-    const tdbg::test::rule_run run(dir.path());
+    const tdbg::test::rule_run run(dir.path() / "run");
     write_abandoned_run(run);
     const auto junit = dir.path() / "rules.xml";
     background_rules rules({run.path(), "--rule", "VanishingGradient", "--rule", "ExplodingTensor", "--follow", "--poll",
@@ -754,8 +759,8 @@ TEST_CASE("tdbg rules --follow on a run whose writer died: SIGINT prints the res
     CHECK(exploding.at("status") == "Stopped"); // not NoIssuesFound: step 3 on were never looked at
 
     const std::string xml = tdbg::test::read_file(junit);
-    CHECK_THAT(xml, Catch::Contains("<testsuite name=\"tdbg rules: " + dir.path().filename().string() +
-                                    " (interrupted by SIGINT)\" tests=\"2\" failures=\"1\" errors=\"1\""));
+    CHECK_THAT(xml, Catch::Contains("<testsuite name=\"tdbg rules: run (interrupted by SIGINT)\" tests=\"2\" "
+                                    "failures=\"1\" errors=\"1\""));
     CHECK_THAT(xml, Catch::Contains("<error type=\"Stopped\" message=\"ExplodingTensor was interrupted before step 3\""));
 }
 

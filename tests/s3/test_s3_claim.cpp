@@ -4,8 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -172,4 +175,49 @@ TEST_CASE("a hook built while S3 refuses connections constructs, trains, and rep
             CHECK_THAT(*h->write_error(), Catch::Contains("Connection refused") || Catch::Contains("connect"));
         }
     }
+}
+
+TEST_CASE("a hook whose S3 outage stopped saving at its start trains on without waiting on storage") {
+    // The server answers 503 while the hook starts (its claim fails: saving stops at step -1),
+    // then holds every request until the test lets go. A training step that waited on storage
+    // would wait for the hold, which ends by itself only after minutes: seen as held_too_long.
+    std::mutex mutex;
+    std::condition_variable let_go;
+    bool training = false;
+    bool released = false;
+    bool held_too_long = false;
+    fake_http_server server([&](const tdbg::test::recorded_request&) {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (training && !let_go.wait_for(lock, std::chrono::minutes(2), [&] { return released; })) {
+            held_too_long = true;
+        }
+        return claim_test_error(503, "ServiceUnavailable");
+    });
+    auto s3 = claim_test_options(server.endpoint());
+    s3.retry.max_attempts = 2;
+    const tdbg::s3_storage storage("s3://bucket/runs/outage_at_start", s3);
+    auto o = claim_test_hook_options();
+    o.stop_check_interval = 1000ms; // the default: the stop marker is looked for off the training thread
+    o.log = [](std::string_view) {}; // the outage is said once; this test is about time
+    std::optional<tdbg::hook> h;
+    h.emplace(storage, o);
+    REQUIRE(h->write_error());
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        training = true;
+    }
+    for (int step = 0; step < 4; ++step) {
+        h->begin_step();
+        h->save_tensor("w", tdbg::tensor_value::scalar(static_cast<float>(step)));
+        h->save_scalar("lr", 0.1, true);
+        h->end_step();
+    }
+    CHECK(h->global_step() == 3);
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        released = true;
+        CHECK_FALSE(held_too_long);
+    }
+    let_go.notify_all();
+    h->close();
 }

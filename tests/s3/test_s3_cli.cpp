@@ -59,13 +59,10 @@ nlohmann::json results_of(const tdbg::test::command_result& r) {
 
 TEST_CASE("tdbg rules, report --rule and SimilarAcrossRuns read s3:// runs as they read local ones", "[server]") {
     const auto fixtures = tdbg::test::fixtures_dir();
-    if (!fixtures) {
-        TDBG_SKIP("no fixtures directory (../shared/fixtures/smdebug)");
-    }
     auto& server = s3_test_server::instance();
     TDBG_REQUIRE_S3_SERVER(server);
-    const std::filesystem::path local = *fixtures / "vanishing_run";
-    const std::filesystem::path other_local = *fixtures / "pytorch_mlp";
+    const std::filesystem::path local = fixtures / "vanishing_run";
+    const std::filesystem::path other_local = fixtures / "pytorch_mlp";
     const std::string url = server.new_run("jobs/vanishing_run");
     const std::string other_url = server.new_run("jobs/pytorch_mlp");
     upload(local, tdbg::s3_storage(url, server.options()));

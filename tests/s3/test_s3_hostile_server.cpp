@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <future>
 #include <string>
 
@@ -74,6 +75,52 @@ TEST_CASE("an S3 listing truncated forever with a new token each page stops at m
                             Catch::Contains("max_list_pages"));
     CHECK(server.requests().size() == 5);
     CHECK(tdbg::s3_options{}.max_list_pages == 10'000);
+}
+
+TEST_CASE("an S3 listing whose pages bring no new key is refused after max_stalled_list_pages pages, not max_list_pages") {
+    SECTION("empty pages, each with a fresh token") {
+        std::atomic<int> pages{0};
+        fake_http_server server([&pages](const recorded_request&) {
+            return truncated_page({}, "token" + std::to_string(pages.fetch_add(1) + 1));
+        });
+        const tdbg::s3_storage s("s3://bkt/run", hostile_server_options(server.endpoint()));
+        const std::string message = tdbg::test::error_of([&] { (void)s.list("index/"); });
+        CHECK_THAT(message, Catch::Contains("list s3://bkt/run/index/*") &&
+                                Catch::Contains("its last 8 pages (to page 8) brought no new key") &&
+                                Catch::Contains("max_stalled_list_pages"));
+        CHECK(server.requests().size() == 8);
+    }
+    SECTION("the same keys again on every page") {
+        std::atomic<int> pages{0};
+        fake_http_server server([&pages](const recorded_request&) {
+            return truncated_page({"run/index/a", "run/index/b"}, "token" + std::to_string(pages.fetch_add(1) + 1));
+        });
+        auto o = hostile_server_options(server.endpoint());
+        o.max_stalled_list_pages = 3;
+        const tdbg::s3_storage s("s3://bkt/run", o);
+        const std::string message = tdbg::test::error_of([&] { (void)s.list("index/"); });
+        CHECK_THAT(message, Catch::Contains("its last 3 pages (to page 4) brought no new key"));
+        CHECK(server.requests().size() == 4); // the first page's keys were new
+    }
+    CHECK(tdbg::s3_options{}.max_stalled_list_pages == 8);
+}
+
+TEST_CASE("an S3 listing is bounded in the bytes of keys it holds, whatever its pages") {
+    std::atomic<int> pages{0};
+    fake_http_server server([&pages](const recorded_request&) {
+        const int n = pages.fetch_add(1) + 1;
+        const std::string stem = "run/index/" + std::string(5, static_cast<char>('a' + n % 26)) + std::to_string(n);
+        return truncated_page({stem + "x", stem + "y"}, "token" + std::to_string(n));
+    });
+    auto o = hostile_server_options(server.endpoint());
+    o.max_list_bytes = 100; // keys of 9 to 10 bytes past the prefix: two a page
+    const tdbg::s3_storage s("s3://bkt/run", o);
+    const std::string message = tdbg::test::error_of([&] { (void)s.list("index/"); });
+    CHECK_THAT(message, Catch::Contains("list s3://bkt/run/index/*") &&
+                            Catch::Contains("holds more than 100 bytes of keys after") &&
+                            Catch::Contains("max_list_bytes"));
+    CHECK(server.requests().size() <= 6);
+    CHECK(tdbg::s3_options{}.max_list_bytes == std::uint64_t{1} << 30U);
 }
 
 TEST_CASE("an S3 listing whose continuation tokens alternate stops at the first token given twice") {

@@ -48,7 +48,8 @@ std::optional<fs::path> smdebug_source(std::string& why) {
     const fs::path src(TDBG_SMDEBUG_SRC);
     if (!fs::is_regular_file(src / "smdebug" / "core" / "tfevent" / "proto" / "event_pb2.py")) {
         why = "Python smdebug is not set up in " + src.string() +
-              " (the test 'smdebug: set up Python smdebug' prepares it from ../shared/tools/smdebug)";
+              " (the test 'smdebug: set up Python smdebug' prepares it from the shared reference material,"
+              " ../shared/tools/smdebug)";
         return std::nullopt;
     }
     return src;
@@ -62,7 +63,7 @@ std::optional<fs::path> prepared_smdebug() {
         if (required()) {
             FAIL(why << " and TDBG_REQUIRE_SMDEBUG=1");
         }
-        WARN("SKIPPED: " << why);
+        tdbg::test::skip_test(why);
     }
     return src;
 }

@@ -90,11 +90,15 @@ public:
     }
     [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
-    /// Empty when the user run_unprivileged becomes can enter and read path() (or root cannot be
-    /// given up, which the caller finds out itself); else why not, for the message of a skip.
+    /// Empty when the user run_unprivileged becomes can enter and read path(); else why not, for
+    /// the message of a skip, which a test decides before its first assertion: root's powers
+    /// cannot be given up here, or a directory above path() is closed to other users.
     [[nodiscard]] std::string why_unreachable() const {
         const auto status = run_unprivileged([&] { return ::access(path_.c_str(), R_OK | X_OK) == 0 ? 0 : 1; });
-        if (status && *status != 0) {
+        if (!status) {
+            return "running as root, and root's powers cannot be given up here (setuid to 65534 refused)";
+        }
+        if (*status != 0) {
             return "user 65534 cannot enter " + path_.string() + " (a directory above it is closed to other users)";
         }
         return {};

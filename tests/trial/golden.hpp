@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -22,19 +21,13 @@
 
 namespace tdbg::test {
 
-/// The fixture run `run`, if the fixtures are there.
-inline std::optional<std::filesystem::path> fixture_run(const std::string& run) {
-    auto dir = fixtures_dir();
-    if (!dir) {
-        return std::nullopt;
-    }
-    return *dir / run;
-}
+/// The fixture run `run` (tests/fixtures/smdebug/<run>).
+inline std::filesystem::path fixture_run(const std::string& run) { return fixtures_dir() / run; }
 
 /// The golden file of `run`, parsed.
 inline nlohmann::json load_golden(const std::string& run) {
     const auto dir = fixtures_dir();
-    std::ifstream in(*dir / (run + ".golden.json"), std::ios::binary);
+    std::ifstream in(dir / (run + ".golden.json"), std::ios::binary);
     std::stringstream buffer;
     buffer << in.rdbuf();
     return nlohmann::json::parse(buffer.str());

@@ -18,12 +18,9 @@
 #include "tdbg/trial/trial.hpp"
 
 TEST_CASE("tensor decoder: every fixture record decodes as the full decoder decodes it") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     std::size_t records = 0;
     for (const std::string run : tdbg::test::fixture_runs) {
-        for (const auto& entry : std::filesystem::recursive_directory_iterator(*tdbg::test::fixture_run(run) / "events")) {
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(tdbg::test::fixture_run(run) / "events")) {
             if (!entry.is_regular_file()) {
                 continue;
             }

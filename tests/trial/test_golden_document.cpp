@@ -50,15 +50,12 @@ void write_train_eval_run(const std::filesystem::path& dir) {
 } // namespace
 
 TEST_CASE("write_golden_document: a fixture run's document matches Python's reading, or does better") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     for (const std::string run : {"core_modes_workers", "vanishing_run"}) {
         INFO(run);
         const auto dir = tdbg::test::fixture_run(run);
-        const std::string text = golden_text_of(*dir);
+        const std::string text = golden_text_of(dir);
         const auto c = tdbg::test::check_dump_text(
-            *dir, text, tdbg::test::read_file(*tdbg::test::fixtures_dir() / (run + ".golden.json")));
+            dir, text, tdbg::test::read_file(tdbg::test::fixtures_dir() / (run + ".golden.json")));
         CHECK(c.computed_compared > 100);
         const nlohmann::json doc = nlohmann::json::parse(text);
         CHECK(doc["format"] == tdbg::golden_format);

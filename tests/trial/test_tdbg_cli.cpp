@@ -46,12 +46,12 @@ run_result tdbg_run(const std::vector<std::string>& args) { return tdbg::test::r
 
 void check_dump(const std::string& run) {
     const auto dir = tdbg::test::fixture_run(run);
-    const run_result r = tdbg_run({"dump", dir->string(), "--json"});
+    const run_result r = tdbg_run({"dump", dir.string(), "--json"});
     INFO(r.err);
     REQUIRE(r.status == 0);
     CHECK(r.err.empty());
-    const std::string golden_text = read_file(*tdbg::test::fixtures_dir() / (run + ".golden.json"));
-    const auto c = tdbg::test::check_dump_text(*dir, r.out, golden_text);
+    const std::string golden_text = read_file(tdbg::test::fixtures_dir() / (run + ".golden.json"));
+    const auto c = tdbg::test::check_dump_text(dir, r.out, golden_text);
     CHECK(c.computed_compared > 100);
     if (run == "core_modes_workers") {
         CHECK(c.int8_entries == 22);
@@ -97,31 +97,19 @@ std::vector<std::string> names_in(const std::filesystem::path& dir) {
 } // namespace
 
 TEST_CASE("tdbg dump --json: core_modes_workers matches Python's reading, or does better") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     check_dump("core_modes_workers");
 }
 
 TEST_CASE("tdbg dump --json: pytorch_mlp matches Python's reading, or does better") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     check_dump("pytorch_mlp");
 }
 
 TEST_CASE("tdbg dump --json: vanishing_run matches Python's reading, or does better") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     check_dump("vanishing_run");
 }
 
 TEST_CASE("tdbg ls: a readable summary with aligned columns") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
-    const run_result r = tdbg_run({"ls", tdbg::test::fixture_run("pytorch_mlp")->string()});
+    const run_result r = tdbg_run({"ls", tdbg::test::fixture_run("pytorch_mlp").string()});
     REQUIRE(r.status == 0);
     CHECK(r.out.find("workers      1 of 1: worker_0") != std::string::npos);
     CHECK(r.out.find("TRAIN      0-35 every 5 (8 steps)") != std::string::npos);
@@ -153,7 +141,7 @@ TEST_CASE("tdbg ls: a readable summary with aligned columns") {
         }
     }
     CHECK(rows == 10);
-    const run_result quick = tdbg_run({"ls", "--no-values", tdbg::test::fixture_run("pytorch_mlp")->string()});
+    const run_result quick = tdbg_run({"ls", "--no-values", tdbg::test::fixture_run("pytorch_mlp").string()});
     CHECK(quick.status == 0);
     CHECK(quick.out.find("MLP_fc2.weight") != std::string::npos);
 }
@@ -346,13 +334,10 @@ TEST_CASE("tdbg dump: a tensor of 60,000 dimensions is refused with a message, n
 }
 
 TEST_CASE("tdbg: output that cannot be written is an error with exit status 2, never a silent success") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     if (!std::filesystem::exists("/dev/full")) {
         TDBG_SKIP("no /dev/full on this system");
     }
-    const std::string run = tdbg::test::fixture_run("vanishing_run")->string();
+    const std::string run = tdbg::test::fixture_run("vanishing_run").string();
     const std::vector<std::vector<std::string>> commands{{"ls", run},
                                                          {"dump", run, "--json"},
                                                          {"rules", run, "--rule", "VanishingGradient", "--json"},
@@ -526,8 +511,9 @@ TEST_CASE("tdbg output files: a file that cannot be written is exit 2 naming it,
     for (const auto& args : file_output_commands(run.string(), (dir.path() / "missing" / "out").string())) {
         check_fails(args, (dir.path() / "missing" / "out").string(), "cannot create a file in " + (dir.path() / "missing").string());
     }
-    for (const auto& args : file_output_commands(run.string(), run.string())) {
-        check_fails(args, run.string(), "it is a directory");
+    // A directory (not the run: an output inside the run it reads is refused before this).
+    for (const auto& args : file_output_commands(run.string(), dir.path().string())) {
+        check_fails(args, dir.path().string(), "it is a directory");
     }
     if (std::filesystem::exists("/dev/full")) {
         for (const auto& args : file_output_commands(run.string(), "/dev/full")) {

@@ -31,10 +31,7 @@ void copy_run(const std::filesystem::path& from, const std::filesystem::path& to
 } // namespace
 
 TEST_CASE("exceptions: tensor_unavailable for a tensor that was never saved") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
-    const auto t = tdbg::create_trial(tdbg::test::fixture_run("pytorch_mlp")->string());
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("pytorch_mlp").string());
     CHECK_FALSE(t.has_tensor("no/such/tensor"));
     CHECK(t.has_tensor("MLP_fc1.weight"));
     CHECK_THROWS_AS(t.tensor("no/such/tensor"), tdbg::tensor_unavailable);
@@ -44,10 +41,7 @@ TEST_CASE("exceptions: tensor_unavailable for a tensor that was never saved") {
 }
 
 TEST_CASE("exceptions: tensor_unavailable_for_step when the step exists but the value does not") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
-    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers").string());
     // Only reductions were saved.
     CHECK_THROWS_AS(t.tensor("red/f32_3d").value(0), tdbg::tensor_unavailable_for_step);
     const std::string what = tdbg::test::error_of([&] { (void)t.tensor("red/f32_3d").value(0); });
@@ -67,10 +61,7 @@ TEST_CASE("exceptions: tensor_unavailable_for_step when the step exists but the 
 }
 
 TEST_CASE("exceptions: step_unavailable for skipped steps, no_more_data past the end") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
-    const auto t = tdbg::create_trial(tdbg::test::fixture_run("pytorch_mlp")->string());
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("pytorch_mlp").string());
     // TRAIN saves every 5th step: global step 3 was skipped.
     CHECK(t.has_passed_step(3) == tdbg::step_state::unavailable);
     CHECK_THROWS_AS(t.tensor("MLP_fc1.weight").value(3), tdbg::step_unavailable);
@@ -89,10 +80,7 @@ TEST_CASE("exceptions: step_unavailable for skipped steps, no_more_data past the
 }
 
 TEST_CASE("exceptions: invalid_worker names the workers that did write") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
-    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers").string());
     CHECK_THROWS_AS(t.tensor("loss").value(0, mode::global, std::string("worker_7")), tdbg::invalid_worker);
     const std::string what = tdbg::test::error_of([&] { (void)t.tensor("loss").value(0, mode::global, std::string("worker_7")); });
     CHECK(what.find("worker_7") != std::string::npos);
@@ -129,10 +117,7 @@ TEST_CASE("workers: a TensorFlow MirroredStrategy run's device workers read as s
 }
 
 TEST_CASE("exceptions: carry smdebug's fields (tensor name, step, mode, has_reductions, last_step, worker)") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
-    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers").string());
     try {
         (void)t.tensor("red/f32_3d").value(0);
         FAIL("no exception");
@@ -271,12 +256,9 @@ TEST_CASE("exceptions: an index file filed under another step is an index_reader
 }
 
 TEST_CASE("exceptions: corrupt event files are format_errors naming file and offset") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     tdbg::test::temp_dir dir("corrupt_events");
     const auto run = dir.path() / "run";
-    copy_run(*tdbg::test::fixture_run("pytorch_mlp"), run);
+    copy_run(tdbg::test::fixture_run("pytorch_mlp"), run);
     const auto event = run / "events" / "000000000005" / "000000000005_worker_0.tfevents";
     {
         std::fstream f(event, std::ios::in | std::ios::out | std::ios::binary);

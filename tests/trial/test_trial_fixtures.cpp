@@ -103,13 +103,10 @@ mode mode_named(const std::string& name) { return tdbg::parse_mode(name); }
 } // namespace
 
 TEST_CASE("trial on fixtures: steps per mode, modes, workers, num_workers") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     for (const std::string run : tdbg::test::fixture_runs) {
         INFO("run " << run);
         const json golden = tdbg::test::load_golden(run);
-        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run)->string());
+        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run).string());
         CHECK(t.name() == golden["trial_name"].get<std::string>());
         CHECK(t.loaded_all_steps());
         CHECK(t.num_workers() == golden["num_workers"].get<std::size_t>());
@@ -129,13 +126,10 @@ TEST_CASE("trial on fixtures: steps per mode, modes, workers, num_workers") {
 }
 
 TEST_CASE("trial on fixtures: mode, mode_step and global_step of every step") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     for (const std::string run : tdbg::test::fixture_runs) {
         INFO("run " << run);
         const json golden = tdbg::test::load_golden(run);
-        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run)->string());
+        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run).string());
         std::size_t checked = 0;
         for (const auto& [step_text, info] : golden["global_step_to_mode"].items()) {
             const std::int64_t step = std::stoll(step_text);
@@ -154,13 +148,10 @@ TEST_CASE("trial on fixtures: mode, mode_step and global_step of every step") {
 }
 
 TEST_CASE("trial on fixtures: tensor names overall, per mode, per step and per collection") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     for (const std::string run : tdbg::test::fixture_runs) {
         INFO("run " << run);
         const json golden = tdbg::test::load_golden(run);
-        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run)->string());
+        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run).string());
         CHECK(t.tensor_names() == strings(golden["tensor_names"]));
         for (const auto& [mode_text, list] : golden["tensor_names_by_mode"].items()) {
             INFO("mode " << mode_text);
@@ -197,10 +188,7 @@ TEST_CASE("trial on fixtures: tensor names overall, per mode, per step and per c
 }
 
 TEST_CASE("trial on fixtures: tensor_names with named filters and several regular expressions, mode_modestep") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
-    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers").string());
     tdbg::tensor_name_query q;
     q.regex = {"^red/", "scalar$"};
     CHECK(t.tensor_names(q) == std::vector<std::string>{"raw/f32_scalar", "raw/i64_scalar", "red/f32_3d", "red/f64_1d",
@@ -230,10 +218,7 @@ TEST_CASE("trial on fixtures: tensor_names with named filters and several regula
 }
 
 TEST_CASE("trial on fixtures: tensor_names filters by regex, and refuses regex with collection") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
-    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers").string());
     CHECK(t.tensor_names(std::nullopt, mode::global, std::string("^red/")) ==
           std::vector<std::string>{"red/f32_3d", "red/f64_1d", "red/i32_1d"});
     // Searched, not fully matched, as Python's re.search.
@@ -249,13 +234,10 @@ TEST_CASE("trial on fixtures: tensor_names filters by regex, and refuses regex w
 }
 
 TEST_CASE("trial on fixtures: tensor steps and workers per step match the golden entries") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     for (const std::string run : tdbg::test::fixture_runs) {
         INFO("run " << run);
         const json golden = tdbg::test::load_golden(run);
-        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run)->string());
+        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run).string());
         for (const auto& [name, g] : golden["tensors"].items()) {
             INFO("tensor " << name);
             const auto tensor = t.tensor(name);
@@ -284,14 +266,11 @@ TEST_CASE("trial on fixtures: tensor steps and workers per step match the golden
 }
 
 TEST_CASE("trial on fixtures: every value matches the golden sha256, dtype, shape and elements") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     std::size_t values = 0;
     for (const std::string run : tdbg::test::fixture_runs) {
         INFO("run " << run);
         const json golden = tdbg::test::load_golden(run);
-        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run)->string());
+        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run).string());
         for (const auto& [name, g] : golden["tensors"].items()) {
             const auto tensor = t.tensor(name);
             for (const auto& e : g["entries"]) {
@@ -334,10 +313,7 @@ TEST_CASE("trial on fixtures: every value matches the golden sha256, dtype, shap
 }
 
 TEST_CASE("trial on fixtures: int8 is read as int8") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
-    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers").string());
     const auto v = t.tensor("raw/i8_1d").value(0);
     REQUIRE(v.type() == tdbg::dtype::int8);
     const auto* p = v.data_as<std::int8_t>();
@@ -347,11 +323,8 @@ TEST_CASE("trial on fixtures: int8 is read as int8") {
 }
 
 TEST_CASE("trial on fixtures: a value saved with its shape is read (Python loses it)") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     const json golden = tdbg::test::load_golden("core_modes_workers");
-    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers")->string());
+    const auto t = tdbg::create_trial(tdbg::test::fixture_run("core_modes_workers").string());
     const auto tensor = t.tensor("quirk/raw_and_shape");
     std::size_t checked = 0;
     for (const auto& e : golden["tensors"]["quirk/raw_and_shape"]["entries"]) {
@@ -379,13 +352,10 @@ TEST_CASE("trial on fixtures: a value saved with its shape is read (Python loses
 }
 
 TEST_CASE("trial on fixtures: shapes from the index and from the value") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     for (const std::string run : tdbg::test::fixture_runs) {
         INFO("run " << run);
         const json golden = tdbg::test::load_golden(run);
-        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run)->string());
+        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run).string());
         for (const auto& [name, g] : golden["tensors"].items()) {
             const auto tensor = t.tensor(name);
             std::map<std::pair<std::int64_t, std::string>, tdbg::tensor_step_info> infos;
@@ -412,14 +382,11 @@ TEST_CASE("trial on fixtures: shapes from the index and from the value") {
 }
 
 TEST_CASE("trial on fixtures: stored reductions are read as saved") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     std::size_t stored = 0;
     for (const std::string run : tdbg::test::fixture_runs) {
         INFO("run " << run);
         const json golden = tdbg::test::load_golden(run);
-        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run)->string());
+        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run).string());
         for (const auto& [name, g] : golden["tensors"].items()) {
             const auto tensor = t.tensor(name);
             for (const auto& e : g["entries"]) {
@@ -452,15 +419,12 @@ TEST_CASE("trial on fixtures: stored reductions are read as saved") {
 }
 
 TEST_CASE("trial on fixtures: computed reductions match numpy's, with element-wise norms") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     std::size_t computed = 0;
     std::size_t better = 0;
     for (const std::string run : tdbg::test::fixture_runs) {
         INFO("run " << run);
         const json golden = tdbg::test::load_golden(run);
-        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run)->string());
+        const auto t = tdbg::create_trial(tdbg::test::fixture_run(run).string());
         for (const auto& [name, g] : golden["tensors"].items()) {
             const auto tensor = t.tensor(name);
             for (const auto& e : g["entries"]) {

@@ -22,8 +22,9 @@ using tdbg::test::command_result;
 namespace {
 
 // The tdbg program with `args`, bounded in time: a FIFO read by mistake would block it.
-command_result tdbg_run(const std::vector<std::string>& args, const std::string& as = {}) {
-    std::string command = as + "timeout 120 " + tdbg::test::shell_quote(TDBG_CLI_PATH);
+command_result tdbg_run(const std::vector<std::string>& args, const std::string& as = {},
+                        const std::string& program = TDBG_CLI_PATH) {
+    std::string command = as + "timeout 120 " + tdbg::test::shell_quote(program);
     for (const auto& a : args) {
         command += " " + tdbg::test::shell_quote(a);
     }
@@ -33,7 +34,7 @@ command_result tdbg_run(const std::vector<std::string>& args, const std::string&
 // A copy of the vanishing_run fixture in `dir`.
 fs::path copy_vanishing_run(const fs::path& dir) {
     const fs::path run = dir / "run";
-    fs::copy(*tdbg::test::fixture_run("vanishing_run"), run, fs::copy_options::recursive);
+    fs::copy(tdbg::test::fixture_run("vanishing_run"), run, fs::copy_options::recursive);
     for (const auto& entry : fs::recursive_directory_iterator(run)) {
         fs::permissions(entry.path(), fs::perms::owner_write, fs::perm_options::add);
     }
@@ -41,11 +42,12 @@ fs::path copy_vanishing_run(const fs::path& dir) {
 }
 
 // `ls`, `dump --json` and `rules` over `run` all exit 2 with `message` on stderr.
-void check_refused(const fs::path& run, const std::string& message, const std::string& as = {}) {
+void check_refused(const fs::path& run, const std::string& message, const std::string& as = {},
+                   const std::string& program = TDBG_CLI_PATH) {
     const std::vector<std::vector<std::string>> commands{
         {"ls", run.string()}, {"dump", run.string(), "--json"}, {"rules", run.string(), "--rule", "VanishingGradient"}};
     for (const auto& args : commands) {
-        const command_result r = tdbg_run(args, as);
+        const command_result r = tdbg_run(args, as, program);
         INFO(args.front() << ": exit " << r.status << "\nstdout: " << r.out << "\nstderr: " << r.err);
         CHECK(r.status == 2);
         CHECK((r.err + r.out).find(message) != std::string::npos);
@@ -56,9 +58,6 @@ void check_refused(const fs::path& run, const std::string& message, const std::s
 } // namespace
 
 TEST_CASE("tdbg rules: a run whose event files are gone is an Error with exit status 2, never NoIssuesFound") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     tdbg::test::temp_dir dir("cli_no_events");
     const fs::path run = copy_vanishing_run(dir.path());
     for (const auto& entry : fs::directory_iterator(run / "events")) {
@@ -80,12 +79,8 @@ TEST_CASE("tdbg rules: a run whose event files are gone is an Error with exit st
     CHECK(dump.err.find("_worker_0.tfevents: the event file that the index lists") != std::string::npos);
 }
 
-TEST_CASE("tdbg: an index directory that cannot be listed is an error with exit status 2 naming it") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
-    // Where the user that permissions apply to can reach it, wherever the build tree lies.
-    const tdbg::test::unprivileged_scratch dir("cli_unlistable");
+TEST_CASE("tdbg: an index directory that is a link that cannot be followed is an error with exit status 2 naming it") {
+    tdbg::test::temp_dir dir("cli_unlistable");
     const fs::path run = copy_vanishing_run(dir.path());
     // A link to itself cannot be listed even by root.
     const fs::path index_dir = run / "index" / "000000000";
@@ -94,36 +89,42 @@ TEST_CASE("tdbg: an index directory that cannot be listed is an error with exit 
     check_refused(run, index_dir.string() + ": a symbolic link to '000000000' that cannot be followed");
     fs::remove(index_dir);
     fs::rename(run / "index_moved", index_dir);
+}
 
-    // No permission to read it: as a user permissions apply to (root gives itself up with setpriv).
-    std::string as;
-    if (::geteuid() == 0) {
-        if (tdbg::test::run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups true").status != 0) {
-            TDBG_SKIP("running as root without setpriv to give root up: the permission case is left out "
-                      "(test_trial's fault-injecting storage covers it)");
-        }
-        as = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
-        if (tdbg::test::run_shell(as + "test -x " + tdbg::test::shell_quote(TDBG_CLI_PATH)).status != 0) {
-            TDBG_SKIP("user 65534 cannot run " << TDBG_CLI_PATH
-                                               << " (a directory above the build tree is closed to other users): "
-                                                  "the permission case is left out");
-        }
-    }
+TEST_CASE("tdbg: an index directory without permissions is an error with exit status 2 naming it") {
+    // As a user permissions apply to (root gives itself up with setpriv), with the run and a copy
+    // of the program where that user reaches them, wherever the build tree lies.
+    const tdbg::test::unprivileged_scratch dir("cli_unreadable");
     if (const std::string why = dir.why_unreachable(); !why.empty()) {
         TDBG_SKIP(why << ": the permission case is left out");
     }
+    std::string as;
+    std::string program = TDBG_CLI_PATH;
+    if (::geteuid() == 0) {
+        if (tdbg::test::run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups true").status != 0) {
+            TDBG_SKIP("running as root without setpriv (util-linux) to give root up: the permission case is left out");
+        }
+        as = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+        program = (dir.path() / "tdbg").string();
+        fs::copy_file(TDBG_CLI_PATH, program);
+        fs::permissions(program, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                     fs::perms::others_read | fs::perms::others_exec);
+        if (tdbg::test::run_shell(as + "test -x " + tdbg::test::shell_quote(program)).status != 0) {
+            TDBG_SKIP("user 65534 cannot run a program from " << dir.path().string()
+                                                               << " (mounted noexec?): the permission case is left out");
+        }
+    }
+    const fs::path run = copy_vanishing_run(dir.path());
+    const fs::path index_dir = run / "index" / "000000000";
     fs::permissions(index_dir, fs::perms::none);
-    check_refused(run, "cannot list the directory " + index_dir.string() + ": Permission denied", as);
+    check_refused(run, "cannot list the directory " + index_dir.string() + ": Permission denied", as, program);
     fs::permissions(index_dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                    fs::perms::others_read | fs::perms::others_exec);
-    const command_result readable = tdbg_run({"ls", run.string()}, as);
+    const command_result readable = tdbg_run({"ls", run.string()}, as, program);
     CHECK(readable.status == 0);
 }
 
 TEST_CASE("tdbg: an index file filed under another step is an error with exit status 2 naming it and both steps") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     tdbg::test::temp_dir dir("cli_misfiled");
     const fs::path run = copy_vanishing_run(dir.path());
     const fs::path index6 = run / "index" / "000000000" / "000000000006_worker_0.json";
@@ -139,9 +140,6 @@ TEST_CASE("tdbg: an index file filed under another step is an error with exit st
 }
 
 TEST_CASE("tdbg: an index, event or collections file that is a FIFO is an error with exit status 2 naming it") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     tdbg::test::temp_dir dir("cli_fifo");
     const fs::path run = copy_vanishing_run(dir.path());
     for (const fs::path& file : {run / "index" / "000000000" / "000000000005_worker_0.json",
@@ -169,9 +167,6 @@ TEST_CASE("tdbg: an index, event or collections file that is a FIFO is an error 
 }
 
 TEST_CASE("tdbg: links that leave the run are refused with exit status 2 naming where they lead, links inside are followed") {
-    if (!tdbg::test::fixtures_dir()) {
-        TDBG_SKIP("fixtures not found");
-    }
     tdbg::test::temp_dir dir("cli_links");
     const fs::path run = fs::absolute(copy_vanishing_run(dir.path()));
     const command_result before = tdbg_run({"dump", run.string(), "--json"});

@@ -30,6 +30,9 @@ namespace detail {
 TDBG_DECL std::string zero_padded(std::int64_t value, std::size_t width, const char* what);
 } // namespace detail
 
+/// The largest global step a run can name: its files name steps with 12 digits.
+inline constexpr std::int64_t max_step = 999'999'999'999;
+
 /// The global step as smdebug writes it in file names: 12 digits, zero padded.
 [[nodiscard]] inline std::string step_string(std::int64_t step) { return detail::zero_padded(step, 12, "step"); }
 

@@ -51,8 +51,9 @@ enum class existing_run_policy {
     /// state store resumes (hook_options::checkpoint_config_file) goes on in its directory.
     refuse,
     /// Go on with that run: the worker's claim is taken over and its files kept; steps go on
-    /// after the state store's last one, or from 0, replacing the files of those steps. A run
-    /// that has ended is still refused.
+    /// after the state store's last one or, without a state store, after the worker's last
+    /// published step (each mode after its last step), so that the run never holds steps of two
+    /// jobs under one number. A run that has ended is still refused.
     resume,
     /// Start that worker's run again: its event, index and collections files, the end marker
     /// and the stop marker are removed first (a storage without remove is a config_error).

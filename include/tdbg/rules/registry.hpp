@@ -77,6 +77,9 @@ public:
     [[nodiscard]] static TDBG_DECL std::optional<std::string> lookup(std::string_view name);
     /// Every registered name, sorted.
     [[nodiscard]] static TDBG_DECL std::vector<std::string> names();
+    /// The error for a rule name that is not registered: it names the nearest registered name
+    /// ("did you mean ...?") and lists them all.
+    [[nodiscard]] static TDBG_DECL config_error unknown_rule(std::string_view name);
     /// The description of the rule registered as `name` (a spelling lookup() accepts); nullopt
     /// when it was registered without one. Throws config_error for an unknown rule, naming the
     /// nearest registered name when one is close ("did you mean ...?").

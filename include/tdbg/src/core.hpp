@@ -22,6 +22,7 @@ const char tdbg_compiled_engine_anchor = 0;
 }
 #endif
 
+#include "tdbg/core/impl/config_file.ipp"
 #include "tdbg/core/impl/error.ipp"
 #include "tdbg/core/impl/pattern.ipp"
 #include "tdbg/core/impl/reduction.ipp"

@@ -70,6 +70,13 @@ struct s3_options {
     /// ends a listing neither hangs the reader nor fills its memory (at most max_list_pages
     /// times list_page_size keys, each at most S3's 1024 bytes, are kept).
     int max_list_pages = 10'000;
+    /// Pages in a row that bring no new key (none at all, or only keys not after the last one
+    /// seen: S3 lists keys in order) before a listing that is still truncated is refused: a
+    /// broken server is found within a few requests, not after max_list_pages.
+    int max_stalled_list_pages = 8;
+    /// The bytes of keys one listing may hold (1 GiB by default: some 20 million keys of a run):
+    /// a listing that brings more is refused, whatever its page count.
+    std::uint64_t max_list_bytes = std::uint64_t{1} << 30U;
     /// The largest object read() reads whole (index, collections files; event files are
     /// read by ranges): a larger reply is aborted, a storage_error, so a damaged or
     /// hostile run cannot fill memory (as local_storage::options::max_read_bytes).
@@ -267,6 +274,9 @@ public:
         std::string token;
         // The digest of every token the server gave: one given twice would start the same pages over.
         std::set<std::string> tokens;
+        std::string last_key;     // the greatest key listed so far (full)
+        int stalled = 0;          // pages in a row that brought no key after it
+        std::uint64_t bytes = 0;  // the bytes of the keys held
         for (int pages = 1;; ++pages) {
             const bool first = pages == 1;
             std::vector<query_param> query{
@@ -286,7 +296,12 @@ public:
                 throw storage_error(fmt::format("{}: page {} of the listing holds {} keys, more than the {} asked for",
                                                 what, pages, page.keys.size(), options_.list_page_size));
             }
+            bool new_keys = false;
             for (std::string& key : page.keys) {
+                if (key > last_key) {
+                    new_keys = true;
+                    last_key = key;
+                }
                 if (key.size() > max_key_bytes) {
                     throw storage_error(fmt::format("{}: page {} of the listing holds a key of {} bytes; S3 keys have "
                                                     "at most {}",
@@ -301,10 +316,23 @@ public:
                 if (temporary || relative.back() == '/' || relative <= start_after) {
                     continue;
                 }
+                bytes += relative.size();
+                if (bytes > options_.max_list_bytes) {
+                    throw storage_error(fmt::format("{}: the listing holds more than {} bytes of keys after {} pages "
+                                                    "(s3_options::max_list_bytes); refused",
+                                                    what, options_.max_list_bytes, pages));
+                }
                 keys.push_back(std::move(relative));
             }
             if (!page.truncated) {
                 break;
+            }
+            stalled = new_keys ? 0 : stalled + 1;
+            if (stalled >= options_.max_stalled_list_pages) {
+                throw storage_error(fmt::format("{}: the listing is truncated, but its last {} pages (to page {}) "
+                                                "brought no new key (s3_options::max_stalled_list_pages); the "
+                                                "server is not moving on",
+                                                what, stalled, pages));
             }
             if (page.next_continuation_token.empty() || !tokens.insert(sha256_hex(page.next_continuation_token)).second) {
                 throw storage_error(fmt::format(

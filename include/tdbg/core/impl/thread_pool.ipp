@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "tdbg/core/detail/fork_guard.hpp"
 #include "tdbg/core/detail/thread_pool.hpp"
 
 namespace tdbg::detail {
@@ -33,10 +35,11 @@ public:
     /// More threads than this are never started (loops asking for more share them).
     static constexpr std::size_t max_threads = 64;
 
-    /// The process's pool.
+    /// The process's pool. Freed at exit, but not in a child forked after it was made: its
+    /// threads, and the waits on its condition, are the parent's (core/detail/fork_guard.hpp).
     static thread_pool& instance() {
-        static thread_pool pool;
-        return pool;
+        static const process_pool holder;
+        return *holder.pool;
     }
 
     thread_pool(const thread_pool&) = delete;
@@ -85,6 +88,24 @@ public:
     }
 
 private:
+    // Owns the process's pool: deletes it at exit, or leaves it whole in a forked child.
+    struct process_pool {
+        thread_pool* pool;
+        std::uint64_t born;
+        process_pool() : pool(new thread_pool()), born(forks_so_far()) {}
+        process_pool(const process_pool&) = delete;
+        process_pool& operator=(const process_pool&) = delete;
+        process_pool(process_pool&&) = delete;
+        process_pool& operator=(process_pool&&) = delete;
+        ~process_pool() {
+            if (forked_since(born)) {
+                abandon(pool);
+            } else {
+                delete pool;
+            }
+        }
+    };
+
     // One loop: items are claimed one at a time; `body` is touched only for a claimed
     // item, so a helper that starts after the loop is over leaves at once.
     struct loop_state {

@@ -165,7 +165,7 @@ struct fast_tensor_fields {
 
 /// Adds the dims of a TensorShapeProto to `out`; false for anything the full decoder decides
 /// (unknown_rank, a size that cannot be, too many dims).
-inline bool fast_tensor_shape(std::string_view shape_bytes, fast_tensor_fields& out) noexcept {
+inline bool fast_tensor_shape(std::string_view shape_bytes, fast_tensor_fields& out) {
     wire_cursor sh(shape_bytes);
     std::uint32_t field = 0;
     wire_type wire = wire_type::varint;

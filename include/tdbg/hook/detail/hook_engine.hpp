@@ -12,6 +12,7 @@
 ///   - step_scalars (step_scalars.hpp): the step's scalars and the SageMaker metrics;
 ///   - selection_check (selection_check.hpp): a selection that can never save;
 ///   - the writer (writer.hpp): background threads, their queue and the publisher;
+///   - call_gate (call_gate.hpp): one call at a time, and nothing done in a forked child;
 ///   - error_reporter (error_reporter.hpp): the write error that stops the hook, thrown or
 ///     logged, the errors of the writes beside the writer's, the selection check's findings
 ///     and the hook's log;
@@ -21,6 +22,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -41,6 +43,7 @@
 #include "tdbg/hook/collection.hpp"
 #include "tdbg/hook/deferred.hpp"
 #include "tdbg/hook/detail/buffer_pool.hpp"
+#include "tdbg/hook/detail/call_gate.hpp"
 #include "tdbg/hook/detail/deferred_cell.hpp"
 #include "tdbg/hook/detail/error_reporter.hpp"
 #include "tdbg/hook/detail/export_schedule.hpp"
@@ -78,6 +81,10 @@ public:
     // ---- collections --------------------------------------------------------
 
     [[nodiscard]] collection_selection& selection() noexcept { return selection_; }
+
+    // ---- threads and fork (call_gate.hpp) ------------------------------------
+
+    [[nodiscard]] call_gate& gate() noexcept { return gate_; }
 
     // ---- the step protocol ----------------------------------------------------
 
@@ -156,6 +163,10 @@ private:
     TDBG_DECL void check_open(const char* what) const;
 
     TDBG_DECL void check_saving(std::string_view name);
+    // True the first time `name` is saved in the open step; a later save of it is dropped (said once).
+    TDBG_DECL bool first_save_in_step(std::string_view name);
+    // existing_run_policy::resume without a state store: the clock goes on after the published steps.
+    TDBG_DECL void resume_after_published_steps();
 
     // Reports the error that stopped the writer, once: thrown (rethrow policy) or
     // printed (disable policy, smdebug's: training goes on without the hook).
@@ -195,6 +206,7 @@ private:
     // The stop marker, as the watch found it; with a check interval of 0, looked for here at every step.
     TDBG_DECL void check_stop_marker();
 
+    call_gate gate_; // first: a forked child's hook is known before anything else is touched
     any_storage storage_;
     hook_options options_;
     collection_selection selection_;
@@ -208,6 +220,8 @@ private:
     std::int64_t prepared_step_ = -1;  // the last step whose event file the writer was told to open
     std::vector<std::size_t> active_;  // prepare_save's collections, for save_prepared
     std::set<std::string> checked_names_;
+    std::set<std::string, std::less<>> saved_in_step_;     // the tensors saved in the open step
+    std::set<std::string, std::less<>> said_saved_twice_;  // the tensors a second save of a step was said of
     step_scalars scalars_;
     state_keeper state_;
     std::optional<stop_request> stop_;

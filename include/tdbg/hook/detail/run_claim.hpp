@@ -14,9 +14,14 @@
 /// the only ones tdbg's and smdebug's readers list, so a run reads as before.
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -25,6 +30,7 @@
 #include "tdbg/config.hpp"
 #include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
+#include "tdbg/core/mode.hpp"
 #include "tdbg/format/json.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/hook/options.hpp"
@@ -40,6 +46,13 @@ namespace tdbg::detail {
 /// What a claim holds: who took it and when (JSON, for a person reading a refusal).
 [[nodiscard]] TDBG_DECL std::string claim_text(std::string_view worker);
 
+/// What `claim` holds, cut to 400 bytes, for a refusal's message.
+[[nodiscard]] TDBG_DECL std::string claim_holder(const any_storage& storage, const std::string& claim);
+
+/// The process a claim's text names when it runs on this host (not this process); nullopt when
+/// it is gone, on another host, or the text is not a claim.
+[[nodiscard]] TDBG_DECL std::optional<long> live_local_holder(const std::string& holder);
+
 /// The config_error of a run directory that holds another job's run of `worker`.
 [[noreturn]] TDBG_DECL void refuse_run(const any_storage& storage, std::string_view worker, const std::string& why);
 
@@ -52,6 +65,21 @@ TDBG_DECL void remove_worker_files(const any_storage& storage, const std::string
 /// config_error when the run is another job's, a storage_error when the storage fails.
 TDBG_DECL void claim_run(const any_storage& storage, const std::string& worker, existing_run_policy policy,
                          bool resumed);
+
+/// Where a worker's run in the directory left off: its last published global step, and the
+/// last step of each mode found in its newest index files.
+struct run_position {
+    std::int64_t last_step = -1;
+    std::vector<std::pair<mode, std::int64_t>> mode_steps;
+};
+
+/// The position of `worker`'s published steps in the run (its index files, the newest
+/// `max_reads` of them read for their modes); nullopt when it published none. A job that
+/// resumes the run without a state store goes on after it, so its steps never replace another
+/// job's (existing_run_policy::resume).
+[[nodiscard]] TDBG_DECL std::optional<run_position> published_position(const any_storage& storage,
+                                                                        const std::string& worker,
+                                                                        std::size_t max_reads = 16);
 
 } // namespace tdbg::detail
 

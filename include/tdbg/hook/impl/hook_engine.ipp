@@ -15,6 +15,7 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/collections_file.hpp"
 #include "tdbg/format/layout.hpp"
@@ -42,6 +43,13 @@ TDBG_DECL hook_engine::hook_engine(any_storage storage, hook_options options)
         writer_ = std::make_unique<async_writer>(storage_, std::move(w));
     }
     start_run(resumed); // last: a hook whose options are refused has claimed nothing
+    if (!writer_ && !options_.dry_run && worker_.size == 1) {
+        // The job's only worker, and it saves nothing: said, as a collection that selects nothing is.
+        errors_.log(fmt::format("tdbg::hook: worker '{}' ({}) saves nothing: with include_workers \"one\" (the "
+                                "default) only {} saves, and this job has one worker. Name it {}, or set "
+                                "include_workers to \"all\"",
+                                terminal_safe(worker_.name), worker_.source, worker_name(0), worker_name(0)));
+    }
 }
 
 TDBG_DECL void hook_engine::set_mode(mode m) {
@@ -58,6 +66,7 @@ TDBG_DECL void hook_engine::begin_step() {
     check_stop_marker();
     clock_.begin();
     step_wrote_ = false;
+    saved_in_step_.clear();
 }
 
 TDBG_DECL void hook_engine::end_step() {
@@ -144,6 +153,9 @@ TDBG_DECL bool hook_engine::prepare_save(std::string_view name, std::initializer
     selection_.add_explicit(name, collections);
     active_ = selection_.active(name, clock_.current(), clock_.mode_step());
     check_.offer(name, !active_.empty(), selection_);
+    if (!active_.empty() && !first_save_in_step(name)) {
+        active_.clear();
+    }
     return !active_.empty();
 }
 
@@ -197,10 +209,27 @@ TDBG_DECL std::optional<save_plan> hook_engine::plan_save(std::string_view name,
     selection_.add_explicit(name, collections);
     const auto active = selection_.active(name, clock_.current(), clock_.mode_step());
     check_.offer(name, !active.empty(), selection_);
-    if (active.empty()) {
+    if (active.empty() || !first_save_in_step(name)) {
         return std::nullopt;
     }
     return plan_of(selection_, active, type, shape, exports_tensorboard(options_));
+}
+
+TDBG_DECL bool hook_engine::first_save_in_step(std::string_view name) {
+    if (saved_in_step_.emplace(name).second) {
+        return true;
+    }
+    // Readers resolve a name recorded twice in a step by the last record, silently: the run keeps
+    // the first (a GAN's discriminator gradients as its optimizer used them, before the
+    // generator's backward pass changed them), and says so once per tensor.
+    if (said_saved_twice_.emplace(name).second) {
+        errors_.log(fmt::format(
+            "tdbg::hook: '{}' saved again in step {} ({} step {}): a step keeps the first save of a tensor and drops "
+            "the later ones (said once per tensor). With several backward passes a step, give each model a hook of "
+            "its own (torch_hook over one model), or save each tensor once a step",
+            terminal_safe(name), clock_.global(), mode_name(clock_.current()), clock_.mode_step()));
+    }
+    return false;
 }
 
 TDBG_DECL void hook_engine::save_deferred(std::string_view name, dtype type, const tensor_value::shape_type& shape,
@@ -272,6 +301,19 @@ TDBG_DECL worker_info hook_engine::worker_of(const hook_options& options) {
         worker.size = *options.num_workers;
     }
     format::validate_worker_name(worker.name);
+    // What the run's readers could not give back as it was written: refused here, where the
+    // message can say why, instead of a run that reads under another name or not at all.
+    if (const std::size_t at = invalid_utf8_at(worker.name); at != std::string::npos) {
+        throw config_error(fmt::format("worker name '{}' ({}): not valid UTF-8 at byte {}; the collections file names "
+                                       "its worker in JSON, which holds UTF-8 only",
+                                       terminal_safe(worker.name), worker.source, at));
+    }
+    if (worker.name.find("__") != std::string::npos) {
+        throw config_error(fmt::format("worker name '{}' ({}): contains '__', which smdebug's readers take for an "
+                                       "escaped '/', so the run would read back under another worker's name; "
+                                       "choose a name without '__'",
+                                       terminal_safe(worker.name), worker.source));
+    }
     return worker;
 }
 
@@ -368,6 +410,9 @@ TDBG_DECL void hook_engine::start_run(bool resumed) {
     try {
         if (writer_) {
             claim_run(storage_, worker_.name, options_.existing_run, resumed);
+            if (options_.existing_run == existing_run_policy::resume && !resumed) {
+                resume_after_published_steps();
+            }
         } else if (storage_.exists(std::string(format::end_marker_key))) {
             throw config_error(fmt::format("the run at {} has ended already (it holds {}); write to a new directory",
                                            storage_.describe(), format::end_marker_key));
@@ -382,6 +427,25 @@ TDBG_DECL void hook_engine::start_run(bool resumed) {
             report_write_error(); // printed now; with rethrow, thrown by the next call
         }
     }
+}
+
+TDBG_DECL void hook_engine::resume_after_published_steps() {
+    // Without a state store, the job goes on after the worker's last published step: starting
+    // from 0 would replace the other job's steps one by one, and the run would read as one job's.
+    const auto position = published_position(storage_, worker_.name);
+    if (!position) {
+        return;
+    }
+    if (position->last_step >= format::max_step) {
+        throw config_error(fmt::format("the run at {} holds {}'s steps up to {}: a job resumed after them could not "
+                                       "name its steps (12 digits)",
+                                       storage_.describe(), worker_.name, position->last_step));
+    }
+    clock_.resume(position->last_step, position->mode_steps);
+    errors_.log(fmt::format("tdbg::hook: resuming {}'s run at {} after its last published step {}: this job's "
+                            "steps start at {}",
+                            terminal_safe(worker_.name), storage_.describe(), position->last_step,
+                            position->last_step + 1));
 }
 
 TDBG_DECL void hook_engine::write_state() {

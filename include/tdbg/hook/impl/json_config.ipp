@@ -7,10 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +17,7 @@
 #include <fmt/core.h>
 
 #include "tdbg/core/detail/pattern.hpp"
+#include "tdbg/core/config_file.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/save_config.hpp"
@@ -462,19 +461,6 @@ private:
     std::string source_;
 };
 
-inline std::string read_config_file(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-        throw config_error(fmt::format("cannot open the hook configuration {}", file.string()));
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (text.str().size() > (std::size_t{16} << 20U)) {
-        throw config_error(fmt::format("hook configuration {} is larger than 16 MiB", file.string()));
-    }
-    return text.str();
-}
-
 } // namespace detail
 
 TDBG_DECL hook_options parse_hook_config(std::string_view json_text, std::string_view source) {
@@ -482,7 +468,7 @@ TDBG_DECL hook_options parse_hook_config(std::string_view json_text, std::string
 }
 
 TDBG_DECL hook_options load_hook_config(const std::string& file) {
-    hook_options options = parse_hook_config(detail::read_config_file(file), file);
+    hook_options options = parse_hook_config(read_config_file(file, "hook configuration"), file);
     if (std::getenv("TRAINING_JOB_NAME") != nullptr) {
         const char* tb_env = std::getenv("TENSORBOARD_CONFIG_FILE_PATH");
         const std::filesystem::path tb_file =
@@ -493,7 +479,8 @@ TDBG_DECL hook_options load_hook_config(const std::string& file) {
         if (std::filesystem::is_regular_file(tb_file, ec)) {
             format::json_value tb;
             try {
-                tb = format::parse_json(detail::read_config_file(tb_file), tb_file.string(), "TensorBoard configuration");
+                tb = format::parse_json(read_config_file(tb_file, "TensorBoard configuration"), tb_file.string(),
+                                       "TensorBoard configuration");
             } catch (const format_error&) {
                 tb = format::json_value(); // not JSON: no TensorBoard output, as before
             }

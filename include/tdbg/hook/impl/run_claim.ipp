@@ -2,14 +2,24 @@
 /// \file
 /// Definitions of tdbg/hook/detail/run_claim.hpp.
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <fmt/core.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include "tdbg/format/index_file.hpp"
 #include "tdbg/hook/detail/run_claim.hpp"
 
 namespace tdbg::detail {
@@ -29,6 +39,43 @@ TDBG_DECL std::string claim_text(std::string_view worker) {
     format::append_json_string(out, job == nullptr ? "" : job, true);
     out += fmt::format(R"(, "time": {:.6f}}})", now);
     return out;
+}
+
+TDBG_DECL std::string claim_holder(const any_storage& storage, const std::string& claim) {
+    std::string holder;
+    try {
+        holder = storage.read(claim);
+    } catch (const object_not_found&) {
+        holder = "another hook is claiming it at this moment";
+    }
+    if (holder.size() > 400) {
+        holder = holder.substr(0, 400) + "...";
+    }
+    return holder;
+}
+
+TDBG_DECL std::optional<long> live_local_holder(const std::string& holder) {
+    try {
+        const format::json_value claim = format::parse_json(holder, "claim", "claim");
+        const format::json_value* host = claim.find("host");
+        const format::json_value* pid = claim.find("pid");
+        if (host == nullptr || pid == nullptr || !host->is_string()) {
+            return std::nullopt;
+        }
+        char here[256] = {};
+        if (::gethostname(here, sizeof here - 1) != 0 || host->as_string() != here) {
+            return std::nullopt;
+        }
+        const std::int64_t id = pid->as_int64();
+        if (id <= 0 || id == ::getpid() || id > std::numeric_limits<pid_t>::max()) {
+            return std::nullopt; // this process (a hook made again), or no process
+        }
+        if (::kill(static_cast<pid_t>(id), 0) == 0 || errno == EPERM) {
+            return static_cast<long>(id);
+        }
+    } catch (const error&) { // NOLINT(bugprone-empty-catch): not a claim tdbg wrote: nobody to ask
+    }
+    return std::nullopt;
 }
 
 TDBG_DECL void refuse_run(const any_storage& storage, std::string_view worker, const std::string& why) {
@@ -74,20 +121,22 @@ TDBG_DECL void claim_run(const any_storage& storage, const std::string& worker, 
                                format::end_marker_key));
     }
     if (policy == existing_run_policy::resume || resumed) {
-        storage.put(claim, claim_text(worker));
+        // The claim is taken over from a job that is gone, never from one that runs: of two jobs
+        // resuming one run at once, one wins the claim and the other finds it held by a live
+        // process (on this host; a holder on another host cannot be asked, and is taken over).
+        if (!storage.put_if_absent(claim, claim_text(worker))) {
+            const std::string holder = claim_holder(storage, claim);
+            if (const auto pid = live_local_holder(holder)) {
+                refuse_run(storage, worker,
+                           fmt::format("{} is claimed by process {} on this host, which is still running: {}", claim,
+                                       *pid, holder));
+            }
+            storage.put(claim, claim_text(worker));
+        }
         return;
     }
     if (!storage.put_if_absent(claim, claim_text(worker))) {
-        std::string holder;
-        try {
-            holder = storage.read(claim);
-        } catch (const object_not_found&) {
-            holder = "another hook is claiming it at this moment";
-        }
-        if (holder.size() > 400) {
-            holder = holder.substr(0, 400) + "...";
-        }
-        refuse_run(storage, worker, fmt::format("{} is claimed: {}", claim, holder));
+        refuse_run(storage, worker, fmt::format("{} is claimed: {}", claim, claim_holder(storage, claim)));
     }
     if (storage.exists(format::collections_file_key(worker))) {
         (void)storage.remove(claim); // the directory stays as it was
@@ -95,6 +144,35 @@ TDBG_DECL void claim_run(const any_storage& storage, const std::string& worker, 
                    fmt::format("it holds {} and no claim: a run written by another job",
                                format::collections_file_key(worker)));
     }
+}
+
+TDBG_DECL std::optional<run_position> published_position(const any_storage& storage, const std::string& worker,
+                                                        std::size_t max_reads) {
+    std::vector<std::pair<std::int64_t, std::string>> steps; // (step, key) of the worker's index files
+    for (std::string& key : storage.list("index/")) {
+        const auto info = format::parse_index_file_key(key);
+        if (info && info->worker == worker) {
+            steps.emplace_back(info->step, std::move(key));
+        }
+    }
+    if (steps.empty()) {
+        return std::nullopt;
+    }
+    std::sort(steps.begin(), steps.end());
+    run_position position;
+    position.last_step = steps.back().first;
+    // Each mode's newest step, from the newest files: a mode not met there goes on after the
+    // last global step (step_clock::resume), which is above any of its steps.
+    std::size_t read = 0;
+    for (auto it = steps.rbegin(); it != steps.rend() && read < max_reads; ++it, ++read) {
+        const format::index_file index = format::parse_index_file(storage.read(it->second), it->second);
+        const bool known = std::any_of(position.mode_steps.begin(), position.mode_steps.end(),
+                                       [&](const auto& m) { return m.first == index.mode; });
+        if (!known && index.mode != mode::global) {
+            position.mode_steps.emplace_back(index.mode, index.mode_step);
+        }
+    }
+    return position;
 }
 
 } // namespace tdbg::detail

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -16,6 +16,8 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/core/config_file.hpp"
+#include "tdbg/format/layout.hpp"
 #include "tdbg/hook/detail/state_store.hpp"
 
 namespace tdbg::detail {
@@ -74,6 +76,24 @@ TDBG_DECL std::optional<training_state> state_store::last_state() const {
         }
     } catch (const format_error& e) {
         throw fail(e.what());
+    }
+    // A resumed job goes on after these steps: each must leave it a step the run's files can name.
+    const auto check_step = [&](std::string_view field, std::int64_t step) {
+        if (step < -1 || step >= format::max_step) {
+            throw fail(fmt::format("\"{}\" is {}, outside -1 to {}: a job resumed after it could not name its steps "
+                                   "(the run's files name steps with 12 digits)",
+                                   field, step, format::max_step - 1));
+        }
+    };
+    if (s.training_run < 0 || s.training_run >= std::numeric_limits<std::int64_t>::max()) {
+        throw fail(fmt::format("\"training-run\" is {}, not a count of training jobs", s.training_run));
+    }
+    if (s.last_saved_step) {
+        check_step("latest-global-step-saved", *s.last_saved_step);
+    }
+    check_step("latest-global-step-seen", s.last_seen_step);
+    for (const auto& [m, step] : s.mode_steps) {
+        check_step(fmt::format("latest-mode-step\" \"{}", mode_name(m)), step);
     }
     return s;
 }
@@ -142,14 +162,9 @@ TDBG_DECL void state_store::update(const training_state& state) {
 }
 
 TDBG_DECL format::json_value state_store::parse_file(const std::filesystem::path& file, std::string_view what) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in) {
-        throw config_error(fmt::format("cannot read the {} {}", what, file.string()));
-    }
+    const std::string text = read_config_file(file, what);
     try {
-        return format::parse_json(text.str(), file.string(), what);
+        return format::parse_json(text, file.string(), what);
     } catch (const format_error& e) {
         throw config_error(e.what());
     }

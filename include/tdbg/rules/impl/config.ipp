@@ -5,8 +5,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <string_view>
@@ -14,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/core/config_file.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/json.hpp"
 #include "tdbg/rules/config.hpp"
@@ -115,19 +114,7 @@ TDBG_DECL std::vector<rule_configuration> parse_rule_configurations(std::string_
 
 TDBG_DECL std::vector<rule_configuration> load_rule_configurations(const std::string& path) {
     const std::filesystem::path file(path);
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(file, ec);
-    if (ec) {
-        throw config_error(fmt::format("cannot read rule configuration {}: {}", file.string(), ec.message()));
-    }
-    if (size > (std::uintmax_t{16} << 20U)) {
-        throw config_error(fmt::format("rule configuration {} is larger than 16 MiB", file.string()));
-    }
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-        throw config_error(fmt::format("cannot open rule configuration {}", file.string()));
-    }
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = read_config_file(file, "rule configuration");
     return parse_rule_configurations(text, file.string());
 }
 

@@ -137,18 +137,21 @@ TDBG_DECL std::vector<std::string> registry::names() {
     return out;
 }
 
+TDBG_DECL config_error registry::unknown_rule(std::string_view name) {
+    const auto known = names();
+    const auto nearest = tdbg::detail::nearest_name(name, known);
+    std::string listed;
+    for (const auto& n : known) {
+        listed += (listed.empty() ? "" : ", ") + n;
+    }
+    return config_error(fmt::format("unknown rule '{}'{}; registered rules: {}", name,
+                                    nearest ? fmt::format(" (did you mean '{}'?)", *nearest) : std::string(), listed));
+}
+
 TDBG_DECL std::optional<rule_description> registry::describe(std::string_view name) {
     const auto found = lookup(name);
     if (!found) {
-        const auto known = names();
-        const auto nearest = tdbg::detail::nearest_name(name, known);
-        std::string listed;
-        for (const auto& n : known) {
-            listed += (listed.empty() ? "" : ", ") + n;
-        }
-        throw config_error(fmt::format("unknown rule '{}'{}; registered rules: {}", name,
-                                       nearest ? fmt::format(" (did you mean '{}'?)", *nearest) : std::string(),
-                                       listed));
+        throw unknown_rule(name);
     }
     auto& s = detail::registry_with_builtins();
     const std::lock_guard<std::mutex> lock(s.mutex);
@@ -159,11 +162,7 @@ TDBG_DECL any_rule registry::create(std::string_view name, const trial& base, co
                                     std::vector<trial> others, const rule_logger& logger) {
     const auto found = lookup(name);
     if (!found) {
-        std::string known;
-        for (const auto& n : names()) {
-            known += (known.empty() ? "" : ", ") + n;
-        }
-        throw config_error(fmt::format("unknown rule '{}'; registered rules: {}", name, known));
+        throw unknown_rule(name);
     }
     factory make;
     {

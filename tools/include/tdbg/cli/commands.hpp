@@ -137,6 +137,9 @@ struct rules_options {
     std::string run;
     /// The rules to evaluate, in order (`--rule`/`--param`, `--config`).
     std::vector<rule_request> rules;
+    /// The rule configuration files `rules` came from (`--config`): inputs, which no output
+    /// may replace.
+    std::vector<std::string> config_files;
     /// Other runs, for the rules that compare runs (SimilarAcrossRuns) (`--other`).
     std::vector<std::string> others;
     /// List the registered rules, with their summaries and parameters' defaults, instead.
@@ -221,6 +224,9 @@ struct report_options {
     bool distributions = true;
     /// Rules evaluated over the steps written so far, their triggers marked.
     std::vector<rule_request> rules;
+    /// The rule configuration files `rules` came from (`--config`): inputs, which the page may
+    /// not replace.
+    std::vector<std::string> config_files;
     /// Other runs, for the rules that compare runs.
     std::vector<std::string> others;
 };

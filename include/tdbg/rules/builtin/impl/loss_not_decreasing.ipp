@@ -98,13 +98,14 @@ TDBG_DECL verdict loss_not_decreasing::check(const std::string& tensor_name, std
         return false; // not a scalar loss
     }
     last_check_[tensor_name] = s;
+    // The steps are the mode's own ("EVAL step 3"), or global steps when the rule reads GLOBAL.
+    const std::string at = m == mode::global ? std::string("global step") : fmt::format("{} step", mode_name(m));
     const double loss_s = scalar_of(now);
     const double loss_b = scalar_of(before);
     if (std::isnan(loss_s) || std::isnan(loss_b)) {
         // A NaN loss is not a lower loss: the condition is met (the lowest is kept as it was).
-        return condition_met(fmt::format("{} went from {:.6g} at mode step {} to {:.6g} at mode step {}: a NaN loss is "
-                                         "not decreasing",
-                                         tensor_name, loss_b, b, loss_s, s));
+        return condition_met(fmt::format("{} went from {:.6g} at {} {} to {:.6g} at {} {}: a NaN loss is not decreasing",
+                                         tensor_name, loss_b, at, b, loss_s, at, s));
     }
     auto lowest = lowest_.find(tensor_name);
     if (lowest == lowest_.end()) {
@@ -113,13 +114,13 @@ TDBG_DECL verdict loss_not_decreasing::check(const std::string& tensor_name, std
     const double lowest_before = std::min(lowest->second, loss_b);
     lowest->second = std::min(lowest_before, loss_s);
     if (loss_s >= loss_b - std::fabs(loss_b) * diff_percent_ / 100.0) {
-        return condition_met(fmt::format("{} went from {:.6g} at mode step {} to {:.6g} at mode step {}", tensor_name,
-                                         loss_b, b, loss_s, s));
+        return condition_met(
+            fmt::format("{} went from {:.6g} at {} {} to {:.6g} at {} {}", tensor_name, loss_b, at, b, loss_s, at, s));
     }
     if (increase_threshold_percent_ &&
         loss_s > lowest_before + std::fabs(lowest_before) * *increase_threshold_percent_ / 100.0) {
-        return condition_met(fmt::format("{} is {:.6g} at mode step {}, more than {:g}% above its lowest {:.6g}",
-                                         tensor_name, loss_s, s, *increase_threshold_percent_, lowest_before));
+        return condition_met(fmt::format("{} is {:.6g} at {} {}, more than {:g}% above its lowest {:.6g}", tensor_name,
+                                         loss_s, at, s, *increase_threshold_percent_, lowest_before));
     }
     return false;
 }
