@@ -215,6 +215,24 @@ TEST_CASE("selection check: an include regex that selects nothing warns once, af
     }
 }
 
+TEST_CASE("selection check: weights or gradients that select nothing name the torch_hook call that offers them") {
+    const temp_dir dir("selcheck_torch");
+    std::vector<std::string> log;
+    hook_options o = checked_options(dir.path(), log);
+    o.include_collections = {"weights", "gradients", "losses"};
+    hook h(o);
+    // A libtorch trainer that starts its steps with hook.begin_step(): only its loss is offered.
+    for (int step = 0; step < 4; ++step) {
+        h.begin_step();
+        h.save_tensor("CrossEntropyLoss_output_0", xt::xarray<float>{1});
+    }
+    h.close();
+    CHECK(lines_with(log, {"collection 'weights'", "saves nothing (with tdbg::torch_hook, start each step with "
+                                                   "torch_hook.begin_step()"}) == 1);
+    CHECK(lines_with(log, {"collection 'gradients'", "call torch_hook.after_backward() after each backward pass"}) == 1);
+    CHECK(lines_with(log, {"collection 'losses'"}) == 0);
+}
+
 TEST_CASE("create_from_environment: no configuration is a hook that throws when used, never a null dereference") {
     if (std::filesystem::exists(default_hook_config_path)) {
         TDBG_SKIP("this machine has a SageMaker hook configuration at " << default_hook_config_path);

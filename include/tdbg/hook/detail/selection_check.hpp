@@ -42,6 +42,9 @@ public:
     [[nodiscard]] TDBG_DECL std::vector<std::string> step_ended(const collection_selection& selection);
 
 private:
+    // Why a built-in collection of a torch model may have selected nothing: its tensors are offered by
+    // torch_hook calls the trainer may not make; empty for other collections.
+    [[nodiscard]] TDBG_DECL static std::string likely_cause(std::string_view collection);
     // One include regex of a collection asked for, and whether it selected a tensor yet.
     struct watch {
         std::string collection_name;

@@ -6,6 +6,7 @@
 /// (hook/detail/selection.hpp).
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -18,13 +19,17 @@ namespace tdbg::detail {
 
 /// The global step and each mode's step: every counter starts at -1 (a resumed job's at the last
 /// step seen); begin() advances the global step and the current mode's, and GLOBAL's follows the
-/// global step.
+/// global step. The hook's calls change it one at a time (call_gate.hpp); the counters and the
+/// mode are atomics, so the hook's getters (global_step(), mode_step(), current_mode()) may read
+/// them from any thread at any time, getting the value of a recent call.
 class step_clock {
 public:
-    [[nodiscard]] mode current() const noexcept { return mode_; }
-    [[nodiscard]] std::int64_t global() const noexcept { return step_; }
-    [[nodiscard]] std::int64_t mode_step(mode m) const noexcept { return mode_steps_[index(m)]; }
-    [[nodiscard]] std::int64_t mode_step() const noexcept { return mode_step(mode_); }
+    [[nodiscard]] mode current() const noexcept { return mode_.load(std::memory_order_relaxed); }
+    [[nodiscard]] std::int64_t global() const noexcept { return step_.load(std::memory_order_relaxed); }
+    [[nodiscard]] std::int64_t mode_step(mode m) const noexcept {
+        return mode_steps_[index(m)].load(std::memory_order_relaxed);
+    }
+    [[nodiscard]] std::int64_t mode_step() const noexcept { return mode_step(current()); }
     /// True between begin() and end().
     [[nodiscard]] bool open() const noexcept { return open_; }
 
@@ -33,7 +38,7 @@ public:
 
     /// Makes `m` the current mode (the step it counts goes on from where it was).
     void set_mode(mode m) noexcept {
-        mode_ = m;
+        mode_.store(m, std::memory_order_relaxed);
         remember(m);
     }
 
@@ -53,11 +58,11 @@ private:
 
     TDBG_DECL void remember(mode m) noexcept;
 
-    mode mode_ = mode::global;
+    std::atomic<mode> mode_{mode::global};
     std::array<mode, 4> known_{mode::global, mode::global, mode::global, mode::global};
     std::size_t known_count_ = 1;
-    std::int64_t step_ = -1;
-    std::array<std::int64_t, 4> mode_steps_{-1, -1, -1, -1};
+    std::atomic<std::int64_t> step_{-1};
+    std::array<std::atomic<std::int64_t>, 4> mode_steps_{-1, -1, -1, -1};
     bool open_ = false;
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,7 +17,6 @@
 #include <vector>
 
 #include <fmt/core.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include "tdbg/format/index_file.hpp"

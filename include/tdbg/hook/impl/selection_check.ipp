@@ -30,6 +30,19 @@ TDBG_DECL void selection_check::offer(std::string_view name, bool saved, const c
     }
 }
 
+TDBG_DECL std::string selection_check::likely_cause(std::string_view collection) {
+    // The parameters and gradients of a torch model are offered by tdbg::torch_hook's own calls:
+    // a trainer that starts its steps with hook.begin_step() never offers them.
+    if (collection == collection_names::weights || collection == collection_names::biases) {
+        return " (with tdbg::torch_hook, start each step with torch_hook.begin_step(), which saves the registered "
+               "parameters, or call torch_hook.save_parameters() after hook.begin_step())";
+    }
+    if (collection == collection_names::gradients) {
+        return " (with tdbg::torch_hook, call torch_hook.after_backward() after each backward pass)";
+    }
+    return {};
+}
+
 TDBG_DECL std::vector<std::string> selection_check::step_ended(const collection_selection& selection) {
     std::vector<std::string> found;
     if (policy_ == selection_check_policy::off) {
@@ -51,8 +64,8 @@ TDBG_DECL std::vector<std::string> selection_check::step_ended(const collection_
             // nothing is added to it by name.
             if (!w.selected && !(w.builtin && !w.owner->tensor_names().empty())) {
                 found.push_back(fmt::format("tdbg::hook: include regex '{}' of collection '{}' selected no tensor "
-                                            "in the first {} steps that saved one: it saves nothing",
-                                            w.regex.text(), w.collection_name, steps_));
+                                            "in the first {} steps that saved one: it saves nothing{}",
+                                            w.regex.text(), w.collection_name, steps_, likely_cause(w.collection_name)));
             }
         }
         for (const std::string& name : selection.asked()) {

@@ -21,20 +21,24 @@ TDBG_DECL std::vector<std::pair<mode, std::int64_t>> step_clock::known_mode_step
 }
 
 TDBG_DECL void step_clock::resume(std::int64_t seen, const std::vector<std::pair<mode, std::int64_t>>& modes) noexcept {
-    step_ = seen;
-    mode_steps_.fill(seen);
+    step_.store(seen, std::memory_order_relaxed);
+    for (auto& step : mode_steps_) {
+        step.store(seen, std::memory_order_relaxed);
+    }
     for (const auto& [m, step] : modes) {
-        mode_steps_[index(m)] = step;
+        mode_steps_[index(m)].store(step, std::memory_order_relaxed);
         remember(m);
     }
-    mode_steps_[index(mode::global)] = seen;
+    mode_steps_[index(mode::global)].store(seen, std::memory_order_relaxed);
 }
 
 TDBG_DECL void step_clock::begin() noexcept {
-    ++step_;
-    ++mode_steps_[index(mode_)];
-    if (mode_ != mode::global) {
-        mode_steps_[index(mode::global)] = step_;
+    const std::int64_t global = step_.load(std::memory_order_relaxed) + 1;
+    const mode m = current();
+    step_.store(global, std::memory_order_relaxed);
+    mode_steps_[index(m)].store(mode_steps_[index(m)].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (m != mode::global) {
+        mode_steps_[index(mode::global)].store(global, std::memory_order_relaxed);
     }
     open_ = true;
 }
