@@ -43,9 +43,20 @@ bool required() {
     return env != nullptr && std::string(env) == "1";
 }
 
-// The smdebug source tree the setup test prepared, or nothing (with the reason in `why`).
+fs::path tools_dir() {
+    const char* env = std::getenv("TDBG_SHARED_DIR");
+    return fs::path(env != nullptr ? env : TDBG_SHARED_DIR) / "tools" / "smdebug";
+}
+
+// The smdebug source tree the setup test prepared, or nothing (with the reason in `why`): the
+// tree, and the scripts of the shared reference material that drive it (dump_trial.py).
 std::optional<fs::path> smdebug_source(std::string& why) {
     const fs::path src(TDBG_SMDEBUG_SRC);
+    if (!fs::is_regular_file(tools_dir() / "dump_trial.py")) {
+        why = "no " + (tools_dir() / "dump_trial.py").string() +
+              " (the shared reference material is not beside the checkout: ../shared, or TDBG_SHARED_DIR)";
+        return std::nullopt;
+    }
     if (!fs::is_regular_file(src / "smdebug" / "core" / "tfevent" / "proto" / "event_pb2.py")) {
         why = "Python smdebug is not set up in " + src.string() +
               " (the test 'smdebug: set up Python smdebug' prepares it from the shared reference material,"
@@ -66,11 +77,6 @@ std::optional<fs::path> prepared_smdebug() {
         tdbg::test::skip_test(why);
     }
     return src;
-}
-
-fs::path tools_dir() {
-    const char* env = std::getenv("TDBG_SHARED_DIR");
-    return fs::path(env != nullptr ? env : TDBG_SHARED_DIR) / "tools" / "smdebug";
 }
 
 // Runs one of ../shared/tools/smdebug's scripts with the prepared smdebug.
