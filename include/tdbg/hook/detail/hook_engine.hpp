@@ -24,6 +24,7 @@
 #include <exception>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -220,7 +221,7 @@ private:
     std::int64_t prepared_step_ = -1;  // the last step whose event file the writer was told to open
     std::vector<std::size_t> active_;  // prepare_save's collections, for save_prepared
     std::set<std::string> checked_names_;
-    std::set<std::string, std::less<>> saved_in_step_;     // the tensors saved in the open step
+    std::map<std::string, std::int64_t, std::less<>> last_save_step_; // each tensor's last step saved
     std::set<std::string, std::less<>> said_saved_twice_;  // the tensors a second save of a step was said of
     step_scalars scalars_;
     state_keeper state_;

@@ -66,7 +66,6 @@ TDBG_DECL void hook_engine::begin_step() {
     check_stop_marker();
     clock_.begin();
     step_wrote_ = false;
-    saved_in_step_.clear();
 }
 
 TDBG_DECL void hook_engine::end_step() {
@@ -216,7 +215,16 @@ TDBG_DECL std::optional<save_plan> hook_engine::plan_save(std::string_view name,
 }
 
 TDBG_DECL bool hook_engine::first_save_in_step(std::string_view name) {
-    if (saved_in_step_.emplace(name).second) {
+    // The global step of each tensor's last save: found without allocating once a name is known,
+    // and nothing to clear at each step (a step's number is never given again).
+    const std::int64_t step = clock_.global();
+    const auto last = last_save_step_.find(name);
+    if (last == last_save_step_.end()) {
+        last_save_step_.emplace(std::string(name), step);
+        return true;
+    }
+    if (last->second != step) {
+        last->second = step;
         return true;
     }
     // Readers resolve a name recorded twice in a step by the last record, silently: the run keeps
