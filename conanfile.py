@@ -1,6 +1,6 @@
 """Conan 2 recipe of tdbg: the headers, tdbg::compiled (built by the consumer), and the optional
-components s3, libtorch and cli (the `tdbg` command and tdbg::cli), each built exactly when its
-option says so. tests/packaging/conan_create.py runs this recipe's steps in the test suite."""
+components s3, libtorch, engine (tdbg::engine, the engine compiled once by the package) and cli
+(the `tdbg` command and tdbg::cli, with the engine), each built exactly when its option says so. tests/packaging/conan_create.py runs this recipe's steps in the test suite."""
 
 import os
 
@@ -17,18 +17,27 @@ class TdbgConan(ConanFile):
     license = "Apache-2.0"
     topics = ("machine-learning", "debugging", "smdebug", "header-only")
     settings = "os", "arch", "compiler", "build_type"
-    options = {"s3": [True, False], "libtorch": [True, False], "cli": [True, False]}
-    default_options = {"s3": False, "libtorch": False, "cli": False}
+    options = {"s3": [True, False], "libtorch": [True, False], "engine": [True, False], "cli": [True, False]}
+    default_options = {"s3": False, "libtorch": False, "engine": False, "cli": False}
     exports_sources = "CMakeLists.txt", "cmake/*", "include/*", "tools/*", "LICENSE"
 
     @property
     def _components(self):
         """The CMake components the options ask for, in tdbg's names."""
-        return [name for name in ("s3", "libtorch", "cli") if self.options.get_safe(name)]
+        wanted = [name for name in ("s3", "libtorch", "engine", "cli") if self.options.get_safe(name)]
+        if self.options.cli and "engine" not in wanted:
+            wanted.insert(wanted.index("cli"), "engine")  # the command line links the engine
+        return wanted
+
+    @property
+    def _compiled(self):
+        """True when the package holds compiled code (the engine, the command line)."""
+        return bool(self.options.engine or self.options.cli)
 
     def configure(self):
-        # Only the command line is compiled; without it the package is headers and CMake files.
-        self.package_type = "static-library" if self.options.cli else "header-library"
+        # Only the engine and the command line are compiled; without them the package is headers
+        # and CMake files.
+        self.package_type = "static-library" if self._compiled else "header-library"
 
     def validate(self):
         check_min_cppstd(self, 17)
@@ -56,6 +65,7 @@ class TdbgConan(ConanFile):
         variables["TDBG_S3"] = bool(self.options.s3)
         variables["TDBG_LIBTORCH"] = bool(self.options.libtorch)
         variables["TDBG_BUILD_TOOLS"] = bool(self.options.cli)
+        variables["TDBG_ENGINE"] = bool(self.options.engine)
         variables["TDBG_REQUIRED_COMPONENTS"] = ",".join(self._components)
         toolchain.generate()
         CMakeDeps(self).generate()
@@ -70,7 +80,7 @@ class TdbgConan(ConanFile):
         copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
 
     def package_id(self):
-        if not self.info.options.cli:
+        if not (self.info.options.engine or self.info.options.cli):
             # Headers and CMake files only: one package fits every configuration.
             self.info.settings.clear()
 
@@ -97,9 +107,15 @@ class TdbgConan(ConanFile):
             libtorch.defines = ["TDBG_HAS_LIBTORCH=1"]
             libtorch.bindirs = []
             libtorch.libdirs = []
+        if self._compiled:
+            engine = self.cpp_info.components["engine"]
+            engine.requires = ["tdbg"]
+            engine.libs = ["tdbg_compiled"]
+            engine.defines = ["TDBG_SEPARATE_COMPILATION"]
+            engine.bindirs = []
         if self.options.cli:
             cli = self.cpp_info.components["cli"]
-            cli.requires = ["tdbg"] + (["s3"] if self.options.s3 else [])
-            cli.libs = ["tdbg_cli", "tdbg_compiled"]
+            cli.requires = ["engine"] + (["s3"] if self.options.s3 else [])
+            cli.libs = ["tdbg_cli"]
             cli.defines = ["TDBG_SEPARATE_COMPILATION"]
             cli.bindirs = ["bin"]

@@ -7,7 +7,10 @@
 //     float32 = 1000 MiB) beside `dd if=/dev/zero` of the same size to the
 //     same filesystem (no fdatasync on either side: the hook does not fsync),
 //     measured first, before part 1 deletes its runs (see empty_files); leave a
-//     minute between two runs of the benchmark for the same reason.
+//     minute between two runs of the benchmark for the same reason;
+//  3. what a saved step and a small tensor cost, whatever their size: the process's
+//     CPU per step (writer threads included) saving one scalar, or 40 tensors of 16
+//     floats as six reductions each, over the same loop without a hook.
 // Build it Release (see README.md).
 //
 //   bench_hook [--writes] [dir]   (dir default: <temp dir>/tdbg_bench_hook; removed afterwards)
@@ -19,12 +22,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <tuple>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <sys/resource.h>
@@ -275,6 +278,86 @@ void step_times(const std::filesystem::path& base) {
     std::printf("  (raw saves %.2f MiB per step)\n\n", raw_bytes / (1024.0 * 1024.0));
 }
 
+// What a saved step and a small tensor cost, whatever their size: the CPU of the whole process
+// (training and writer threads) per step of a loop whose training is next to nothing, with the
+// hook saving one scalar a step, or 40 tensors of 16 floats as six reductions each, against the
+// same loop without a hook. Best of `rounds` interleaved rounds.
+void small_tensor_costs(const std::filesystem::path& base) {
+    constexpr int tensors = 40;
+    constexpr int steps_per_round = 400;
+    constexpr int rounds = 9;
+    std::vector<std::vector<float>> values(tensors, std::vector<float>(16));
+    std::vector<std::string> names;
+    for (int i = 0; i < tensors; ++i) {
+        names.push_back("gradient/layer" + std::to_string(i) + ".weight");
+    }
+    const auto train = [&](int step) { // the "training": each value nudged
+        for (auto& v : values) {
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                v[i] = 0.5F * v[i] + static_cast<float>((static_cast<std::size_t>(step) + i) % 7);
+            }
+        }
+    };
+    tdbg::hook_options scalar_only = every_step(base / "one_scalar");
+    scalar_only.include_regex = {"^loss$"};
+    tdbg::hook_options small = every_step(base / "small_reductions");
+    small.include_collections = {"gradients"};
+    small.include_regex = {"^loss$"};
+    small.reduction_config = tdbg::reduction_config::parse("min,max,mean,std,l2_norm,abs_mean");
+    auto scalar_hook = std::make_unique<tdbg::hook>(scalar_only);
+    auto small_hook = std::make_unique<tdbg::hook>(small);
+    struct configuration {
+        const char* name;
+        tdbg::hook* hook;
+        bool save_tensors;
+        double best = 1e300; // process CPU seconds per step
+    };
+    std::vector<configuration> configs{{"no hook", nullptr, false},
+                                       {"one value a step", scalar_hook.get(), false},
+                                       {"40 x 16 floats, 6 reductions each", small_hook.get(), true}};
+    int step = 0;
+    for (int round = 0; round < rounds; ++round) {
+        for (std::size_t k = 0; k < configs.size(); ++k) {
+            auto& c = configs[(k + static_cast<std::size_t>(round)) % configs.size()];
+            const double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+            for (int s = 0; s < steps_per_round; ++s, ++step) {
+                if (c.hook != nullptr) {
+                    c.hook->begin_step();
+                }
+                train(step);
+                if (c.hook == nullptr) {
+                    continue;
+                }
+                c.hook->save_tensor("loss", values[0].data(), {1}); // one value: the step's fixed cost
+                if (c.save_tensors) {
+                    for (int i = 0; i < tensors; ++i) {
+                        c.hook->save_tensor(names[static_cast<std::size_t>(i)], values[static_cast<std::size_t>(i)].data(),
+                                            {values[static_cast<std::size_t>(i)].size()});
+                    }
+                }
+            }
+            if (c.hook != nullptr) {
+                c.hook->flush(); // the writers' work for these steps is billed to them
+            }
+            c.best = std::min(c.best, (cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0) / steps_per_round);
+        }
+    }
+    scalar_hook->close();
+    small_hook->close();
+    const double off = configs[0].best;
+    const double fixed = configs[1].best - off;
+    const double small_cost = configs[2].best - off;
+    std::printf("small tensors: process CPU per step (all threads) over the same loop without a hook, best of %d "
+                "rounds of %d steps\n",
+                rounds, steps_per_round);
+    std::printf("  %-36s %12s %12s %10s\n", "configuration", "cpu us/step", "over no hook", "target");
+    std::printf("  %-36s %12.1f %12s %10s\n", configs[0].name, off * 1e6, "", "");
+    std::printf("  %-36s %12.1f %12.1f %10s\n", configs[1].name, configs[1].best * 1e6, fixed * 1e6, "<= 100");
+    std::printf("  %-36s %12.1f %12.1f %10s\n", configs[2].name, configs[2].best * 1e6, small_cost * 1e6, "<= 200");
+    std::printf("  per small tensor (its 6 reductions' records): %.2f us (target <= 5)\n\n",
+                (small_cost - fixed) / tensors * 1e6);
+}
+
 struct timing {
     double seconds = 0;
     double cpu[3] = {0, 0, 0}; // dd: {process}; hook: {training thread, data thread, publisher thread}
@@ -412,6 +495,7 @@ int main(int argc, char** argv) {
         throughput(base);
         if (!writes_only) {
             step_times(base);
+            small_tensor_costs(base);
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_hook: %s\n", e.what());

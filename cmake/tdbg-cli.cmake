@@ -2,8 +2,8 @@
 # more translation units linked in, e.g. files whose tdbg::rules::registrar objects add a
 # team's own rules to `tdbg rules --rule NAME` and to --config files. Only those files are
 # compiled: the program's own objects come from the library tdbg::cli, linked whole (its
-# subcommands register themselves), with the engine it was built with (tdbg::cli_engine, so
-# the files are compiled with TDBG_SEPARATE_COMPILATION; link no tdbg::compiled beside it).
+# subcommands register themselves), with the engine it was built with (tdbg::engine, so the
+# files are compiled with TDBG_SEPARATE_COMPILATION; link no tdbg::compiled beside it).
 # Defined by tools/ in tdbg's own build and by the installed package's component cli
 # (`find_package(tdbg REQUIRED COMPONENTS cli)`).
 function(tdbg_add_cli target)

@@ -20,8 +20,10 @@ class TdbgTestConan(ConanFile):
     def generate(self):
         options = self.dependencies["tdbg"].options
         toolchain = CMakeToolchain(self)
-        toolchain.cache_variables["TDBG_TEST_COMPONENTS"] = ";".join(
-            name for name in ("s3", "libtorch", "cli") if options.get_safe(name))
+        components = [name for name in ("s3", "libtorch", "engine", "cli") if options.get_safe(name)]
+        if "cli" in components and "engine" not in components:
+            components.insert(components.index("cli"), "engine")  # cli comes with the engine
+        toolchain.cache_variables["TDBG_TEST_COMPONENTS"] = ";".join(components)
         toolchain.generate()
         CMakeDeps(self).generate()
 

@@ -55,7 +55,6 @@ std::string describe_steps(const std::vector<std::int64_t>& steps) {
     return out + count;
 }
 
-std::string shape_text(const tdbg::tensor_value::shape_type& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 struct tensor_row {
     std::string name, dtype, shape, steps, modes, saved;
@@ -93,14 +92,15 @@ tensor_row describe_tensor(const tdbg::trial& t, const std::string& name, bool r
     // dtype and shape at the last step that has them.
     if (const auto& last = summary.last) {
         if (last->has_value && read_values) {
-            const auto value = tensor.value(last->step, tdbg::mode::global, last->worker);
-            row.dtype = std::string(tdbg::dtype_name(value.type()));
-            row.shape = shape_text(value.shape());
+            // The record's head only: a value of any size costs one small read.
+            const auto layout = tensor.layout(last->step, tdbg::mode::global, last->worker);
+            row.dtype = std::string(tdbg::dtype_name(layout.type));
+            row.shape = tdbg::shape_text(layout.shape);
         } else if (last->has_value) {
             row.dtype = "?";
-            row.shape = last->stored_shape ? shape_text(*last->stored_shape) : "?";
+            row.shape = last->stored_shape ? tdbg::shape_text(*last->stored_shape) : "?";
         } else if (last->stored_shape) {
-            row.shape = shape_text(*last->stored_shape);
+            row.shape = tdbg::shape_text(*last->stored_shape);
         }
     }
     return row;
@@ -168,7 +168,8 @@ int run_ls(const std::vector<std::string>& args, std::ostream& out, std::ostream
                                 "steps, its collections, and for each tensor its dtype and shape (at the\n"
                                 "last step), the number of steps, the modes, and what was saved (the value,\n"
                                 "a shape, stored reductions).\n");
-    parser.flag("--no-values", "do not read one value per tensor (dtype shown as '?')", o.read_values, false);
+    parser.flag("--no-values", "do not read the head of one value per tensor (dtype shown as '?')", o.read_values,
+                false);
     const auto positional = parser.parse_or_help(args, out);
     if (!positional) {
         return tdbg::cli::exit_ok;

@@ -43,6 +43,7 @@
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/registry.hpp"
 #include "tdbg/trial/tensor.hpp"
+#include "tdbg/core/text.hpp"
 
 namespace {
 
@@ -85,8 +86,13 @@ void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
                 [&o](const std::string&, const std::string& value) { o.tensor_regex = value; });
     args.option("--collection", "NAME", "only tensors of this collection",
                 [&o](const std::string&, const std::string& value) { o.collection = value; });
-    args.number("--max-tensors", "N", "at most N tensors, in name order (default 20; 0: all)", o.max_tensors,
-                std::size_t{0}, std::size_t{100000});
+    args.number("--max-tensors", "N", "at most N tensors on the page, in the order of its sections (default 20; 0: all)",
+                o.max_tensors, std::size_t{0}, std::size_t{100000});
+    args.number("--per-section", "N",
+                "without --tensors and --collection, the page shows the tensors a rule flagged, then each "
+                "collection's (losses, gradients, weights, biases, the others), then the rest, at most N of each, "
+                "in name order (default 6; 0: all)",
+                o.per_section, std::size_t{0}, std::size_t{100000});
     args.option("--reductions", "LIST",
                 "the reductions to plot, e.g. mean,std,abs_max,l2_norm (default: the reductions the run saved "
                 "for a tensor; else mean,std,l2 computed from its values; a scalar's value as it is)",
@@ -223,7 +229,6 @@ private:
     std::size_t bytes_ = 0;
 };
 
-std::string shape_text(const tdbg::tensor_value::shape_type& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // ---------------------------------------------------------------- one tensor
 
@@ -278,11 +283,11 @@ std::string summary_of(const tensor_overview& view, const std::optional<tdbg::te
                        const std::vector<tdbg::tensor_step_info>& infos) {
     std::string summary;
     if (sample) {
-        summary = fmt::format("{} {}", tdbg::dtype_name(sample->type()), shape_text(sample->shape()));
+        summary = fmt::format("{} {}", tdbg::dtype_name(sample->type()), tdbg::shape_text(sample->shape()));
     } else {
         for (auto it = infos.rbegin(); it != infos.rend(); ++it) {
             if (it->stored_shape) {
-                summary = fmt::format("shape {}", shape_text(*it->stored_shape));
+                summary = fmt::format("shape {}", tdbg::shape_text(*it->stored_shape));
                 break;
             }
         }
@@ -621,8 +626,10 @@ std::pair<std::vector<std::string>, std::string> chosen_tensors(const tdbg::tria
     return {names, selection};
 }
 
-// At most --max-tensors of `names`, saying so in the notes and the selection.
-void limit_tensors(std::vector<std::string>& names, const report_options& o, tdbg::cli::report::document& doc,
+// At most --max-tensors of `names` (tensor names, or pairs of a name and its section), saying so
+// in the notes and the selection.
+template <class Name>
+void limit_tensors(std::vector<Name>& names, const report_options& o, tdbg::cli::report::document& doc,
                    std::string& selection) {
     if (o.max_tensors > 0 && names.size() > o.max_tensors) {
         doc.notes.push_back(fmt::format("Showing the first {} of {} tensors; choose with --tensors REGEX, "
@@ -633,7 +640,60 @@ void limit_tensors(std::vector<std::string>& names, const report_options& o, tdb
     }
 }
 
-tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_options& o) {
+// A section of the default page: its tensors, and the option that shows them all.
+struct tensor_group {
+    std::string name;
+    std::vector<std::string> tensors;
+    std::string shows_all;
+};
+
+// The default page's sections: the tensors the rules' reasons name, then each collection's
+// (losses, gradients, weights, biases, then the others by name; "all" and "default" hold
+// everything), then the rest. A tensor is in the first that holds it.
+std::vector<tensor_group> default_groups(const tdbg::trial& t, const std::vector<tdbg::rules::evaluation_result>& rules) {
+    const std::vector<std::string> names = t.tensor_names();
+    std::set<std::string> placed;
+    std::vector<tensor_group> out;
+    const auto add = [&](std::string group, const std::vector<std::string>& candidates, std::string shows_all) {
+        tensor_group g{std::move(group), {}, std::move(shows_all)};
+        for (const std::string& n : candidates) {
+            if (placed.insert(n).second) {
+                g.tensors.push_back(n);
+            }
+        }
+        if (!g.tensors.empty()) {
+            out.push_back(std::move(g));
+        }
+    };
+    std::vector<std::string> flagged;
+    for (const std::string& n : names) {
+        const bool named = std::any_of(rules.begin(), rules.end(), [&](const tdbg::rules::evaluation_result& r) {
+            return std::any_of(r.trigger_reasons.begin(), r.trigger_reasons.end(),
+                               [&](const auto& item) { return tdbg::cli::report::detail::names_tensor(item.second, n); });
+        });
+        if (named) {
+            flagged.push_back(n);
+        }
+    }
+    add("flagged by a rule", flagged, "--tensors REGEX");
+    std::vector<std::string> order{"losses", "gradients", "weights", "biases"};
+    for (const auto& item : t.collections()) {
+        if (item.first != "all" && item.first != "default" &&
+            std::find(order.begin(), order.end(), item.first) == order.end()) {
+            order.push_back(item.first);
+        }
+    }
+    for (const std::string& c : order) {
+        if (t.collections().count(c) != 0) {
+            add(c, t.tensor_names(std::nullopt, tdbg::mode::global, std::nullopt, c), "--collection " + c);
+        }
+    }
+    add("other tensors", names, "--tensors REGEX");
+    return out;
+}
+
+tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_options& o,
+                                        const std::vector<tdbg::rules::evaluation_result>& rules = {}) {
     namespace report = tdbg::cli::report;
     report::document doc;
     doc.run_name = t.name();
@@ -651,8 +711,33 @@ tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_optio
     }
 
     doc.tensors_in_run = t.tensor_names().size();
+    if (!o.collection && !o.tensor_regex) {
+        // What a person debugging the run needs first: what the rules flagged, then a section
+        // per collection, each capped, saying what it left out and how to see it.
+        std::vector<std::pair<std::string, std::string>> shown; // name, section
+        std::string selection;
+        for (tensor_group& g : default_groups(t, rules)) {
+            if (o.per_section > 0 && g.tensors.size() > o.per_section) {
+                selection = fmt::format("at most {} a section", o.per_section);
+                doc.notes.push_back(fmt::format("{}: {} of {} tensors shown ({} ... left out); {} shows them all.",
+                                                g.name, o.per_section, g.tensors.size(), g.tensors[o.per_section],
+                                                g.shows_all));
+                g.tensors.resize(o.per_section);
+            }
+            for (std::string& n : g.tensors) {
+                shown.emplace_back(std::move(n), g.name);
+            }
+        }
+        limit_tensors(shown, o, doc, selection);
+        doc.selection = selection;
+        for (const auto& [name, group] : shown) {
+            doc.tensors.push_back(collect_tensor(t, name, o));
+            doc.tensors.back().group = group;
+        }
+        return doc;
+    }
     auto [names, selection] = chosen_tensors(t, o);
-    if ((o.collection || o.tensor_regex) && names.empty() && doc.tensors_in_run > 0) {
+    if (names.empty() && doc.tensors_in_run > 0) {
         doc.notes.emplace_back("No tensor matches the selection.");
     }
     limit_tensors(names, o, doc, selection);
@@ -909,12 +994,14 @@ int tdbg::commands::report(const report_options& o, std::ostream& out, std::ostr
         if (o.runs.size() == 1) {
             const tdbg::trial trial = tdbg::cli::open_run(o.runs.front());
             auto rules = build_rules(trial, o);
-            doc = collect_run(trial, o);
+            // The rules first: the tensors they flag open the page.
+            auto results = evaluate_rules(rules, err);
+            doc = collect_run(trial, o, results);
             if (!o.names.empty()) {
                 doc.run_name = o.names.front();
                 doc.title = o.title ? *o.title : fmt::format("tdbg report: {}", doc.run_name);
             }
-            doc.rules = evaluate_rules(rules, err);
+            doc.rules = std::move(results);
         } else {
             const auto names = run_names(o.runs, o.names);
             std::vector<tdbg::trial> trials;

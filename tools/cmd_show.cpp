@@ -406,7 +406,6 @@ std::string array_text(const tdbg::tensor_value& value) {
     return layout.text(element_texts(value, layout.shown(), false));
 }
 
-std::string shape_text(const tdbg::tensor_value::shape_type& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // ---- The command ----
 
@@ -531,7 +530,7 @@ void print_values(std::ostream& out, const tdbg::tensor& tensor, const std::vect
             continue;
         }
         const tdbg::tensor_value value = tensor.value(e.step, tdbg::mode::global, e.worker);
-        out << "  " << tdbg::dtype_name(value.type()) << " " << shape_text(value.shape()) << "\n" << array_text(value) << "\n";
+        out << "  " << tdbg::dtype_name(value.type()) << " " << tdbg::shape_text(value.shape()) << "\n" << array_text(value) << "\n";
     }
 }
 

@@ -44,14 +44,58 @@ __asm__(".pushsection .data.tdbg_mode_guard,\"awG\",@progbits,tdbg_mode_guard,co
         ".byte 0\n"
         ".popsection\n");
 #else
+/// The C++ standard guard: the engine compiled once and the files compiled against it must
+/// use one C++ standard (the engine's classes and inline functions are laid out and compiled
+/// by it). A program whose files use another standard than the engine it links (an installed
+/// tdbg::engine built as C++17 in a C++20 program) fails to link, with two errors that name
+/// both: "undefined reference to `tdbg_engine_compiled_as_cxx20'" (a C++20 file wants a C++20
+/// engine) and "undefined reference to `tdbg_program_compiled_as_cxx17'" (the C++17 engine
+/// wants C++17 files). Every file compiled against the engine refers to the engine's anchor
+/// for its standard and to its core part's anchor (which links that part, and with it the mode
+/// guard), and holds the program's symbol for its standard in a COMDAT group; every part of the
+/// engine refers to the program's symbol for the engine's standard.
+#if __cplusplus > 202002L
+#define TDBG_DETAIL_CXX_STANDARD cxx23
+#elif __cplusplus > 201703L
+#define TDBG_DETAIL_CXX_STANDARD cxx20
+#else
+#define TDBG_DETAIL_CXX_STANDARD cxx17
+#endif
+#define TDBG_DETAIL_PASTE2(a, b) a##b
+#define TDBG_DETAIL_PASTE(a, b) TDBG_DETAIL_PASTE2(a, b)
+#define TDBG_DETAIL_TEXT2(a) #a
+#define TDBG_DETAIL_TEXT(a) TDBG_DETAIL_TEXT2(a)
+#define TDBG_DETAIL_ENGINE_ANCHOR TDBG_DETAIL_PASTE(tdbg_engine_compiled_as_, TDBG_DETAIL_CXX_STANDARD)
+#define TDBG_DETAIL_PROGRAM_ANCHOR TDBG_DETAIL_PASTE(tdbg_program_compiled_as_, TDBG_DETAIL_CXX_STANDARD)
 extern "C" {
-/// Defined by the engine compiled once (tdbg/src/core.hpp), beside the mode guard.
+/// Defined by the engine compiled once (tdbg/src/core.hpp), beside the mode guard: one anchor
+/// whatever the standard (which links the engine's core part), one for its standard.
 extern const char tdbg_compiled_engine_anchor;
+extern const char TDBG_DETAIL_ENGINE_ANCHOR;
+/// Defined by every file compiled against the engine (below), for the engine's parts.
+extern const char TDBG_DETAIL_PROGRAM_ANCHOR;
 }
 namespace tdbg::detail {
-/// Every file compiled against the engine refers to its anchor: the engine's core part, and
-/// with it the mode guard, is linked whenever such a file is.
-[[gnu::used]] static const char* const compiled_engine_anchor = &tdbg_compiled_engine_anchor;
+#if defined(TDBG_DETAIL_ENGINE_SOURCE)
+/// Every part of the engine refers to the program's symbol of the engine's standard.
+[[gnu::used]] static const char* const program_anchor = &TDBG_DETAIL_PROGRAM_ANCHOR;
+#else
+/// Every file compiled against the engine refers to its anchor, so that the engine's core part
+/// (and with it the mode guard, and its reference to the program's standard) is linked whenever
+/// such a file is, and to the engine's anchor for the file's standard.
+[[gnu::used]] static const char* const compiled_engine_anchors[] = {&tdbg_compiled_engine_anchor,
+                                                                   &TDBG_DETAIL_ENGINE_ANCHOR};
+#endif
 } // namespace tdbg::detail
+#if !defined(TDBG_DETAIL_ENGINE_SOURCE)
+// Assembly, as for the mode guard: the program's symbol, one copy for all of its files.
+__asm__(".pushsection .data.tdbg_program_standard,\"awG\",@progbits," TDBG_DETAIL_TEXT(TDBG_DETAIL_PROGRAM_ANCHOR) ",comdat\n"
+        ".globl " TDBG_DETAIL_TEXT(TDBG_DETAIL_PROGRAM_ANCHOR) "\n"
+        ".type " TDBG_DETAIL_TEXT(TDBG_DETAIL_PROGRAM_ANCHOR) ",@object\n"
+        ".size " TDBG_DETAIL_TEXT(TDBG_DETAIL_PROGRAM_ANCHOR) ",1\n"
+        TDBG_DETAIL_TEXT(TDBG_DETAIL_PROGRAM_ANCHOR) ":\n"
+        ".byte 0\n"
+        ".popsection\n");
+#endif
 #endif
 #endif

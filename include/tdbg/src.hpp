@@ -7,6 +7,11 @@
 /// parallel). The optional S3 backend (tdbg/storage/s3.hpp) is header-only in
 /// both modes: only the files that construct an s3_storage pay for it.
 
+// A file of the engine itself: the C++ standard guard of tdbg/config.hpp refers to the
+// program's files from here, rather than being one of them.
+#ifndef TDBG_DETAIL_ENGINE_SOURCE
+#define TDBG_DETAIL_ENGINE_SOURCE 1
+#endif
 #include "tdbg/config.hpp"
 
 #if TDBG_HEADER_ONLY

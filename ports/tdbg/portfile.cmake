@@ -9,21 +9,23 @@ vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
   FEATURES
     s3       TDBG_S3
     libtorch TDBG_LIBTORCH
+    engine   TDBG_ENGINE
     tools    TDBG_BUILD_TOOLS
 )
 # The components the features ask for: configuring fails naming one it cannot build, so the
 # machine never decides what the package holds.
 set(required_components "")
-foreach(feature IN ITEMS s3 libtorch tools)
-  if(feature IN_LIST FEATURES)
+foreach(feature IN ITEMS s3 libtorch engine tools)
+  # The command line comes with the engine it links.
+  if(feature IN_LIST FEATURES OR (feature STREQUAL "engine" AND "tools" IN_LIST FEATURES))
     string(REPLACE "tools" "cli" component "${feature}")
     list(APPEND required_components ${component})
   endif()
 endforeach()
 list(JOIN required_components "," required_components)
 
-# Without tools the package is headers and CMake files: one build type is all there is.
-if(NOT "tools" IN_LIST FEATURES)
+# Without the engine and tools the package is headers and CMake files: one build type is all there is.
+if(NOT "tools" IN_LIST FEATURES AND NOT "engine" IN_LIST FEATURES)
   set(VCPKG_BUILD_TYPE release)
 endif()
 

@@ -74,8 +74,9 @@ run("linking the consumer" ${CXX} ${WORK_DIR}/consumer_compiled.o ${WORK_DIR}/en
     ${compiled_libs})
 run("the consumer with the engine compiled once" ${WORK_DIR}/consumer_compiled ${WORK_DIR}/scratch_compiled)
 
-# The components' modules the build has (MODULES, e.g. tdbg-s3|tdbg-libtorch|tdbg-cli): each
-# resolves, with its dependencies' flags; tdbg-libtorch's directories and libraries exist; and
+# The components' modules the build has (MODULES, e.g. tdbg-s3|tdbg-libtorch|tdbg-engine|tdbg-cli):
+# each resolves, with its dependencies' flags; tdbg-libtorch's directories and libraries exist;
+# a program linked with tdbg-engine's flags (its own file compiled, none of tdbg's) runs; and
 # with tdbg-cli a rule of the program's own (RULE_SOURCE) linked with nothing but its flags makes
 # `tdbg` that lists the rule.
 string(REPLACE "|" ";" modules "${MODULES}")
@@ -103,6 +104,13 @@ foreach(module IN LISTS modules)
     if(NOT module_libs MATCHES "torch")
       message(FATAL_ERROR "tdbg-libtorch links no libtorch: ${module_libs}")
     endif()
+  elseif(module STREQUAL "tdbg-engine")
+    # The installed engine: the program compiles its own file only, and links the engine.
+    run("compiling the consumer with tdbg-engine's flags" ${CXX} -std=c++${STANDARD} ${module_cflags}
+        -DTDBG_CONSUMER_SEPARATE -c ${SOURCE} -o ${WORK_DIR}/consumer_engine.o)
+    run("linking the consumer with the installed engine" ${CXX} ${WORK_DIR}/consumer_engine.o
+        -o ${WORK_DIR}/consumer_engine ${module_libs})
+    run("the consumer with the installed engine" ${WORK_DIR}/consumer_engine ${WORK_DIR}/scratch_engine)
   elseif(module STREQUAL "tdbg-cli")
     run("compiling a rule with tdbg-cli's flags" ${CXX} -std=c++${STANDARD} ${module_cflags} -c ${RULE_SOURCE}
         -o ${WORK_DIR}/my_rule.o)

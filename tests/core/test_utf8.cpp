@@ -49,3 +49,13 @@ TEST_CASE("markup_escape: what XML 1.0 cannot hold becomes U+FFFD, the rest is k
     const std::string kept = "\t\n\r\x7f\xc2\x85\xef\xbf\xbd\xef\xb7\x90\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf";
     CHECK(markup_escape(kept) == kept);
 }
+
+TEST_CASE("shape_text: a shape as the command line shows it, or as Python writes it") {
+    CHECK(tdbg::shape_text({3, 4}) == "[3, 4]");
+    CHECK(tdbg::shape_text({}) == "[]");
+    CHECK(tdbg::shape_text({7}) == "[7]");
+    CHECK(tdbg::shape_text({3, 4}, tdbg::shape_style::tuple) == "(3, 4)");
+    CHECK(tdbg::shape_text({7}, tdbg::shape_style::tuple) == "(7,)");
+    CHECK(tdbg::shape_text({}, tdbg::shape_style::tuple) == "()");
+    CHECK(tdbg::shape_text({0, 18446744073709551615ULL}) == "[0, 18446744073709551615]");
+}

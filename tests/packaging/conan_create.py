@@ -231,13 +231,16 @@ def main():
     recipe.build()
     recipe.package()
     recipe.package_id()
-    if recipe.info.settings.cleared == bool(options["cli"]):
-        raise SystemExit("package_id: settings must count exactly when the package has compiled parts (cli)")
+    compiled = bool(options["engine"] or options["cli"])
+    if recipe.info.settings.cleared == compiled:
+        raise SystemExit("package_id: settings must count exactly when the package has compiled parts (engine, cli)")
     recipe.package_info()
 
-    # package_info's components are the CMake components of the installed package.
-    components = [name for name in ("s3", "libtorch", "cli") if options[name]]
-    absent = [name for name in ("s3", "libtorch", "cli") if not options[name]]
+    # package_info's components are the CMake components of the installed package (cli comes
+    # with the engine it links).
+    names = ("s3", "libtorch", "engine", "cli")
+    components = [name for name in names if options[name] or (name == "engine" and options["cli"])]
+    absent = [name for name in names if name not in components]
     declared = sorted(set(recipe.cpp_info.components) - {"tdbg"})
     if declared != sorted(components):
         raise SystemExit(f"package_info declares the components {declared}, the options ask for {components}")

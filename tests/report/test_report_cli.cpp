@@ -147,11 +147,14 @@ TEST_CASE("tdbg report draws each tensor's reductions and distribution, and wher
 
     // The rule: its status and triggered steps in the table, a band on each step axis.
     CHECK(html.find("<span class=\"badge bad\">IssuesFound</span>") != std::string::npos);
-    CHECK(html.find("<td class=\"steps\">12, 13<div class=\"reason\">step 12: layer/weight (") != std::string::npos);
+    // The first tensor found holding a NaN is grad/weight, saved as reductions only: its stored l2
+    // norm is NaN, which only a NaN element makes (tdbg decides it; smdebug would skip it).
+    CHECK(html.find("<td class=\"steps\">12, 13<div class=\"reason\">step 12: grad/weight (worker_0) holds a NaN "
+                    "(its stored l2 is nan), saved as reductions only") != std::string::npos);
     // Why it fired, on the card of the tensor that did (named by the rule's reason), not on the others.
-    CHECK(weight.find("<ul class=\"fired\"><li>ExplodingTensor at step 12: layer/weight (") != std::string::npos);
-    CHECK(weight.find("<li>ExplodingTensor at step 13: layer/weight (") != std::string::npos);
-    CHECK(grad.find("class=\"fired\"") == std::string::npos);
+    CHECK(grad.find("<ul class=\"fired\"><li>ExplodingTensor at step 12: grad/weight (") != std::string::npos);
+    CHECK(grad.find("<li>ExplodingTensor at step 13: grad/weight (") != std::string::npos);
+    CHECK(weight.find("class=\"fired\"") == std::string::npos);
     CHECK(loss.find("class=\"fired\"") == std::string::npos);
     CHECK(html.find("only_nan=True") != std::string::npos);
     // 3 + 3 + 1 + 1 line plots (band and strip mark each), 1 heatmap strip, 1 timeline bar.
@@ -165,6 +168,61 @@ TEST_CASE("tdbg report draws each tensor's reductions and distribution, and wher
     CHECK(html.find("https://") == std::string::npos);
     CHECK(html.find("src=") == std::string::npos);
     CHECK(html.find("@import") == std::string::npos);
+}
+
+TEST_CASE("tdbg report's default page: what a rule flagged, then a section per collection, each capped") {
+    temp_dir dir("report_sections");
+    const fs::path run = dir.path() / "run";
+    {
+        tdbg::hook_options o;
+        o.out_dir = run.string();
+        o.save_config = tdbg::save_config(tdbg::save_config_mode{5, {}, 0, std::nullopt}); // steps 0, 5, 10, 15
+        o.include_collections = {"weights", "gradients", "losses"};
+        tdbg::hook h(o);
+        h.set_mode(tdbg::mode::train);
+        for (int step = 0; step < 20; ++step) {
+            h.begin_step();
+            for (int i = 0; i < 8; ++i) {
+                xt::xarray<float> w = xt::ones<float>({4}) * static_cast<float>(i + step);
+                h.save_tensor("layer" + std::to_string(i) + ".weight", w);
+                if (i == 6 && step == 10) {
+                    w(1) = std::nanf("");
+                }
+                h.save_tensor("gradient/layer" + std::to_string(i) + ".weight", w);
+            }
+            h.save_tensor("CrossEntropyLoss_output_0", xt::xarray<float>(1.0F / static_cast<float>(step + 1)));
+        }
+        h.close();
+    }
+    const auto r = tdbg_report({run.string(), "-o", "-", "--rule", "ExplodingTensor", "--no-distributions"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    // The order of the cards: the flagged gradient, the loss, 6 of the 7 other gradients, 6 of 8 weights.
+    std::vector<std::string> order;
+    for (auto at = r.out.find("data-tensor=\""); at != std::string::npos; at = r.out.find("data-tensor=\"", at + 1)) {
+        const auto begin = at + std::string("data-tensor=\"").size();
+        order.push_back(r.out.substr(begin, r.out.find('"', begin) - begin));
+    }
+    const std::vector<std::string> expected{
+        "gradient/layer6.weight",     "CrossEntropyLoss_output_0", "gradient/layer0.weight", "gradient/layer1.weight",
+        "gradient/layer2.weight",     "gradient/layer3.weight",    "gradient/layer4.weight", "gradient/layer5.weight",
+        "layer0.weight", "layer1.weight", "layer2.weight", "layer3.weight", "layer4.weight", "layer5.weight"};
+    CHECK(order == expected);
+    for (const char* heading : {"flagged by a rule", "losses", "gradients", "weights"}) {
+        CHECK(r.out.find(std::string("<h2 class=\"group\">") + heading + "</h2>") != std::string::npos);
+    }
+    CHECK(r.out.find("gradients: 6 of 7 tensors shown (gradient/layer7.weight ... left out); --collection gradients "
+                     "shows them all.") != std::string::npos);
+    CHECK(r.out.find("weights: 6 of 8 tensors shown (layer6.weight ... left out); --collection weights shows them "
+                     "all.") != std::string::npos);
+    // The rules table counts skips as `tdbg rules` does: steps 1-4, 6-9, ... were never saved.
+    CHECK(r.out.find("StepUnavailable</span>") == std::string::npos);
+    CHECK(r.out.find("title=\"evaluated 4 of 4 steps\"") != std::string::npos);
+
+    // --per-section 0 shows every tensor of each section.
+    const auto all = tdbg_report({run.string(), "-o", "-", "--per-section", "0", "--max-tensors", "0", "--no-distributions"});
+    REQUIRE(all.status == 0);
+    CHECK(tdbg::test::count_of(all.out, "<section class=\"card tensor\"") == 17);
 }
 
 TEST_CASE("tdbg report chooses tensors and reductions as asked") {

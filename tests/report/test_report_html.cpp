@@ -106,6 +106,21 @@ TEST_CASE("a rule's triggered steps become bands split by steps where it was not
     CHECK(merged[0].last == 30);
 }
 
+TEST_CASE("the rules table counts skips as tdbg rules does: steps the run never saved are not skipped") {
+    report::document doc = two_mode_run();
+    tdbg::rules::evaluation_result r;
+    r.rule = "ExplodingTensor";
+    r.not_triggered_steps = {0, 10};
+    r.unsaved_steps = tdbg::rules::step_set(std::vector<std::int64_t>{1, 2, 3, 4, 5});
+    r.skipped_steps["StepUnavailable"] = tdbg::rules::step_set(std::vector<std::int64_t>{1, 2, 3, 4, 5});
+    r.skipped_steps["TensorUnavailableForStep"] = tdbg::rules::step_set(std::vector<std::int64_t>{20});
+    doc.rules.push_back(r);
+    const std::string html = report::render_html(doc);
+    CHECK(tdbg::rules::describe_coverage(r) == "evaluated 2 of 3 steps; 1 skipped: 1 TensorUnavailableForStep");
+    CHECK(html.find("1 <span class=\"hint\">TensorUnavailableForStep</span>") != std::string::npos);
+    CHECK(html.find("StepUnavailable</span>") == std::string::npos);
+}
+
 TEST_CASE("the page has a section per tensor with its plots, and rule marks on every step axis") {
     report::document doc = two_mode_run();
     report::tensor_section w;

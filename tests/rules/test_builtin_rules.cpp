@@ -16,7 +16,9 @@
 #include "rule_run.hpp"
 #include "support.hpp"
 #include "tdbg/format/layout.hpp"
+#include "tdbg/hook/hook.hpp"
 #include "tdbg/rules/builtin/stalled_training_rule.hpp"
+#include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/logger.hpp"
 #include "tdbg/rules/registry.hpp"
@@ -73,20 +75,22 @@ TEST_CASE("ExplodingTensor, AllZero, UnchangedTensor and WeightUpdateRatio judge
     };
     using tdbg::rules::log_level;
     {
-        // worker_1's NaN at step 1; at step 2 worker_0 saved no value and worker_1's is finite.
+        // worker_1's NaN at step 1; at step 2 worker_0 saved no value and worker_1's is finite; at
+        // step 3 both saved a mean of 1 only, which says every element is finite.
         tdbg::rules::log_capture log;
         const auto result = evaluate_logged("ExplodingTensor", {}, log);
         CHECK(result.triggered_steps == steps{1});
-        CHECK(result.not_triggered_steps == steps{0, 2});
-        CHECK(result.skipped_steps.at("TensorUnavailableForStep") == steps{3});
+        CHECK(result.not_triggered_steps == steps{0, 2, 3});
+        CHECK(result.skipped_steps.empty());
         CHECK(log.contains("condition met at step 1 (w (worker_1) holds a NaN or an infinity)", log_level::warning));
     }
     {
         tdbg::rules::log_capture log;
         const auto result = evaluate_logged("AllZero", {{"collection_names", "all"}}, log);
         CHECK(result.triggered_steps == steps{2}); // worker_1 only; worker_0 has no value there
-        CHECK(result.not_triggered_steps == steps{0, 1});
-        CHECK(result.skipped_steps.at("TensorUnavailableForStep") == steps{3});
+        // Step 3: a stored mean of 1 says neither worker's value is all zeros (the default 100%).
+        CHECK(result.not_triggered_steps == steps{0, 1, 3});
+        CHECK(result.skipped_steps.empty());
         CHECK(log.contains("condition met at step 2 (w (worker_1) is 100% zeros, at least 100%)", log_level::warning));
     }
     {
@@ -108,6 +112,117 @@ TEST_CASE("ExplodingTensor, AllZero, UnchangedTensor and WeightUpdateRatio judge
         CHECK(result.not_triggered_steps == steps{2});
         CHECK(result.skipped_steps.at("TensorUnavailableForStep") == steps{0, 3});
         CHECK(log.contains("condition met at step 1 (update ratio of w (worker_0) = 0 < 1e-08)", log_level::warning));
+    }
+}
+
+TEST_CASE("ExplodingTensor and AllZero decide tensors saved as reductions only by their stored reductions") {
+    tdbg::test::temp_dir dir("reductions_only_rules");
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    const auto red = [](tdbg::reduction_kind k, bool abs = false) { return tdbg::reduction{k, abs}; };
+    using k = tdbg::reduction_kind;
+    // A hook saving the gradients as min, max and mean only: a NaN at step 3, zeros at step 5.
+    {
+        tdbg::hook_options o;
+        o.out_dir = (dir.path() / "hook").string();
+        o.include_collections = {"gradients"};
+        o.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt});
+        o.reduction_config = tdbg::reduction_config::parse("min,max,mean");
+        tdbg::hook h(o);
+        for (int step = 0; step < 7; ++step) {
+            h.begin_step();
+            std::vector<float> g{0.5F, -0.25F, 1.0F};
+            if (step == 3) {
+                g[1] = nan;
+            }
+            if (step == 5) {
+                g = {0.0F, 0.0F, 0.0F};
+            }
+            h.save_tensor("gradient/fc.weight", g.data(), {g.size()});
+        }
+        h.close();
+    }
+    const auto hook_run = tdbg::create_trial((dir.path() / "hook").string());
+    REQUIRE_FALSE(hook_run.tensor("gradient/fc.weight").summary().has_value);
+    const auto evaluate = [](const tdbg::trial& t, const std::string& rule, std::map<std::string, std::string> params) {
+        auto r = tdbg::rules::registry::create(rule, t, tdbg::rules::rule_params(std::move(params)), {},
+                                               tdbg::rules::rule_logger::silent());
+        auto result = r.evaluate();
+        INFO(result.error);
+        REQUIRE(result.error.empty());
+        return result;
+    };
+    {
+        const auto result = evaluate(hook_run, "ExplodingTensor", {{"collection_names", "gradients"}});
+        CHECK(result.triggered_steps == steps{3});
+        CHECK(result.not_triggered_steps == steps{0, 1, 2, 4, 5, 6});
+        CHECK(result.skipped_steps.empty());
+        CHECK(tdbg::rules::describe_coverage(result) ==
+              "evaluated 7 of 7 steps; 1 of 1 selected tensor saved as reductions only, decided by their stored "
+              "reductions where they can be");
+        REQUIRE(result.trigger_reasons.count(3) == 1);
+        CHECK(result.trigger_reasons.at(3) ==
+              "gradient/fc.weight (worker_0) holds a NaN (its stored max is nan), saved as reductions only");
+    }
+    {
+        const auto result = evaluate(hook_run, "AllZero", {{"collection_names", "gradients"}});
+        CHECK(result.triggered_steps == steps{5});
+        CHECK(result.not_triggered_steps == steps{0, 1, 2, 3, 4, 6});
+        // Below 100%, "not all zeros" says nothing: only steps with a decision count.
+        const auto half = evaluate(hook_run, "AllZero", {{"collection_names", "gradients"}, {"threshold", "50"}});
+        CHECK(half.triggered_steps == steps{5});
+        CHECK(half.skipped_steps.at("TensorUnavailableForStep") == steps{0, 1, 2, 3, 4, 6});
+    }
+
+    {
+        // A rule that reads values says it did not evaluate them, and why.
+        const auto result = evaluate(hook_run, "UnchangedTensor", {{"collection_names", "gradients"}});
+        CHECK(result.status() == tdbg::rules::evaluation_status::nothing_evaluated);
+        CHECK_THAT(tdbg::rules::describe_coverage(result),
+                   Catch::EndsWith("; 1 of 1 selected tensor saved as reductions only, which UnchangedTensor reads "
+                                   "as values: not evaluated"));
+        CHECK_THAT(result.nothing_evaluated_reason, Catch::Contains("which UnchangedTensor reads as values"));
+    }
+
+    // Each reduction decides what it can, and no more.
+    tdbg::test::rule_run run(dir.path() / "made");
+    run.collections({{"all", ".*"}});
+    const auto only = [](std::vector<std::pair<tdbg::reduction, float>> stored) {
+        step_tensor t{"t", std::nullopt, {}};
+        for (const auto& [r, x] : stored) {
+            t.reductions.emplace_back(r, scalar(x));
+        }
+        return t;
+    };
+    run.step(0, {only({{red(k::min, true), 0.5F}})});                          // decides nothing for NaN
+    run.step(1, {only({{red(k::min), -inf}, {red(k::max), 2.0F}})});            // an infinity
+    run.step(2, {only({{red(k::mean), nan}})});                                 // a NaN or an infinity
+    run.step(3, {only({{red(k::l2), 3.0F}})});                                  // every element finite
+    run.step(4, {only({{red(k::min), 0.0F}, {red(k::max), 0.0F}})});             // all zeros, finite
+    run.step(5, {only({{red(k::variance), 1.0F}})});                            // finite; zeros unknown
+    run.step(6, {only({{red(k::max, true), nan}})});                            // a NaN; not all zeros
+    run.end();
+    const auto made = tdbg::create_trial((dir.path() / "made").string());
+    {
+        const auto result = evaluate(made, "ExplodingTensor", {});
+        CHECK(result.triggered_steps == steps{1, 2, 6});
+        CHECK(result.not_triggered_steps == steps{3, 4, 5});
+        CHECK(result.skipped_steps.at("TensorUnavailableForStep") == steps{0});
+        CHECK(result.trigger_reasons.at(1) == "t (worker_0) holds an infinity (its stored min is -inf), saved as reductions only");
+    }
+    {
+        const auto result = evaluate(made, "ExplodingTensor", {{"only_nan", "True"}});
+        CHECK(result.triggered_steps == steps{6});
+        CHECK(result.not_triggered_steps == steps{0, 1, 3, 4, 5}); // a finite max (step 1): no NaN
+        CHECK(result.skipped_steps.at("TensorUnavailableForStep") == steps{2}); // a NaN mean: NaN, or inf - inf?
+    }
+    {
+        const auto result = evaluate(made, "AllZero", {{"collection_names", "all"}});
+        CHECK(result.triggered_steps == steps{4});
+        // abs_min 0.5: no zeros; -inf, 3 and NaN are not 0 (a NaN mean comes of elements that are
+        // not 0). A variance: unknown.
+        CHECK(result.not_triggered_steps == steps{0, 1, 2, 3, 6});
+        CHECK(result.skipped_steps.at("TensorUnavailableForStep") == steps{5});
     }
 }
 

@@ -38,7 +38,7 @@ tdbg::trial coverage_run(const tdbg::test::temp_dir& dir) {
     for (std::int64_t s = 0; s < 3; ++s) {
         run.step(s, {{"layer1/relu_out", f32({0.0F, 1.0F, 2.0F, 0.0F}, {2, 2}), {}},
                      {"gradient/fc.weight", f32({0.5F, -0.5F}), {}},
-                     {"loss", std::nullopt, {{tdbg::reduction{tdbg::reduction_kind::mean, false}, f32({1.0F})}}}});
+                     {"loss", std::nullopt, {{tdbg::reduction{tdbg::reduction_kind::variance, false}, f32({1.0F})}}}});
     }
     run.end();
     return tdbg::create_trial(dir.path().string());
@@ -92,19 +92,23 @@ TEST_CASE("a typo in collection_names is NothingEvaluated, naming the nearest co
 TEST_CASE("tensors selected but no step evaluable: NothingEvaluated names them and counts the skips") {
     tdbg::test::temp_dir dir("coverage_skipped");
     const auto t = coverage_run(dir);
-    // "loss" has only a stored mean: AllZero needs its value at every step.
+    // "loss" has only a stored variance, which cannot say whether it is all zeros: AllZero needs its
+    // value (or a reduction that decides) at every step.
     const auto result = evaluate_by_name(t, "AllZero", {{"tensor_regex", "^loss$"}});
     CHECK(result.status() == tdbg::rules::evaluation_status::nothing_evaluated);
     CHECK(result.nothing_evaluated_reason ==
           "it selects 1 tensor: 'loss'; every step was skipped (evaluated 0 of 3 steps; 3 skipped: 3 "
-          "TensorUnavailableForStep)");
+          "TensorUnavailableForStep; 1 of 1 selected tensor saved as reductions only, decided by their stored "
+          "reductions where they can be)");
     // The JSON keeps smdebug's fields as they were and adds status, coverage and the reason.
     const auto j = tdbg::rules::to_json(result);
     CHECK(j.at("status").as_string() == "NothingEvaluated");
     CHECK(j.at("nothing_evaluated_reason").as_string() == result.nothing_evaluated_reason);
     CHECK(j.at("coverage").at("evaluated").as_int64() == 0);
     CHECK(j.at("coverage").at("skipped").as_int64() == 3);
-    CHECK(j.at("coverage").at("text").as_string() == "evaluated 0 of 3 steps; 3 skipped: 3 TensorUnavailableForStep");
+    CHECK(j.at("coverage").at("text").as_string() ==
+          "evaluated 0 of 3 steps; 3 skipped: 3 TensorUnavailableForStep; 1 of 1 selected tensor saved as reductions "
+          "only, decided by their stored reductions where they can be");
     CHECK(j.at("skipped_steps").at("TensorUnavailableForStep").size() == 3);
 }
 

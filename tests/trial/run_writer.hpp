@@ -34,6 +34,10 @@ class run_writer {
 public:
     explicit run_writer(std::filesystem::path dir) : storage_(std::move(dir)) {}
 
+    /// The records' footers from now on: smdebug's constant (as smdebug and the hook write
+    /// them, which readers do not check) or the payload's CRC (checked).
+    format::footer_kind footer = format::footer_kind::smdebug_constant;
+
     [[nodiscard]] const local_storage& storage() const noexcept { return storage_; }
 
     /// Writes `worker`'s collection file.
@@ -68,7 +72,7 @@ public:
             ev.mode = m;
             ev.mode_step = mode_step;
             const std::size_t start = events.size();
-            format::append_record(events, format::encode_tensor_event(ev), format::footer_kind::smdebug_constant);
+            format::append_record(events, format::encode_tensor_event(ev), footer);
             index.tensor_payload.push_back(format::tensor_location{tag, start, events.size() - start});
         };
         for (const saved_tensor& t : tensors) {

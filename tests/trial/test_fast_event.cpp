@@ -8,6 +8,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "run_writer.hpp"
 #include "support.hpp"
@@ -112,4 +114,40 @@ TEST_CASE("tensor decoder: damaged payloads are declined or decoded as the full 
         }
     }
     CHECK(accepted > 0);
+}
+
+TEST_CASE("tensor head: dtype, shape and where the elements lie, from a record's first bytes") {
+    tdbg::format::tensor_event ev;
+    ev.step = 7;
+    ev.tag = "layer/weight";
+    ev.value = tdbg::test::iota_value(0.5F, 3000);
+    ev.mode = tdbg::mode::eval;
+    ev.mode_step = 2;
+    const std::string payload = tdbg::format::encode_tensor_event(ev);
+    const auto whole = tdbg::format::detail::decode_tensor_head(payload, payload.size());
+    REQUIRE(whole.has_value());
+    CHECK(whole->tag == "layer/weight");
+    CHECK(whole->type == tdbg::dtype::float32);
+    CHECK(whole->shape == tdbg::tensor_value::shape_type{3000});
+    CHECK(whole->content_size == 12000);
+    CHECK(payload.substr(whole->content_offset, whole->content_size) == ev.value.bytes());
+    // Any prefix that reaches the elements' length gives the same head; a shorter one none.
+    for (std::size_t cut = 0; cut <= payload.size(); cut += cut < whole->content_offset + 8 ? 1 : 997) {
+        INFO("cut at " << cut);
+        const auto head = tdbg::format::detail::decode_tensor_head(std::string_view(payload).substr(0, cut),
+                                                                   payload.size());
+        REQUIRE(head.has_value() == (cut >= whole->content_offset));
+        if (head) {
+            CHECK(head->shape == whole->shape);
+            CHECK(head->content_offset == whole->content_offset);
+        }
+    }
+    // A payload of another size than its fields declare, a string tensor and other events: none.
+    CHECK_FALSE(tdbg::format::detail::decode_tensor_head(payload, payload.size() + 1).has_value());
+    CHECK_FALSE(tdbg::format::detail::decode_tensor_head(payload, payload.size() - 1).has_value());
+    ev.value = tdbg::tensor_value(std::vector<std::string>{"a", "bc"});
+    const std::string strings = tdbg::format::encode_tensor_event(ev);
+    CHECK_FALSE(tdbg::format::detail::decode_tensor_head(strings, strings.size()).has_value());
+    const std::string scalar = tdbg::format::encode_scalar_event(1.0, 2, "x", 1.5F);
+    CHECK_FALSE(tdbg::format::detail::decode_tensor_head(scalar, scalar.size()).has_value());
 }

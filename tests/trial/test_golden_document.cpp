@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,10 @@
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/format/collections_file.hpp"
+#include "tdbg/format/index_file.hpp"
+#include "tdbg/format/layout.hpp"
+#include "tdbg/format/tfrecord.hpp"
+#include "tdbg/reduce/compute.hpp"
 #include "tdbg/trial/golden.hpp"
 #include "tdbg/trial/trial.hpp"
 
@@ -110,4 +115,80 @@ TEST_CASE("write_golden_document with a golden_filter: the tensors, mode and ste
     const std::string whole = golden_text_of(dir.path());
     CHECK(golden_text_of(dir.path(), everything) == whole);
     CHECK(nlohmann::json::parse(whole)["steps"]["GLOBAL"] == nlohmann::json({0, 1, 2, 3}));
+}
+
+TEST_CASE("a value read in pieces: the same document, bit for bit, its layout from the record's head, its CRC checked") {
+    tdbg::test::temp_dir root("golden_pieces");
+    const std::filesystem::path dir = root.path() / "run";
+    tdbg::test::run_writer run(dir);
+    run.footer = tdbg::format::footer_kind::payload_crc;
+    run.collections("worker_0", 1);
+    const std::size_t piece = tdbg::running_reductions::piece_elements;
+    // Offset data (a large mean, small spread): any change in the order of accumulation shows.
+    std::vector<float> big(3 * piece + 17);
+    for (std::size_t i = 0; i < big.size(); ++i) {
+        big[i] = 1.0e6F + static_cast<float>((i * 7919) % 1000) * 0.001F - (i % 3 == 0 ? 0.5F : 0.0F);
+    }
+    std::vector<std::int32_t> ints(piece + 5);
+    for (std::size_t i = 0; i < ints.size(); ++i) {
+        ints[i] = static_cast<std::int32_t>(i % 977) - 400;
+    }
+    const auto big_value = tdbg::tensor_value::from_bytes(
+        tdbg::dtype::float32, {3, big.size() / 3},
+        std::string_view(reinterpret_cast<const char*>(big.data()), (big.size() / 3) * 3 * sizeof(float)));
+    const auto int_value = tdbg::tensor_value::from_bytes(
+        tdbg::dtype::int32, {ints.size()}, std::string_view(reinterpret_cast<const char*>(ints.data()), ints.size() * 4));
+    for (std::int64_t step = 0; step < 2; ++step) {
+        run.step(step, "worker_0", tdbg::mode::train, step,
+                 {{"big", big_value, {{tdbg::reduction{tdbg::reduction_kind::mean, false}, tdbg::tensor_value::scalar(1.5F)}}, std::nullopt},
+                  {"ints", int_value, {}, std::nullopt},
+                  {"small", tdbg::test::iota_value(1.0F, 4), {}, std::nullopt}});
+    }
+    run.end();
+
+    tdbg::golden_filter in_pieces;
+    in_pieces.max_whole_value_bytes = 0;
+    const std::string whole_text = golden_text_of(dir);
+    CHECK(golden_text_of(dir, in_pieces) == whole_text);
+    const nlohmann::json doc = nlohmann::json::parse(whole_text);
+    const auto& entry = doc["tensors"]["big"]["entries"][0];
+    CHECK(entry["size"] == big_value.size());
+    CHECK(entry["reductions"]["mean"]["source"] == "stored");
+    CHECK(entry["reductions"]["variance"]["source"] == "computed");
+
+    const auto trial = tdbg::create_trial(dir.string());
+    const auto t = trial.tensor("big");
+    const tdbg::value_layout layout = t.layout(1);
+    CHECK(layout.type == tdbg::dtype::float32);
+    CHECK(layout.shape == big_value.shape());
+    CHECK(t.shape(1) == big_value.shape());
+    std::string pieces;
+    std::size_t calls = 0;
+    const auto read = t.read_value_in_pieces(1, tdbg::mode::global, std::nullopt, 100000, [&](const tdbg::tensor_value& p) {
+        CHECK(p.size() <= 100000);
+        pieces += std::string(p.bytes());
+        ++calls;
+    });
+    CHECK(read.shape == big_value.shape());
+    CHECK(calls == (big_value.size() + 99999) / 100000);
+    CHECK(pieces == big_value.bytes());
+    const auto small = trial.tensor("small").layout(0); // read whole (a small record)
+    CHECK(small.shape == tdbg::tensor_value::shape_type{4});
+
+    // A byte of the elements changed: the CRC, checked as the pieces go past, says so.
+    const std::string index_key = tdbg::format::index_file_key(1, "worker_0");
+    const auto index = tdbg::format::parse_index_file(tdbg::test::read_file(dir / index_key), index_key);
+    const std::filesystem::path events = dir / index.event_file_name;
+    std::string bytes = tdbg::test::read_file(events);
+    for (const auto& where : index.tensor_payload) {
+        if (where.tensorname == "big") {
+            bytes[where.start_idx + where.length / 2] ^= 0x01;
+        }
+    }
+    tdbg::test::write_file(events, bytes);
+    const auto damaged = tdbg::create_trial(dir.string()).tensor("big");
+    CHECK(damaged.layout(1).shape == big_value.shape()); // the head is whole
+    CHECK_THROWS_AS(damaged.read_value_in_pieces(1, tdbg::mode::global, std::nullopt, piece, [](const tdbg::tensor_value&) {}),
+                    tdbg::format_error);
+    CHECK_THROWS_AS(golden_text_of(dir, in_pieces), tdbg::format_error);
 }

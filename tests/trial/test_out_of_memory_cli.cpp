@@ -5,11 +5,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
+#include <string_view>
 #include <string>
 #include <vector>
 
 #include "support.hpp"
+#include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/hook/hook.hpp"
 
 namespace fs = std::filesystem;
@@ -17,13 +21,13 @@ namespace fs = std::filesystem;
 namespace {
 
 // `tdbg args...` under `ulimit -v megabytes`.
-tdbg::test::command_result limited_run(int megabytes, const std::vector<std::string>& args) {
+tdbg::test::command_result limited_run(int megabytes, const std::vector<std::string>& args, bool keep_output = false) {
     std::string command = "ulimit -v " + std::to_string(megabytes * 1024) + " && exec " +
                           tdbg::test::shell_quote(TDBG_CLI_PATH);
     for (const auto& a : args) {
         command += " " + tdbg::test::shell_quote(a);
     }
-    return tdbg::test::run_shell(command + " >/dev/null");
+    return tdbg::test::run_shell(keep_output ? command : command + " >/dev/null");
 }
 
 // A run of 3 tensors of 1M floats (4 MB each) at 2 steps, each value `scale` times its index.
@@ -81,4 +85,51 @@ TEST_CASE("out of memory: under address-space limits the command line exits 0, 1
     // The sweep reaches both ends: limits too small for the work, and enough to finish it.
     CHECK(out_of_memory > 0);
     CHECK(finished > 0);
+}
+
+TEST_CASE("out of memory: tdbg ls and tdbg dump of a tensor larger than their memory limit hold pieces of it only") {
+#if defined(__SANITIZE_ADDRESS__)
+    TDBG_SKIP("AddressSanitizer reserves terabytes of address space at start: a ulimit -v cannot apply to it");
+#endif
+    tdbg::test::temp_dir dir("huge_tensor");
+    const fs::path run = dir.path() / "run";
+    // 96 MiB of float32, each element its index modulo 1000.
+    std::vector<float> values(std::size_t{24} << 20U);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        values[i] = static_cast<float>(i % 1000);
+    }
+    {
+        tdbg::hook_options o;
+        o.out_dir = run.string();
+        o.save_all = true;
+        o.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt});
+        tdbg::hook h(o);
+        h.begin_step();
+        h.save_tensor("huge", values.data(), {values.size() / 4, 4});
+        h.close();
+    }
+    const std::string digest = tdbg::detail::sha256_hex(
+        std::string_view(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
+    values = {};
+    int start = 16;
+    while (start < 512 && limited_run(start, {"--version"}).status != 0) {
+        ++start;
+    }
+    REQUIRE(start < 512);
+    // A limit well below the tensor's 96 MiB: reading it whole would need more.
+    const int limit = start + 48;
+    const auto ls = limited_run(limit, {"ls", run.string()}, true);
+    INFO("tdbg ls under ulimit -v " << limit << " MB:\n" << ls.out << ls.err);
+    REQUIRE(ls.status == 0);
+    CHECK(ls.out.find("float32  [6291456, 4]") != std::string::npos);
+    const auto dump = limited_run(limit, {"dump", run.string(), "--tensors", "^huge$"}, true);
+    INFO("tdbg dump under ulimit -v " << limit << " MB:\n" << dump.err);
+    REQUIRE(dump.status == 0);
+    const nlohmann::json doc = nlohmann::json::parse(dump.out);
+    const auto& entry = doc["tensors"]["huge"]["entries"][0];
+    CHECK(entry["sha256"] == digest);
+    CHECK(entry["shape"] == nlohmann::json::array({6291456, 4}));
+    CHECK(entry["reductions"]["max"]["value"] == 999.0);
+    CHECK(entry["reductions"]["min"]["value"] == 0.0);
+    CHECK(entry["reductions"]["mean"]["source"] == "computed");
 }

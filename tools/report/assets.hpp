@@ -22,6 +22,8 @@ dl.facts dd{margin:0;word-break:break-all}
 nav.index{columns:3 260px;column-gap:20px;font-size:13px}
 nav.index a{display:block;color:#1f4fa8;text-decoration:none;word-break:break-all;padding:1px 0}
 nav.index a:hover{text-decoration:underline}
+nav.index span.group{display:block;color:#666;font-size:11px;text-transform:uppercase;letter-spacing:.05em;margin-top:6px}
+h2.group{font-size:15px;color:#555;margin:22px 0 6px;text-transform:uppercase;letter-spacing:.05em}
 .flag{display:inline-block;font-size:10px;font-weight:600;color:#fff;background:#d62828;border-radius:3px;padding:0 4px;margin-left:4px;vertical-align:1px}
 .flag.diverges{background:#000}
 .sub{white-space:pre-line}

@@ -58,6 +58,7 @@ struct distribution {
 /// Everything shown for one tensor.
 struct tensor_section {
     std::string name;
+    std::string group; ///< the page's section it is shown in ("flagged by a rule", "gradients", ...); may be empty
     std::string summary; ///< "float32 [16, 8] · 13 steps (TRAIN, EVAL) · saved: value"
     std::vector<std::string> notes; ///< what could not be drawn, and why
     std::vector<reduction_plot> plots;

@@ -121,6 +121,9 @@ inline std::string tensor_index(const document& doc) {
     }
     std::string out = "<section class=\"card\"><h3>Tensors</h3><nav class=\"index\">";
     for (std::size_t i = 0; i < doc.tensors.size(); ++i) {
+        if (!doc.tensors[i].group.empty() && (i == 0 || doc.tensors[i].group != doc.tensors[i - 1].group)) {
+            out += "<span class=\"group\">" + escape(doc.tensors[i].group) + "</span>";
+        }
         out += "<a href=\"#tensor-" + std::to_string(i) + "\">" + escape(doc.tensors[i].name) +
                (doc.tensors[i].has_non_finite ? "<span class=\"flag\">NaN/inf</span>" : "") +
                (divergence_of(doc, doc.tensors[i].name) ? "<span class=\"flag diverges\">differs</span>" : "") + "</a>";
@@ -187,6 +190,10 @@ inline std::string render_html(const document& doc) {
     out += detail::overview_card(doc, ctx, !all_steps.empty());
     out += detail::tensor_index(doc);
     for (std::size_t i = 0; i < doc.tensors.size(); ++i) {
+        const std::string& group = doc.tensors[i].group;
+        if (!group.empty() && (i == 0 || group != doc.tensors[i - 1].group)) {
+            out += "<h2 class=\"group\">" + escape(group) + "</h2>\n";
+        }
         ctx.tensor_divergence = detail::divergence_of(doc, doc.tensors[i].name);
         out += detail::tensor_card(doc, i, ctx);
     }

@@ -111,9 +111,10 @@ inline std::string rules_table(const document& doc, const context& ctx) {
         }
         out += "</td><td class=\"num\" title=\"" + escape(tdbg::rules::describe_coverage(r)) + "\">" +
                std::to_string(r.triggered_steps.size() + r.not_triggered_steps.size()) + "</td><td>";
+        // Counted as `tdbg rules` counts them: steps the run never saved are not skips.
         std::string skipped;
-        for (const auto& [reason, steps] : r.skipped_steps) {
-            skipped += (skipped.empty() ? "" : "<br>") + std::to_string(steps.size()) + " <span class=\"hint\">" +
+        for (const auto& [reason, count] : tdbg::rules::counted_skips(r)) {
+            skipped += (skipped.empty() ? "" : "<br>") + std::to_string(count) + " <span class=\"hint\">" +
                        escape(reason) + "</span>";
         }
         out += skipped.empty() ? "0" : skipped;

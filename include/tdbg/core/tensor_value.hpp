@@ -200,8 +200,17 @@ private:
     }
 
     static std::shared_ptr<std::byte[]> allocate(std::size_t n) {
+        // A small buffer (a reduction, a scalar) shares one allocation with its count: the hook
+        // makes several of them per saved tensor, and each allocation costs as much as the rest.
+        struct alignas(16) small_buffer {
+            std::byte data[64];
+        };
+        if (n <= sizeof(small_buffer)) {
+            auto block = std::make_shared<small_buffer>();
+            return std::shared_ptr<std::byte[]>(block, block->data);
+        }
         // operator new[] aligns for every element type we hold (16 bytes on common ABIs).
-        return std::shared_ptr<std::byte[]>(new std::byte[n == 0 ? 1 : n]);
+        return std::shared_ptr<std::byte[]>(new std::byte[n]);
     }
 
     [[nodiscard]] static TDBG_DECL tensor_value prepare(dtype type, shape_type shape, std::size_t nbytes);

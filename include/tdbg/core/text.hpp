@@ -38,6 +38,16 @@ namespace tdbg {
 /// (".*relu_output$" gives "relu_output"), to compare with names (nearest_names).
 [[nodiscard]] TDBG_DECL std::string regex_literal(std::string_view regex);
 
+/// How shape_text writes a shape.
+enum class shape_style {
+    list,  ///< "[3, 4]", "[]": as the command line and the reports show shapes
+    tuple, ///< "(3, 4)", "(3,)", "()": as Python and numpy write them
+};
+
+/// A tensor's shape as text, for a person.
+[[nodiscard]] TDBG_DECL std::string shape_text(const std::vector<std::size_t>& shape,
+                                               shape_style style = shape_style::list);
+
 } // namespace tdbg
 
 #if TDBG_HEADER_ONLY

@@ -69,17 +69,21 @@ inline std::uint64_t checked_record_length(const char* p, std::string_view file,
     return get_le64(p);
 }
 
-/// Accepts smdebug's constant footer or the payload's true masked CRC.
-inline void check_footer(std::string_view payload, std::uint32_t footer, std::string_view file, std::uint64_t offset) {
-    if (footer == smdebug_footer_crc) {
-        return;
-    }
-    const std::uint32_t computed = masked_crc32c(payload);
-    if (footer != computed) {
+/// check_footer for a payload whose masked CRC was computed as its bytes went past.
+inline void check_footer_crc(std::uint32_t computed, std::uint32_t footer, std::string_view file,
+                             std::uint64_t offset) {
+    if (footer != smdebug_footer_crc && footer != computed) {
         throw format_error(fmt::format("corrupt record: the footer is {:#010x}, expected smdebug's {:#010x} or the "
                                        "payload's CRC {:#010x}",
                                        footer, smdebug_footer_crc, computed),
                            std::string(file), offset);
+    }
+}
+
+/// Accepts smdebug's constant footer or the payload's true masked CRC.
+inline void check_footer(std::string_view payload, std::uint32_t footer, std::string_view file, std::uint64_t offset) {
+    if (footer != smdebug_footer_crc) {
+        check_footer_crc(masked_crc32c(payload), footer, file, offset);
     }
 }
 

@@ -31,7 +31,9 @@
 /// over all elements, never matrix norms. Strings throw dtype_mismatch.
 
 #include <complex>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +63,42 @@ template <class T>
 [[nodiscard]] std::vector<tensor_value> compute_reductions_of(const tensor_value& value,
                                                               const std::vector<reduction>& which,
                                                               const reduce::options& opts = {});
+
+namespace detail {
+class running_reductions_base;
+} // namespace detail
+
+/// compute_reductions of a tensor whose elements arrive in pieces (a value too large to hold,
+/// read a piece at a time): `add` each piece in order, then `results`. The results are those
+/// of compute_reductions over the whole, bit for bit, when every piece but the last holds
+/// exactly `piece_elements` elements (the kernels' own chunks; other sizes give results as
+/// accurate, perhaps not bit-identical). Not thread-safe.
+class running_reductions {
+public:
+    /// The piece size for bit-identical results.
+    static constexpr std::size_t piece_elements = std::size_t{64} * 3072;
+
+    TDBG_DECL explicit running_reductions(std::vector<reduction> which, reduce::options opts = {});
+    TDBG_DECL running_reductions(running_reductions&&) noexcept;
+    TDBG_DECL running_reductions& operator=(running_reductions&&) noexcept;
+    running_reductions(const running_reductions&) = delete;
+    running_reductions& operator=(const running_reductions&) = delete;
+    TDBG_DECL ~running_reductions();
+
+    /// Adds the next elements: any shape (read in order), the dtype of the pieces before.
+    /// Throws dtype_mismatch for strings, tdbg::error for a piece of another dtype.
+    TDBG_DECL void add(const tensor_value& piece);
+    /// The number of elements added.
+    [[nodiscard]] TDBG_DECL std::uint64_t count() const noexcept;
+    /// Every reduction asked for, in order (throws as compute_reductions does, e.g. min of
+    /// nothing added).
+    [[nodiscard]] TDBG_DECL std::vector<tensor_value> results() const;
+
+private:
+    std::vector<reduction> which_;
+    reduce::options opts_;
+    std::unique_ptr<detail::running_reductions_base> state_; // made by the first piece
+};
 
 /// compute_reductions or one compute_reductions_of<T>, as the hook keeps it.
 using reductions_function = std::vector<tensor_value> (*)(const tensor_value& value, const std::vector<reduction>& which,

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tdbg/config.hpp"
@@ -163,6 +164,11 @@ struct evaluation_result {
     /// With status NothingEvaluated: why no step was evaluated, for a person (what the
     /// rule's selection named and the run's nearest names, the skips counted). tdbg only.
     std::string nothing_evaluated_reason;
+    /// Of the tensors the rule selects, those saved as reductions only, and whether the rule
+    /// decided them by their stored reductions or could not evaluate them ("12 of 13 selected
+    /// tensors saved as reductions only, which DeadRelu reads as values: not evaluated");
+    /// empty when none are. describe_coverage() adds it. tdbg only.
+    std::string tensor_coverage;
     /// The first global step looked at, if any.
     std::optional<std::int64_t> first_step;
     /// One past the last global step looked at.
@@ -199,9 +205,15 @@ struct evaluation_result {
     [[nodiscard]] TDBG_DECL step_set all_skipped_steps() const;
 };
 
+/// The skipped steps that count, by reason, most skipped first (ties in the order of the
+/// reasons): a step the run does not have at all (unsaved_steps) was never meant to be
+/// evaluated and is not counted. What describe_coverage() and the report's table show.
+[[nodiscard]] TDBG_DECL std::vector<std::pair<std::string, std::uint64_t>> counted_skips(const evaluation_result& r);
+
 /// How much of the run the evaluation covered, in one line a person reads:
-/// "evaluated 30 of 220 steps; 190 skipped: 150 TensorUnavailableForStep, 40 TensorUnavailable".
-/// Steps the run does not have (unsaved_steps) are neither counted nor skipped.
+/// "evaluated 30 of 220 steps; 190 skipped: 150 TensorUnavailableForStep, 40 TensorUnavailable",
+/// then the tensor coverage when it says something ("; 12 of 13 selected tensors saved as
+/// reductions only, ..."). Steps the run does not have (unsaved_steps) are neither counted nor skipped.
 [[nodiscard]] TDBG_DECL std::string describe_coverage(const evaluation_result& r);
 
 /// The reasons of the triggered steps, "step 7: <reason>", at most `limit` of them, then

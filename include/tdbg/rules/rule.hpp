@@ -47,7 +47,11 @@
 ///     not recorded a second time;
 ///   - `std::vector<const detail::tensor_selection*> tensor_selections() const`: the
 ///     tensor selections (rules/detail/selection.hpp) it reads, so that an evaluation
-///     that evaluated no step says what they named and the run's nearest names.
+///     that evaluated no step says what they named and the run's nearest names, and
+///     its coverage counts the selected tensors saved as reductions only;
+///   - `static constexpr bool decides_by_reductions = true`: a selected tensor saved as
+///     reductions only is decided by its stored reductions where they can decide (its
+///     coverage says so, rather than that the rule reads values).
 /// Parameters are read in the constructor with rule_params' typed getters;
 /// a parameter no getter asked for is an error when the rule is invoked.
 /// The helpers of rules/values.hpp (scalar_of, allclose, ...) come with this header.
@@ -193,6 +197,12 @@ class tensor_selection;
 /// tensor or collection names (defined with tensor_selection, rules/detail/selection.hpp).
 [[nodiscard]] TDBG_DECL std::string explain_selections(const trial& t,
                                                        const std::vector<const tensor_selection*>& selections);
+/// Of the tensors `selections` select over `t`, those saved as reductions only (no value at
+/// any step), and what rule `rule_name` did with them: decided them by their stored reductions
+/// (`reads_reductions`) or not evaluated them. Empty when none are.
+[[nodiscard]] TDBG_DECL std::string explain_reductions_only(const trial& t,
+                                                            const std::vector<const tensor_selection*>& selections,
+                                                            std::string_view rule_name, bool reads_reductions);
 } // namespace detail
 
 /// The interface invoke_rule evaluates rules through: one virtual call per
@@ -258,6 +268,7 @@ private:
     [[nodiscard]] virtual verdict do_invoke_at_step(std::int64_t step, const step_inputs& inputs) = 0;
     [[nodiscard]] virtual verdict do_while_waiting(std::int64_t next_step) = 0;
     [[nodiscard]] virtual std::string do_explain_selection() const = 0;
+    [[nodiscard]] virtual std::string do_explain_reductions_only() const = 0;
 
     trial base_trial_;
     std::vector<trial> other_trials_;
@@ -310,6 +321,12 @@ template <class T>
 struct declares_selections<
     T, std::void_t<decltype(std::vector<const tensor_selection*>(std::declval<const T&>().tensor_selections()))>>
     : std::true_type {};
+
+template <class T, class = void>
+struct reads_stored_reductions : std::false_type {};
+template <class T>
+struct reads_stored_reductions<T, std::void_t<decltype(bool(T::decides_by_reductions))>>
+    : std::bool_constant<T::decides_by_reductions> {};
 
 template <class T>
 [[nodiscard]] constexpr std::string_view default_rule_name() noexcept {
@@ -391,6 +408,15 @@ private:
     [[nodiscard]] std::string do_explain_selection() const final {
         if constexpr (detail::declares_selections<Derived>::value) {
             return detail::explain_selections(base_trial(), derived().tensor_selections());
+        } else {
+            return {};
+        }
+    }
+
+    [[nodiscard]] std::string do_explain_reductions_only() const final {
+        if constexpr (detail::declares_selections<Derived>::value) {
+            return detail::explain_reductions_only(base_trial(), derived().tensor_selections(), name(),
+                                                   detail::reads_stored_reductions<Derived>::value);
         } else {
             return {};
         }

@@ -6,6 +6,11 @@
 /// tdbg/src/ apart, so that they build in parallel). Each definition is in
 /// exactly one file of tdbg/src/.
 
+// A file of the engine itself: the C++ standard guard of tdbg/config.hpp refers to the
+// program's files from here, rather than being one of them.
+#ifndef TDBG_DETAIL_ENGINE_SOURCE
+#define TDBG_DETAIL_ENGINE_SOURCE 1
+#endif
 #include "tdbg/config.hpp"
 
 #if TDBG_HEADER_ONLY
@@ -13,12 +18,13 @@
 #endif
 
 #if !defined(TDBG_NO_MODE_GUARD) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
-// The mode guard's ordinary definition, and the anchor that links it (tdbg/config.hpp).
+// The mode guard's ordinary definition, and the anchor (for the engine's C++ standard) that links
+// it (tdbg/config.hpp).
 extern "C" {
 extern const char tdbg_mode_guard_header_only_file_linked_with_tdbg_compiled_engine;
 const char tdbg_mode_guard_header_only_file_linked_with_tdbg_compiled_engine = 0;
-extern const char tdbg_compiled_engine_anchor;
 const char tdbg_compiled_engine_anchor = 0;
+const char TDBG_DETAIL_ENGINE_ANCHOR = 0; // the engine's anchor for its C++ standard
 }
 #endif
 

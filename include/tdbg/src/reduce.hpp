@@ -6,6 +6,11 @@
 /// tdbg/src/ apart, so that they build in parallel). Each definition is in
 /// exactly one file of tdbg/src/.
 
+// A file of the engine itself: the C++ standard guard of tdbg/config.hpp refers to the
+// program's files from here, rather than being one of them.
+#ifndef TDBG_DETAIL_ENGINE_SOURCE
+#define TDBG_DETAIL_ENGINE_SOURCE 1
+#endif
 #include "tdbg/config.hpp"
 
 #if TDBG_HEADER_ONLY

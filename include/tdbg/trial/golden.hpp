@@ -25,6 +25,11 @@ inline constexpr const char* golden_format = "smdebug-golden/1";
 /// one by its digest only ("sha256").
 inline constexpr std::size_t golden_max_listed_elements = 16;
 
+/// A value whose record is larger than this is read in pieces (tensor::read_value_in_pieces):
+/// its digest and reductions, the same bytes, computed as the pieces go past, so that a
+/// document of a run of huge tensors holds O(piece) of them in memory.
+inline constexpr std::uint64_t golden_max_whole_value_bytes = std::uint64_t{64} << 20U;
+
 /// The part of a run a golden document is restricted to (`tdbg dump --tensors --steps --mode`).
 /// A document written with the default filter is the whole run's.
 struct golden_filter {
@@ -35,6 +40,9 @@ struct golden_filter {
     /// Only the steps from steps.begin up to, not including, steps.end (a bound left out is
     /// open): mode steps of only_mode, or global steps when it is GLOBAL.
     step_range steps;
+    /// Not a filter: values whose record is larger are read in pieces (see
+    /// golden_max_whole_value_bytes; the document is the same either way).
+    std::uint64_t max_whole_value_bytes = golden_max_whole_value_bytes;
 
     /// True when nothing is left out.
     [[nodiscard]] bool keeps_everything() const noexcept {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/core/dtype.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
@@ -24,6 +26,7 @@ namespace tdbg {
 namespace detail {
 class trial_core;
 class tensor_record;
+struct record_request;
 } // namespace detail
 
 /// What the index says about one tensor at one step and worker (no I/O).
@@ -34,6 +37,9 @@ struct tensor_step_info {
     std::string worker;
     /// True when a value was saved (not only reductions or a shape).
     bool has_value = false;
+    /// The size in bytes of the value's record in its event file (0 without a value): what
+    /// reading the value reads.
+    std::uint64_t value_record_bytes = 0;
     /// The shape recorded in the index (ReductionConfig save_shape), if any.
     std::optional<tensor_value::shape_type> stored_shape;
     /// The reductions saved for this step, sorted.
@@ -55,6 +61,12 @@ struct tensor_summary {
     std::vector<reduction> stored_reductions;
     /// The last entry (by global step, then worker) with a value or a shape.
     std::optional<tensor_step_info> last;
+};
+
+/// A value's element type and shape, as the head of its record says them.
+struct value_layout {
+    dtype type = dtype::float32;
+    tensor_value::shape_type shape;
 };
 
 /// One tensor of a trial. A cheap handle: it shares the trial's state and
@@ -104,6 +116,23 @@ public:
     [[nodiscard]] TDBG_DECL tensor_value::shape_type shape(std::int64_t step, mode m = mode::global,
                                                            const std::optional<std::string>& worker = std::nullopt) const;
 
+    /// The dtype and shape of the value at `step`, from the first bytes of its record: a
+    /// value of any size costs one read of at most 64 KiB (a record of an uncommon form
+    /// is read whole). Throws as value() does.
+    [[nodiscard]] TDBG_DECL value_layout layout(std::int64_t step, mode m = mode::global,
+                                                const std::optional<std::string>& worker = std::nullopt) const;
+
+    /// Reads the value at `step` piece by piece, for a value too large to hold at once:
+    /// `each` gets consecutive 1-d views of at most `piece_elements` elements (a string
+    /// tensor: the whole value at once), in order, each valid during its call. Memory stays
+    /// O(max(piece, 8 MiB)) for a record of the common form (elements in tensor_content, as
+    /// smdebug and tdbg write them); any other is read whole first. The record's CRC is
+    /// checked as its bytes go past: a damaged record throws format_error, perhaps after
+    /// some pieces were seen. Throws as value() does. Returns the value's layout.
+    TDBG_DECL value_layout read_value_in_pieces(std::int64_t step, mode m, const std::optional<std::string>& worker,
+                                                std::size_t piece_elements,
+                                                const std::function<void(const tensor_value&)>& each) const;
+
     /// The workers that saved the tensor at `step`, sorted. Throws
     /// tensor_unavailable_for_step when none did (as far as the trial knows now).
     [[nodiscard]] TDBG_DECL std::vector<std::string> workers(std::int64_t step, mode m = mode::global) const;
@@ -111,6 +140,10 @@ public:
     /// The last `n` steps of `m` up to and including `step` (all of them without `n`).
     [[nodiscard]] TDBG_DECL std::vector<std::int64_t> prev_steps(std::int64_t step, std::optional<std::size_t> n = std::nullopt,
                                                                  mode m = mode::global) const;
+
+    /// What the index says about the tensor at `step` of `m`: an entry per worker that saved
+    /// it, by worker; no I/O. Empty when none did (as far as the trial knows now).
+    [[nodiscard]] TDBG_DECL std::vector<tensor_step_info> entries_at(std::int64_t step, mode m = mode::global) const;
 
     /// What the index says about each (step, worker) of `m` (complete steps
     /// only unless `show_incomplete_steps`), in step then worker order; no I/O.
@@ -123,6 +156,10 @@ public:
 private:
     friend class trial;
     TDBG_DECL tensor(std::shared_ptr<detail::trial_core> core, const detail::tensor_record* record);
+
+    /// Where the value at `step` lies; throws as value() does when it is not there.
+    [[nodiscard]] TDBG_DECL detail::record_request value_request(std::int64_t step, mode m,
+                                                                 const std::optional<std::string>& worker) const;
 
     std::shared_ptr<detail::trial_core> core_;
     const detail::tensor_record* record_;

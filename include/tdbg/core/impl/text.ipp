@@ -48,4 +48,16 @@ TDBG_DECL std::vector<std::string> nearest_names(std::string_view wanted, const 
     });
 }
 
+TDBG_DECL std::string shape_text(const std::vector<std::size_t>& shape, shape_style style) {
+    std::string out(1, style == shape_style::list ? '[' : '(');
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        out += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
+    }
+    if (style == shape_style::tuple && shape.size() == 1) {
+        out += ',';
+    }
+    out += style == shape_style::list ? ']' : ')';
+    return out;
+}
+
 } // namespace tdbg

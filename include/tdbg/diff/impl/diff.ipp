@@ -22,6 +22,7 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/core/text.hpp"
 #include "tdbg/core/detail/nearest_name.hpp"
 #include "tdbg/core/detail/pattern.hpp"
 #include "tdbg/core/dtype.hpp"
@@ -113,13 +114,6 @@ private:
     double worst_abs_ = 0;
 };
 
-inline std::string diff_shape_text(const tensor_value::shape_type& shape) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-        out += fmt::format("{}{}", i == 0 ? "" : ", ", shape[i]);
-    }
-    return out + "]";
-}
 
 /// The index per dimension of element `flat` (C order) of `shape`.
 inline std::vector<std::size_t> unravel_index(std::size_t flat, const tensor_value::shape_type& shape) {
@@ -142,7 +136,7 @@ inline bool diff_values(const tensor_value& a, const tensor_value& b, const diff
     }
     if (a.shape() != b.shape()) {
         out.reason =
-            fmt::format("shape {} in run A, {} in run B", diff_shape_text(a.shape()), diff_shape_text(b.shape()));
+            fmt::format("shape {} in run A, {} in run B", shape_text(a.shape()), shape_text(b.shape()));
         return false;
     }
     diff_accumulator acc(options.rtol, options.atol);

@@ -21,7 +21,16 @@ namespace tdbg::format::detail {
 class event_pieces {
 public:
     /// Pieces that may reference large runs inside `referable` (the tensor's bytes) only.
-    explicit event_pieces(std::string_view referable) : referable_(referable) {}
+    explicit event_pieces(std::string_view referable = {}) : referable_(referable) {}
+
+    /// Empties the pieces for another event whose large runs may lie in `referable`, keeping
+    /// the memory: a writer encoding event after event allocates nothing once warm.
+    void reset(std::string_view referable) noexcept {
+        referable_ = referable;
+        owned_.clear();
+        parts_.clear();
+        size_ = 0;
+    }
 
     /// Appends bytes; a large run inside the referable bytes is referenced, not copied.
     void append(const char* p, std::size_t n) {
@@ -78,6 +87,13 @@ inline event_pieces encode_tensor_event_pieces(const tensor_event& ev) {
     proto_writer<event_pieces> w(pieces);
     write_tensor_event(w, ev);
     return pieces;
+}
+
+/// encode_tensor_event_pieces into `pieces`, reusing their memory.
+inline void encode_tensor_event_pieces(const tensor_event& ev, event_pieces& pieces) {
+    pieces.reset(ev.value.bytes());
+    proto_writer<event_pieces> w(pieces);
+    write_tensor_event(w, ev);
 }
 
 } // namespace tdbg::format::detail

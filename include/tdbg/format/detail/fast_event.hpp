@@ -36,6 +36,23 @@ struct fast_tensor {
 TDBG_DECL std::optional<fast_tensor> decode_tensor_fast(std::string_view payload,
                                                         const std::shared_ptr<const void>& keep_alive);
 
+/// What the first bytes of a tensor event say: its tag, dtype and shape, and where its
+/// elements (tensor_content, the TensorProto's last field) lie in the payload.
+struct tensor_head {
+    std::string_view tag;
+    dtype type = dtype::float32;
+    tensor_value::shape_type shape;
+    std::uint64_t content_offset = 0; // in the payload
+    std::uint64_t content_size = 0;   // bytes: the shape's element count times the dtype's size
+};
+
+/// Reads the head of an Event of `payload_size` bytes from `prefix`, its first bytes: the
+/// same common case as decode_tensor_fast, with the elements left unread (they may lie past
+/// the prefix). nullopt when the head is not within the prefix, or anything is not the
+/// common case (the caller reads the whole record). Checks no CRC: what follows the
+/// prefix is the caller's.
+TDBG_DECL std::optional<tensor_head> decode_tensor_head(std::string_view prefix, std::uint64_t payload_size);
+
 } // namespace tdbg::format::detail
 
 #if TDBG_HEADER_ONLY

@@ -2,6 +2,7 @@
 /// \file
 /// Definitions of tdbg/format/detail/fast_event.hpp.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -252,6 +253,129 @@ TDBG_DECL std::optional<fast_tensor> decode_tensor_fast(std::string_view payload
     return fast_tensor{tag_and_tensor->first,
                        tensor_value::view_bytes(*type, std::move(fields->shape), fields->content, keep_alive),
                        static_cast<std::size_t>(fields->content.data() - payload.data())};
+}
+
+namespace head {
+
+/// A length-delimited field entered where its bytes may run past the prefix: its declared
+/// length, and the bytes of it the prefix holds.
+struct entered {
+    std::uint64_t declared = 0;
+    std::string_view present;
+};
+
+/// Enters the length-delimited field at `c`'s position (its key read), which must end at or
+/// before `limit` bytes from the cursor's start of data.
+inline bool enter(wire_cursor& c, std::uint64_t limit, entered& out) noexcept {
+    std::uint64_t n = 0;
+    if (!c.varint(n) || n > limit - std::min<std::uint64_t>(limit, c.position())) {
+        return false;
+    }
+    const std::size_t at = c.position();
+    out.declared = n;
+    out.present = c.data().substr(at, static_cast<std::size_t>(std::min<std::uint64_t>(n, c.data().size() - at)));
+    return true;
+}
+
+} // namespace head
+
+TDBG_DECL std::optional<tensor_head> decode_tensor_head(std::string_view prefix, std::uint64_t payload_size) {
+    if (prefix.size() > payload_size) {
+        return std::nullopt;
+    }
+    std::uint32_t field = 0;
+    wire_type wire = wire_type::varint;
+    // Event: wall_time and step, then the summary (whose end may lie past the prefix).
+    wire_cursor event(prefix);
+    head::entered summary;
+    for (;;) {
+        if (!event.key(field, wire)) {
+            return std::nullopt;
+        }
+        if (field == 5 && wire == wire_type::length_delimited) {
+            if (!head::enter(event, payload_size, summary) || event.position() + summary.declared != payload_size) {
+                return std::nullopt; // the summary is the payload's last field
+            }
+            break;
+        }
+        if (!((field == 1 && wire == wire_type::fixed64) || (field == 2 && wire == wire_type::varint)) ||
+            !event.skip(wire)) {
+            return std::nullopt;
+        }
+    }
+    const std::uint64_t summary_at = event.position();
+    // Summary: one value.
+    wire_cursor s(summary.present);
+    head::entered value;
+    if (!s.key(field, wire) || field != 1 || wire != wire_type::length_delimited ||
+        !head::enter(s, summary.declared, value) || s.position() + value.declared != summary.declared) {
+        return std::nullopt;
+    }
+    const std::uint64_t value_at = summary_at + s.position();
+    // Summary.Value: the tag, then the tensor (metadata may follow it).
+    wire_cursor v(value.present);
+    tensor_head out;
+    bool has_tag = false;
+    head::entered tensor;
+    for (;;) {
+        if (!v.key(field, wire) || wire != wire_type::length_delimited) {
+            return std::nullopt;
+        }
+        if (field == 1) {
+            if (!v.length_delimited(out.tag)) {
+                return std::nullopt;
+            }
+            has_tag = true;
+        } else if (field == 7) { // node_name
+            if (!v.skip(wire)) {
+                return std::nullopt;
+            }
+        } else if (field == 8 && has_tag) {
+            if (!head::enter(v, value.declared, tensor)) {
+                return std::nullopt;
+            }
+            break;
+        } else {
+            return std::nullopt;
+        }
+    }
+    const std::uint64_t tensor_at = value_at + v.position();
+    // TensorProto: dtype and shape, then tensor_content as its last field.
+    wire_cursor t(tensor.present);
+    fast_tensor_fields fields;
+    for (;;) {
+        if (!t.key(field, wire)) {
+            return std::nullopt;
+        }
+        if (field == 1 && wire == wire_type::varint) {
+            if (!t.varint(fields.dtype_number)) {
+                return std::nullopt;
+            }
+        } else if (field == 2 && wire == wire_type::length_delimited) {
+            std::string_view shape_bytes;
+            if (!t.length_delimited(shape_bytes) || !fast_tensor_shape(shape_bytes, fields)) {
+                return std::nullopt;
+            }
+        } else if (field == 4 && wire == wire_type::length_delimited) {
+            std::uint64_t n = 0;
+            if (!t.varint(n) || t.position() + n != tensor.declared) {
+                return std::nullopt;
+            }
+            out.content_offset = tensor_at + t.position();
+            out.content_size = n;
+            break;
+        } else {
+            return std::nullopt;
+        }
+    }
+    const auto type =
+        fields.dtype_number <= 64 ? dtype_from_int(static_cast<long long>(fields.dtype_number)) : std::nullopt;
+    if (!type || *type == dtype::string || fields.count * dtype_size(*type) != out.content_size) {
+        return std::nullopt;
+    }
+    out.type = *type;
+    out.shape = std::move(fields.shape);
+    return out;
 }
 
 } // namespace tdbg::format::detail

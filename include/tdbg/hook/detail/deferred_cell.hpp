@@ -48,8 +48,6 @@ private:
     // are in the index already when the writer meets them.
     [[nodiscard]] TDBG_DECL deferred_values checked(deferred_values v) const;
 
-    TDBG_DECL static std::string shape_text(const tensor_value::shape_type& shape);
-
     std::string name_;
     dtype type_;
     tensor_value::shape_type shape_;

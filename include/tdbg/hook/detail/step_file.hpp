@@ -58,6 +58,7 @@ private:
     std::string worker_;
     std::size_t chunk_bytes_;
     std::optional<any_storage::writer> file_;
+    format::detail::event_pieces pieces_; // the record being written, its memory reused
     std::string buffer_;
     std::uint64_t written_ = 0;
     format::index_file index_;

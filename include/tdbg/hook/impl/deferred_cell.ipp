@@ -12,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/core/text.hpp"
 #include "tdbg/hook/detail/deferred_cell.hpp"
 
 namespace tdbg::detail {
@@ -57,7 +58,8 @@ TDBG_DECL deferred_values deferred_cell::checked(deferred_values v) const {
     if (v.raw) {
         if (v.raw->type() != type_ || v.raw->shape() != shape_) {
             throw error(fmt::format("the value delivered is {} {}, announced as {} {}", dtype_name(v.raw->type()),
-                                    shape_text(v.raw->shape()), dtype_name(type_), shape_text(shape_)));
+                                    tdbg::shape_text(v.raw->shape(), shape_style::tuple), dtype_name(type_),
+                                    tdbg::shape_text(shape_, shape_style::tuple)));
         }
     }
     for (std::size_t k = 0; k < v.reductions.size(); ++k) {
@@ -69,12 +71,5 @@ TDBG_DECL deferred_values deferred_cell::checked(deferred_values v) const {
     return v;
 }
 
-TDBG_DECL std::string deferred_cell::shape_text(const tensor_value::shape_type& shape) {
-    std::string out = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-        out += fmt::format("{}{}", i == 0 ? "" : ", ", shape[i]);
-    }
-    return out + (shape.size() == 1 ? ",)" : ")");
-}
 
 } // namespace tdbg::detail

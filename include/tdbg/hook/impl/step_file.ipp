@@ -19,7 +19,8 @@ TDBG_DECL step_file::step_file(std::int64_t step, std::string worker, std::size_
 TDBG_DECL void step_file::open(any_storage::writer file) { file_.emplace(std::move(file)); }
 
 TDBG_DECL void step_file::add_tensor(const format::tensor_event& event) {
-    const format::detail::event_pieces payload = format::detail::encode_tensor_event_pieces(event);
+    format::detail::encode_tensor_event_pieces(event, pieces_);
+    const format::detail::event_pieces& payload = pieces_;
     const std::uint64_t start = written_ + buffer_.size();
     write_record(payload);
     if (!has_meta_ || index_.event_file_name.empty()) {

@@ -3,6 +3,9 @@
 /// Definitions of tdbg/reduce/compute.hpp.
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -14,6 +17,7 @@
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/reduce/compute.hpp"
+#include "tdbg/reduce/detail/parallel.hpp"
 #include "tdbg/reduce/partial.hpp"
 
 namespace tdbg {
@@ -51,6 +55,91 @@ TDBG_DECL std::vector<tensor_value> compute_reductions(const tensor_value& value
 
 TDBG_DECL tensor_value compute_reduction(const tensor_value& value, reduction r) {
     return std::move(compute_reductions(value, std::vector<reduction>{r}).front());
+}
+
+static_assert(running_reductions::piece_elements == detail::chunk_size,
+              "running_reductions' pieces are the kernels' chunks: results bit for bit those of one pass");
+
+namespace detail {
+
+/// running_reductions' state for one element type.
+class running_reductions_base {
+public:
+    running_reductions_base() = default;
+    running_reductions_base(const running_reductions_base&) = delete;
+    running_reductions_base& operator=(const running_reductions_base&) = delete;
+    virtual ~running_reductions_base() = default;
+    virtual void add(const tensor_value& piece, const std::vector<reduction>& which, const reduce::options& opts) = 0;
+    [[nodiscard]] virtual std::uint64_t count() const noexcept = 0;
+    [[nodiscard]] virtual std::vector<tensor_value> results(const std::vector<reduction>& which,
+                                                            const reduce::options& opts) const = 0;
+    [[nodiscard]] virtual dtype type() const noexcept = 0;
+};
+
+template <class T>
+class running_reductions_of final : public running_reductions_base {
+public:
+    void add(const tensor_value& piece, const std::vector<reduction>& which, const reduce::options& opts) override {
+        const auto part = reduce::accumulate(piece.data_as<T>(), piece.size(), which, opts);
+        if (total_) {
+            total_->merge(part);
+        } else {
+            total_ = part;
+        }
+    }
+    [[nodiscard]] std::uint64_t count() const noexcept override { return total_ ? total_->count() : 0; }
+    [[nodiscard]] std::vector<tensor_value> results(const std::vector<reduction>& which,
+                                                    const reduce::options& opts) const override {
+        if (!total_) { // nothing added: the reductions of an empty tensor
+            return compute_reductions(tensor_value::from_bytes(dtype_of<T>::value, {0}, {}), which, opts);
+        }
+        std::vector<tensor_value> out;
+        out.reserve(which.size());
+        for (const reduction r : which) {
+            out.push_back(total_->result(r, opts.ddof));
+        }
+        return out;
+    }
+    [[nodiscard]] dtype type() const noexcept override { return dtype_of<T>::value; }
+
+private:
+    std::optional<reduce::partial<T>> total_;
+};
+
+} // namespace detail
+
+TDBG_DECL running_reductions::running_reductions(std::vector<reduction> which, reduce::options opts)
+    : which_(std::move(which)), opts_(opts) {}
+TDBG_DECL running_reductions::running_reductions(running_reductions&&) noexcept = default;
+TDBG_DECL running_reductions& running_reductions::operator=(running_reductions&&) noexcept = default;
+TDBG_DECL running_reductions::~running_reductions() = default;
+
+TDBG_DECL void running_reductions::add(const tensor_value& piece) {
+    if (!state_) {
+        state_ = visit_dtype(piece.type(), [&](auto tag) -> std::unique_ptr<detail::running_reductions_base> {
+            using T = typename decltype(tag)::type;
+            if constexpr (std::is_same_v<T, std::string>) {
+                throw dtype_mismatch("reductions need a numeric tensor, found a str tensor");
+            } else {
+                return std::make_unique<detail::running_reductions_of<T>>();
+            }
+        });
+    } else if (piece.type() != state_->type()) {
+        throw error(fmt::format("running_reductions: a {} piece after {} ones", dtype_name(piece.type()),
+                                dtype_name(state_->type())));
+    }
+    if (piece.size() > 0) {
+        state_->add(piece, which_, opts_);
+    }
+}
+
+TDBG_DECL std::uint64_t running_reductions::count() const noexcept { return state_ ? state_->count() : 0; }
+
+TDBG_DECL std::vector<tensor_value> running_reductions::results() const {
+    if (!state_) {
+        throw error("running_reductions: no piece was added (the dtype is unknown)");
+    }
+    return state_->results(which_, opts_);
 }
 
 } // namespace tdbg

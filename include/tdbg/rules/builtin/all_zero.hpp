@@ -6,10 +6,12 @@
 /// Parameters (AWS's published defaults): `collection_names` (list, None),
 /// `tensor_regex` (list, None), `threshold` (float percent, 100). One of the
 /// two lists is required; their union is inspected. Every worker's value is
-/// checked. String and empty values, and tensors saved only as reductions,
-/// are not evaluated; a step where no selected tensor can be is skipped
-/// (TensorUnavailableForStep). Parallel steps.
-/// What a step reads (each worker's value of each selected tensor) is declared
+/// checked. String and empty values are not evaluated. A tensor saved as
+/// reductions only is decided by its stored reductions where they can decide
+/// (min = max = 0, abs_max = 0, ...; see describe()), better than smdebug,
+/// which skips it; a step where no selected tensor can be evaluated is skipped
+/// (TensorUnavailableForStep). Parallel steps. What a step reads (each worker's
+/// value of each selected tensor, else its stored reductions) is declared
 /// (required_tensors) and fetched up front.
 
 #include <cstdint>
@@ -28,6 +30,8 @@ class all_zero : public rule<all_zero> {
 public:
     static constexpr std::string_view rule_name = "AllZero";
     static constexpr bool parallel_steps = true;
+    /// A tensor saved as reductions only is decided by its stored reductions where they can decide.
+    static constexpr bool decides_by_reductions = true;
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
     [[nodiscard]] static TDBG_DECL rule_description describe();
 

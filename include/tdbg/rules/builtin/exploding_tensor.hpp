@@ -7,10 +7,12 @@
 /// `tensor_regex` (list, None), `only_nan` (bool, False). With neither list
 /// every tensor is checked. Every worker's value is checked (a NaN on one
 /// rank is an explosion). Only floating and complex values can be non-finite;
-/// other dtypes are evaluated and never trigger. A tensor saved only as
-/// reductions has no value and is not evaluated; a step where no selected
-/// tensor has a value is skipped (TensorUnavailableForStep). Parallel steps.
-/// What a step reads (each worker's value of each selected tensor) is declared
+/// other dtypes are evaluated and never trigger. A tensor saved as reductions
+/// only is decided by its stored reductions where they can decide (NaN in min,
+/// max, abs_mean, l1, l2, ...; see describe()), better than smdebug, which skips
+/// it; a step where no selected tensor can be evaluated is skipped
+/// (TensorUnavailableForStep). Parallel steps. What a step reads (each worker's
+/// value of each selected tensor, else its stored reductions) is declared
 /// (required_tensors) and fetched up front.
 
 #include <cstdint>
@@ -29,6 +31,8 @@ class exploding_tensor : public rule<exploding_tensor> {
 public:
     static constexpr std::string_view rule_name = "ExplodingTensor";
     static constexpr bool parallel_steps = true;
+    /// A tensor saved as reductions only is decided by its stored reductions where they can decide.
+    static constexpr bool decides_by_reductions = true;
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
     [[nodiscard]] static TDBG_DECL rule_description describe();
 

@@ -27,6 +27,8 @@ class vanishing_gradient : public rule<vanishing_gradient> {
 public:
     static constexpr std::string_view rule_name = "VanishingGradient";
     static constexpr bool parallel_steps = true;
+    /// A tensor saved as reductions only is decided by its stored reductions where they can decide.
+    static constexpr bool decides_by_reductions = true;
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
     [[nodiscard]] static TDBG_DECL rule_description describe();
 

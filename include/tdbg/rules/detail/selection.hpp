@@ -18,6 +18,7 @@
 #include "tdbg/core/detail/function_ref.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
+#include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/rules/rule.hpp"
 #include "tdbg/rules/rule_params.hpp"
@@ -118,6 +119,36 @@ struct input_range {
 /// (the exceptions any_tensor_index takes for "not evaluated").
 [[nodiscard]] TDBG_DECL std::vector<std::string> workers_at(const tdbg::tensor& t, std::int64_t step,
                                                             mode m = mode::global);
+
+/// For each worker that saved `t` at global step `step`: a request for its value where the
+/// value was saved, else for those of its stored reductions that are among `deciding` (a rule
+/// whose condition they can decide reads them instead; see worker_inputs). Every request is
+/// optional, each tensor's together, by worker. None when `t` cannot be evaluated there.
+[[nodiscard]] TDBG_DECL std::vector<tensor_request> value_or_reductions(const tdbg::tensor& t, std::int64_t step,
+                                                                        const std::vector<reduction>& deciding);
+
+/// What one worker saved of a tensor at a step, among a rule's inputs: its value (nullptr
+/// when only reductions were saved), else its stored reductions as numbers (those of a real
+/// dtype; a complex one is left out).
+struct worker_inputs {
+    const std::string* worker = nullptr;
+    const tensor_value* value = nullptr;
+    std::vector<std::pair<reduction, double>> reductions;
+
+    /// The stored reduction `r`, if it is among them.
+    [[nodiscard]] std::optional<double> get(reduction r) const noexcept {
+        for (const auto& [which, x] : reductions) {
+            if (which == r) {
+                return x;
+            }
+        }
+        return std::nullopt;
+    }
+};
+
+/// The inputs `range` of one tensor (requested by value_or_reductions), by worker; workers
+/// with neither a value nor a stored reduction there are left out.
+[[nodiscard]] TDBG_DECL std::vector<worker_inputs> by_worker(const step_inputs& inputs, input_range range);
 
 /// The shape the "any tensor" built-ins share: `check(i)` says whether the
 /// condition holds for the i-th of `count` tensors (a verdict; nullopt: that

@@ -105,19 +105,25 @@ inline std::uint64_t common_steps(const step_set& a, const step_set& b) noexcept
 
 } // namespace detail
 
-TDBG_DECL std::string describe_coverage(const evaluation_result& r) {
-    // The skips that count: a step the run does not have was never meant to be evaluated.
+TDBG_DECL std::vector<std::pair<std::string, std::uint64_t>> counted_skips(const evaluation_result& r) {
     // Most skipped first, ties in the order of their reasons: each goes after those skipped as
     // often (a handful of reasons; no sort of pairs to compile into every rule file).
-    std::vector<std::pair<std::string_view, std::uint64_t>> skips;
-    std::uint64_t skipped = 0;
+    std::vector<std::pair<std::string, std::uint64_t>> skips;
     for (const auto& [reason, steps] : r.skipped_steps) {
         const std::uint64_t n = steps.size() - detail::common_steps(steps, r.unsaved_steps);
         if (n > 0) {
             const auto at = std::find_if(skips.begin(), skips.end(), [n](const auto& s) { return s.second < n; });
             skips.emplace(at, reason, n);
-            skipped += n;
         }
+    }
+    return skips;
+}
+
+TDBG_DECL std::string describe_coverage(const evaluation_result& r) {
+    const std::vector<std::pair<std::string, std::uint64_t>> skips = counted_skips(r);
+    std::uint64_t skipped = 0;
+    for (const auto& item : skips) {
+        skipped += item.second;
     }
     const std::uint64_t evaluated = r.evaluated_steps();
     std::string out = fmt::format("evaluated {} of {} step{}", evaluated, evaluated + skipped,
@@ -128,6 +134,9 @@ TDBG_DECL std::string describe_coverage(const evaluation_result& r) {
             out += fmt::format("{} {} {}", i == 0 ? "" : ",", skips[i].second,
                                tdbg::detail::terminal_safe(skips[i].first));
         }
+    }
+    if (!r.tensor_coverage.empty()) {
+        out += "; " + r.tensor_coverage;
     }
     return out;
 }

@@ -40,6 +40,7 @@ public:
     static bool parallel_steps(const rule_base& r) noexcept { return r.do_parallel_steps(); }
     static verdict while_waiting(rule_base& r, std::int64_t next_step) { return r.do_while_waiting(next_step); }
     static std::string explain_selection(const rule_base& r) { return r.do_explain_selection(); }
+    static std::string explain_reductions_only(const rule_base& r) { return r.do_explain_reductions_only(); }
 
     // Evaluates `r` at `step` (which has passed); never throws.
     static pending_outcome evaluate_step(rule_base& r, std::int64_t step, std::size_t fetch_threads) {
@@ -439,6 +440,11 @@ TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
         }
     }
     rule_->logger().debug(fmt::format("ended rule {} before step {}", result_.rule, result_.next_step.value_or(step_)));
+    try {
+        result_.tensor_coverage = detail::rule_runner::explain_reductions_only(*rule_);
+    } catch (const std::exception& e) {
+        result_.tensor_coverage = fmt::format("its selected tensors could not be looked at: {}", e.what());
+    }
     explain_if_nothing_evaluated();
     out.state = evaluation_state::done;
     out.progressed = true;

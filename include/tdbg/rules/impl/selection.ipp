@@ -20,6 +20,7 @@
 
 #include "tdbg/core/text.hpp"
 #include "tdbg/rules/detail/selection.hpp"
+#include "tdbg/rules/values.hpp"
 
 namespace tdbg::rules::detail {
 
@@ -192,6 +193,34 @@ TDBG_DECL std::string explain_selections(const trial& t, const std::vector<const
                        explain::quoted_list(selected));
 }
 
+TDBG_DECL std::string explain_reductions_only(const trial& t, const std::vector<const tensor_selection*>& selections,
+                                              std::string_view rule_name, bool reads_reductions) {
+    std::vector<std::string> selected;
+    for (const tensor_selection* s : selections) {
+        if (s == nullptr) {
+            continue;
+        }
+        for (const std::string& n : s->snapshot(t)->names) {
+            if (std::find(selected.begin(), selected.end(), n) == selected.end()) {
+                selected.push_back(n);
+            }
+        }
+    }
+    std::size_t reductions_only = 0;
+    for (const std::string& n : selected) {
+        const tdbg::tensor_summary summary = t.tensor(n).summary();
+        reductions_only += !summary.has_value && !summary.stored_reductions.empty() ? 1 : 0;
+    }
+    if (reductions_only == 0) {
+        return {};
+    }
+    const std::string counted = fmt::format("{} of {} selected tensor{} saved as reductions only", reductions_only,
+                                            selected.size(), selected.size() == 1 ? "" : "s");
+    return reads_reductions
+               ? fmt::format("{}, decided by their stored reductions where they can be", counted)
+               : fmt::format("{}, which {} reads as values: not evaluated", counted, tdbg::detail::terminal_safe(rule_name));
+}
+
 TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_when_empty,
                                           const std::vector<std::string>& default_regexes) {
     auto collections = params.get_optional<std::vector<std::string>>("collection_names");
@@ -238,6 +267,53 @@ TDBG_DECL std::vector<std::string> workers_at(const tdbg::tensor& t, std::int64_
     } catch (const tensor_unavailable&) {
     } catch (const invalid_worker&) {}
     return {};
+}
+
+TDBG_DECL std::vector<tensor_request> value_or_reductions(const tdbg::tensor& t, std::int64_t step,
+                                                          const std::vector<reduction>& deciding) {
+    std::vector<tdbg::tensor_step_info> entries;
+    try {
+        entries = t.entries_at(step);
+    } catch (const tensor_unavailable_for_step&) {
+    } catch (const tensor_unavailable&) {
+    } catch (const invalid_worker&) {}
+    std::vector<tensor_request> out;
+    for (tdbg::tensor_step_info& e : entries) {
+        if (e.has_value) {
+            tensor_request r = value_request(t.name(), step, true);
+            r.worker = std::move(e.worker);
+            out.push_back(std::move(r));
+            continue;
+        }
+        for (const reduction which : e.stored_reductions) {
+            if (std::find(deciding.begin(), deciding.end(), which) != deciding.end()) {
+                tensor_request r = reduction_request(t.name(), step, which, true);
+                r.worker = e.worker;
+                out.push_back(std::move(r));
+            }
+        }
+    }
+    return out;
+}
+
+TDBG_DECL std::vector<worker_inputs> by_worker(const step_inputs& inputs, input_range range) {
+    std::vector<worker_inputs> out;
+    for (std::size_t k = range.first; k < range.last; ++k) {
+        const step_inputs::input& in = inputs[k];
+        const std::string* worker = in.request.worker ? &*in.request.worker : nullptr;
+        if (out.empty() || worker == nullptr || out.back().worker == nullptr || *out.back().worker != *worker) {
+            out.push_back(worker_inputs{worker, nullptr, {}});
+        }
+        if (!in.request.which) {
+            out.back().value = value_if_saved(inputs, in);
+        } else if (in.value && in.value->size() == 1 && is_real_valued(in.value->type())) {
+            out.back().reductions.emplace_back(*in.request.which, scalar_of(*in.value));
+        }
+    }
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [](const worker_inputs& w) { return w.value == nullptr && w.reductions.empty(); }),
+              out.end());
+    return out;
 }
 
 TDBG_DECL verdict any_tensor_index(std::size_t count, std::int64_t step, const std::string& rule_name,

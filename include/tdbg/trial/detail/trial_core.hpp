@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -181,8 +183,36 @@ public:
     [[nodiscard]] TDBG_DECL tensor_value fetch(record_request request, std::string_view tag,
                                                std::atomic<std::uint32_t>* hint = nullptr);
 
+    /// The head of the record `request` locates (its dtype, shape, and where its elements
+    /// lie; the tag checked, then left empty), from its first bytes alone: one read of at most
+    /// head_read_bytes, whatever the value's size. nullopt when the record is not of the
+    /// common form (decode_tensor_head), or is small enough to be read whole (the caller
+    /// reads the value). Throws as fetch() does for a record it cannot read.
+    [[nodiscard]] TDBG_DECL std::optional<format::detail::tensor_head> fetch_head(const record_request& request,
+                                                                                  std::string_view tag);
+
+    /// Reads the value of the record `request` locates in pieces of at most
+    /// `piece_elements` elements (1-d views, in order, each valid during its call of
+    /// `each`), reading at most max(piece, piece_read_bytes) bytes at a time, and checks the
+    /// record's CRC as the bytes go past (a mismatch throws format_error, after the pieces
+    /// were seen). Returns the head; nullopt (nothing read, `each` not called) when the
+    /// record is not of the common form: the caller reads the value whole.
+    TDBG_DECL std::optional<format::detail::tensor_head> scan(const record_request& request, std::string_view tag,
+                                                              std::size_t piece_elements,
+                                                              const std::function<void(const tensor_value&)>& each);
+
+    /// Records up to this size are read whole for their head (fetch_head).
+    static constexpr std::uint64_t head_read_bytes = std::uint64_t{64} << 10U;
+    /// What scan() reads at a time.
+    static constexpr std::uint64_t piece_read_bytes = std::uint64_t{8} << 20U;
+
 private:
     static TDBG_DECL record_cache::options make_cache_options(const trial_options& o);
+
+    /// `length` bytes at `offset` of the event file of `request`, read directly (not kept),
+    /// with fetch()'s errors for a file that is gone or cannot be read.
+    [[nodiscard]] TDBG_DECL std::string read_raw(const record_request& request, std::string_view tag,
+                                                 std::uint64_t offset, std::uint64_t length) const;
 
     any_storage storage_;
     std::string root_; // storage_.describe() and a slash: messages name a key as root_ + key

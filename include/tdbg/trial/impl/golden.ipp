@@ -153,7 +153,33 @@ inline std::vector<reduction> golden_all_reductions() {
     return out;
 }
 
-inline json_value golden_entry(const tdbg::tensor& t, const tensor_step_info& info) {
+/// What a value read in pieces gives the document: its layout, digest and reductions.
+struct piecewise_value {
+    value_layout layout;
+    std::string sha256;
+    std::vector<tensor_value> reductions; // of the ones asked for, in order
+};
+
+inline piecewise_value read_piecewise(const tdbg::tensor& t, const tensor_step_info& info,
+                                      const std::vector<reduction>& which) {
+    tdbg::detail::sha256 digest;
+    running_reductions running(which);
+    piecewise_value out;
+    out.layout = t.read_value_in_pieces(info.step, mode::global, info.worker, running_reductions::piece_elements,
+                                        [&](const tensor_value& piece) {
+                                            digest.update(piece.bytes());
+                                            if (!which.empty()) {
+                                                running.add(piece);
+                                            }
+                                        });
+    out.sha256 = digest.hex_digest();
+    if (!which.empty()) {
+        out.reductions = running.results();
+    }
+    return out;
+}
+
+inline json_value golden_entry(const tdbg::tensor& t, const tensor_step_info& info, const golden_filter& filter) {
     json_value e;
     e["step"] = info.step;
     e["mode"] = std::string(mode_name(info.step_mode));
@@ -164,6 +190,48 @@ inline json_value golden_entry(const tdbg::tensor& t, const tensor_step_info& in
         stored.push_back(reduction_name(r));
     }
     e["stored_reductions"] = json_value::array_of(stored);
+
+    // A value too large to hold is read in pieces, its digest and every reduction computed
+    // as they go past (the same numbers, bit for bit: running_reductions' pieces).
+    if (info.has_value && info.value_record_bytes > filter.max_whole_value_bytes) {
+        const auto saved = t.reduction_values(info.step, mode::global, info.worker);
+        std::vector<reduction> to_compute;
+        for (const reduction r : golden_all_reductions()) {
+            if (saved.count(r) == 0) {
+                to_compute.push_back(r);
+            }
+        }
+        const piecewise_value read = read_piecewise(t, info, to_compute);
+        if (read.layout.type != dtype::string) {
+            std::size_t size = 1;
+            for (const std::size_t d : read.layout.shape) {
+                size *= d;
+            }
+            if (size > golden_max_listed_elements) {
+                e["dtype"] = std::string(dtype_name(read.layout.type));
+                e["size"] = size;
+                e["nbytes"] = size * dtype_size(read.layout.type);
+                e["sha256"] = read.sha256;
+                if (info.stored_shape) {
+                    e["shape"] = golden_shape(*info.stored_shape);
+                    e["shape_source"] = "index";
+                } else {
+                    e["shape"] = golden_shape(read.layout.shape);
+                    e["shape_source"] = "value";
+                }
+                json_value reductions = json_value::object();
+                for (const auto& [r, v] : saved) {
+                    reductions[reduction_name(r)] = golden_reduction(v, "stored");
+                }
+                for (std::size_t i = 0; i < to_compute.size(); ++i) {
+                    reductions[reduction_name(to_compute[i])] = golden_reduction(read.reductions[i], "computed");
+                }
+                e["reductions"] = std::move(reductions);
+                return e;
+            }
+        }
+        // A string tensor, or a few elements in a large record: read whole below.
+    }
 
     std::optional<tensor_value> value;
     if (info.has_value) {
@@ -448,7 +516,7 @@ inline void write_golden_tensors(const trial& t, const golden_filter& filter, go
             for (std::size_t i = 0; i < entries.size(); ++i) {
                 w.raw(i == 0 ? "" : ",");
                 w.newline(4);
-                w.value(golden_entry(tensor, entries[i]), 4);
+                w.value(golden_entry(tensor, entries[i], filter), 4);
             }
             w.newline(3);
             w.raw("]");

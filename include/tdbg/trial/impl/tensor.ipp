@@ -3,7 +3,12 @@
 /// Definitions of tdbg/trial/tensor.hpp.
 
 #include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <fmt/core.h>
@@ -34,6 +39,7 @@ inline tensor_step_info to_step_info(const resolved_entry& e) {
     info.mode_step = e.mode_step;
     info.worker = *e.worker;
     info.has_value = e.value.has_value();
+    info.value_record_bytes = e.value ? e.value->length : 0;
     if (e.shape) {
         info.stored_shape = to_shape(*e.shape);
     }
@@ -58,6 +64,46 @@ TDBG_DECL std::vector<std::int64_t> tensor::steps(mode m, bool show_incomplete_s
 }
 
 TDBG_DECL tensor_value tensor::value(std::int64_t step, mode m, const std::optional<std::string>& worker) const {
+    return core_->fetch(value_request(step, m, worker), name(), &record_->content_hint());
+}
+
+TDBG_DECL value_layout tensor::layout(std::int64_t step, mode m, const std::optional<std::string>& worker) const {
+    const detail::record_request where = value_request(step, m, worker);
+    if (auto head = core_->fetch_head(where, name())) {
+        return value_layout{head->type, std::move(head->shape)};
+    }
+    const tensor_value v = core_->fetch(where, name(), &record_->content_hint());
+    return value_layout{v.type(), v.shape()};
+}
+
+TDBG_DECL value_layout tensor::read_value_in_pieces(std::int64_t step, mode m, const std::optional<std::string>& worker,
+                                                    std::size_t piece_elements,
+                                                    const std::function<void(const tensor_value&)>& each) const {
+    const detail::record_request where = value_request(step, m, worker);
+    if (auto head = core_->scan(where, name(), piece_elements, each)) {
+        return value_layout{head->type, std::move(head->shape)};
+    }
+    // An uncommon record: read whole, then handed out in pieces all the same.
+    auto whole = std::make_shared<const tensor_value>(core_->fetch(where, name(), &record_->content_hint()));
+    value_layout out{whole->type(), whole->shape()};
+    const std::size_t element = dtype_size(whole->type());
+    if (whole->type() == dtype::string || whole->size() == 0) {
+        if (whole->size() > 0) {
+            each(*whole);
+        }
+        return out;
+    }
+    const std::string_view bytes = whole->bytes();
+    const std::size_t piece = std::max<std::size_t>(1, piece_elements);
+    for (std::size_t i = 0; i < whole->size(); i += piece) {
+        const std::size_t n = std::min(piece, whole->size() - i);
+        each(tensor_value::view_bytes(whole->type(), {n}, bytes.substr(i * element, n * element), whole));
+    }
+    return out;
+}
+
+TDBG_DECL detail::record_request tensor::value_request(std::int64_t step, mode m,
+                                                       const std::optional<std::string>& worker) const {
     // Only what reading the value needs is copied out of the index (no resolved_entry).
     struct found_value {
         std::optional<detail::record_request> value;
@@ -79,7 +125,7 @@ TDBG_DECL tensor_value tensor::value(std::int64_t step, mode m, const std::optio
                                                       core_->name()),
                                           name(), step, m, found.has_reductions);
     }
-    return core_->fetch(*found.value, name(), &record_->content_hint());
+    return *found.value;
 }
 
 TDBG_DECL std::map<std::int64_t, tensor_value> tensor::values(mode m, const std::optional<std::string>& worker) const {
@@ -164,6 +210,9 @@ TDBG_DECL tensor_value::shape_type tensor::shape(std::int64_t step, mode m, cons
                                                      name(), detail::describe_step(step, m), core_->name()),
                                          name(), step, m);
     }
+    if (auto head = core_->fetch_head(*found.value, name())) {
+        return std::move(head->shape);
+    }
     return core_->fetch(*found.value, name(), &record_->content_hint()).shape();
 }
 
@@ -187,6 +236,14 @@ TDBG_DECL std::vector<std::int64_t> tensor::prev_steps(std::int64_t step, std::o
         all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(*n));
     }
     return all;
+}
+
+TDBG_DECL std::vector<tensor_step_info> tensor::entries_at(std::int64_t step, mode m) const {
+    std::vector<tensor_step_info> out;
+    for (const auto& e : core_->entries_at(*record_, step, m)) {
+        out.push_back(detail::to_step_info(e));
+    }
+    return out;
 }
 
 TDBG_DECL std::vector<tensor_step_info> tensor::entries(mode m, bool show_incomplete_steps) const {

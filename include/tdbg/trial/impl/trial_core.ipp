@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <shared_mutex>
@@ -15,6 +18,7 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/format/crc32c.hpp"
 #include "tdbg/trial/detail/trial_core.hpp"
 
 namespace tdbg::detail {
@@ -245,6 +249,102 @@ TDBG_DECL tensor_value trial_core::fetch(record_request request, std::string_vie
                            file, request.offset);
     }
     return std::move(ev.value);
+}
+
+TDBG_DECL std::string trial_core::read_raw(const record_request& request, std::string_view tag,
+                                           std::uint64_t offset, std::uint64_t length) const {
+    const std::string& file = request.file->key;
+    try {
+        return storage_.read_range(file, offset, length);
+    } catch (const object_not_found&) {
+        throw unreadable_event_file(
+            fmt::format("{}{}: the event file that the index lists for tensor '{}' (its record at byte {}) does "
+                        "not exist: the run is incomplete or damaged (trial {})",
+                        root_, file, tag, request.offset, name_),
+            root_ + file);
+    } catch (const storage_error& e) {
+        throw unreadable_event_file(fmt::format("cannot read bytes {}-{} of {}{} (the record of tensor '{}' at byte "
+                                                "{}, which the index lists): {} (trial {})",
+                                                offset, offset + length, root_, file, tag, request.offset, e.what(),
+                                                name_),
+                                    root_ + file);
+    }
+}
+
+TDBG_DECL std::optional<format::detail::tensor_head> trial_core::fetch_head(const record_request& request,
+                                                                            std::string_view tag) {
+    if (request.length <= head_read_bytes) { // also every record too short to hold a head
+        return std::nullopt;
+    }
+    const std::string& file = request.file->key;
+    const std::string prefix = read_raw(request, tag, request.offset, format::record_header_size + head_read_bytes);
+    if (prefix.size() < format::record_header_size + head_read_bytes) {
+        throw format_error(fmt::format("the record of tensor '{}' ends after {} bytes, but the index says {}", tag,
+                                       prefix.size(), request.length),
+                           file, request.offset);
+    }
+    const std::uint64_t payload_size = format::detail::checked_record_length(prefix.data(), file, request.offset);
+    if (payload_size != request.length - format::record_overhead) {
+        throw format_error(fmt::format("record length {} does not match the indexed size: {} bytes hold a payload of {}",
+                                       payload_size, request.length, request.length - format::record_overhead),
+                           file, request.offset);
+    }
+    auto head = format::detail::decode_tensor_head(std::string_view(prefix).substr(format::record_header_size),
+                                                   payload_size);
+    if (!head || head->tag != tag) {
+        return std::nullopt; // the full decoder reads it, and names what differs
+    }
+    head->tag = {};
+    return head;
+}
+
+TDBG_DECL std::optional<format::detail::tensor_head>
+trial_core::scan(const record_request& request, std::string_view tag, std::size_t piece_elements,
+                 const std::function<void(const tensor_value&)>& each) {
+    const std::string& file = request.file->key;
+    auto head = fetch_head(request, tag);
+    if (!head) {
+        return std::nullopt;
+    }
+    const std::uint64_t payload_at = request.offset + format::record_header_size;
+    const std::uint64_t payload_size = request.length - format::record_overhead;
+    // The payload's bytes before the elements, then the elements, then those after them and
+    // the footer: each byte read once, its CRC taken as it goes past.
+    const std::string before = read_raw(request, tag, payload_at, head->content_offset);
+    std::uint32_t crc = format::crc32c(before);
+    const std::size_t element = dtype_size(head->type);
+    const std::uint64_t piece_bytes = std::max<std::uint64_t>(1, piece_elements) * element;
+    const std::uint64_t read_bytes = std::max<std::uint64_t>(piece_bytes, piece_read_bytes / piece_bytes * piece_bytes);
+    const std::uint64_t content_end = head->content_offset + head->content_size;
+    for (std::uint64_t at = head->content_offset; at < content_end;) {
+        const std::uint64_t n = std::min(read_bytes, content_end - at);
+        auto bytes = std::make_shared<const std::string>(read_raw(request, tag, payload_at + at, n));
+        if (bytes->size() != n) {
+            throw format_error(fmt::format("the record of tensor '{}' ends at byte {} of its payload, but the index "
+                                           "says it holds {}",
+                                           tag, at + bytes->size(), payload_size),
+                               file, request.offset);
+        }
+        crc = format::crc32c(*bytes, crc);
+        for (std::uint64_t p = 0; p < n; p += piece_bytes) {
+            const std::uint64_t m = std::min(piece_bytes, n - p);
+            each(tensor_value::view_bytes(head->type, {static_cast<std::size_t>(m / element)},
+                                          std::string_view(*bytes).substr(static_cast<std::size_t>(p),
+                                                                          static_cast<std::size_t>(m)),
+                                          bytes));
+        }
+        at += n;
+    }
+    const std::string after = read_raw(request, tag, payload_at + content_end,
+                                       payload_size - content_end + format::record_overhead - format::record_header_size);
+    if (after.size() != payload_size - content_end + 4) {
+        throw format_error(fmt::format("the record of tensor '{}' ends before its footer", tag), file, request.offset);
+    }
+    const std::string_view after_view(after);
+    crc = format::crc32c(after_view.substr(0, after.size() - 4), crc);
+    format::detail::check_footer_crc(format::mask_crc32c(crc), format::detail::get_le32(after.data() + after.size() - 4),
+                                     file, request.offset);
+    return head;
 }
 
 TDBG_DECL record_cache::options trial_core::make_cache_options(const trial_options& o) {

@@ -50,7 +50,7 @@ struct ls_options {
     /// The run: a directory, or a URL of a storage scheme the program knows (s3://bucket/prefix
     /// with the S3 backend).
     std::string run;
-    /// Read one value per tensor for its dtype and shape (false: `--no-values`, dtype shown as '?').
+    /// Read the head of one value per tensor for its dtype and shape (false: `--no-values`, dtype shown as '?').
     bool read_values = true;
 };
 /// Writes the summary of the run (state, workers, modes, steps, collections, a line per tensor)
@@ -210,8 +210,12 @@ struct report_options {
     std::optional<std::string> tensor_regex;
     /// Only tensors of this collection.
     std::optional<std::string> collection;
-    /// At most this many tensors, in name order; 0: all.
+    /// At most this many tensors on the page, in the order of its sections; 0: all.
     std::size_t max_tensors = 20;
+    /// Without tensor_regex and collection, the page's sections (the tensors a rule flagged,
+    /// then each collection's: losses, gradients, weights, biases, the others, then the rest)
+    /// hold at most this many tensors each, in name order; 0: all.
+    std::size_t per_section = 6;
     /// The reductions to plot; none: those the run saved for a tensor, else mean, std and l2.
     std::optional<std::vector<reduction>> reductions;
     /// Points per line at most, evenly sampled.
