@@ -85,3 +85,18 @@ TEST_CASE("raw bytes: copied, or viewed when aligned, sizes are checked") {
     auto flags = tensor_value::from_bytes(dtype::boolean, {2}, std::string("\x00\x05", 2));
     CHECK(flags.bytes() == std::string("\x00\x01", 2));
 }
+
+TEST_CASE("tensor_value::reshaped shares the elements under another shape of as many") {
+    const tensor_value v(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+    const tensor_value flat = v.reshaped({6});
+    CHECK(flat.shape() == tensor_value::shape_type{6});
+    CHECK(flat.data_as<float>() == v.data_as<float>()); // shared, not copied
+    CHECK(flat.as<float>()(4) == 5.0F);
+    CHECK(flat.owns_data());
+    const tensor_value scalar = tensor_value::scalar(2.5);
+    CHECK(scalar.reshaped({1}).shape() == tensor_value::shape_type{1});
+    CHECK(scalar.reshaped({1}).data_as<double>()[0] == 2.5);
+    CHECK_THROWS_AS(v.reshaped({4}), tdbg::error);
+    std::vector<int> borrowed{1, 2};
+    CHECK_FALSE(tensor_value::borrow(borrowed.data(), {2}).reshaped({2, 1}).owns_data());
+}

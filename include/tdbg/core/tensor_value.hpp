@@ -138,6 +138,15 @@ public:
     /// False when the bytes are borrowed from the caller (see `borrow`).
     [[nodiscard]] bool owns_data() const noexcept { return holder_ != nullptr || strings_ != nullptr || nbytes_ == 0; }
 
+    /// The same elements under `shape` (as many elements), shared, not copied: a borrowed
+    /// value stays borrowed. Throws tdbg::error when the counts differ.
+    [[nodiscard]] tensor_value reshaped(shape_type shape) const {
+        tensor_value out = *this;
+        out.shape_ = std::move(shape);
+        out.check_count(size());
+        return out;
+    }
+
     /// A deep copy that owns its bytes (a borrowed value becomes safe to keep).
     [[nodiscard]] tensor_value copy() const {
         if (type_ == dtype::string) {

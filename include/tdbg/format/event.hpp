@@ -6,9 +6,11 @@
 /// number order, proto3 defaults omitted, an empty tensor_shape for 0-d
 /// tensors, dims named "<tag>_<size>", mode and mode step as plugin data.
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -108,10 +110,12 @@ void write_tensor_proto(Writer& w, std::string_view tag, const tensor_value& val
         for (std::size_t size : value.shape()) {
             shape.message_field(2, [&](auto& dim) {
                 dim.varint_field_if(1, static_cast<std::uint64_t>(size));
-                std::string name(tag);
-                name += '_';
-                name += std::to_string(size);
-                dim.bytes_field_if(2, name);
+                // The dim's name, "<tag>_<size>", written in parts: the encoder measures a
+                // nested message before writing it, so this runs once per level of nesting.
+                char digits[24];
+                const auto end = std::to_chars(std::begin(digits), std::end(digits), size).ptr;
+                dim.bytes_field(2, {tag, std::string_view("_"),
+                                    std::string_view(digits, static_cast<std::size_t>(end - digits))});
             });
         }
     });

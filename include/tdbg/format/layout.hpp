@@ -112,8 +112,17 @@ TDBG_DECL std::optional<index_key_info> parse_step_worker_key(std::string_view k
 [[nodiscard]] TDBG_DECL std::string strip_colon_index(std::string_view name);
 
 /// The name under which a stored reduction is saved: "smdebug/reductions/abs_l2/<tensor without :N>".
+/// Built in one allocation: the hook names a tensor's reductions at every step it saves them.
 [[nodiscard]] inline std::string reduction_tensor_name(reduction r, std::string_view tensor) {
-    return std::string(reduction_prefix) + reduction_name(r) + "/" + strip_colon_index(tensor);
+    const std::string_view abs = r.abs ? "abs_" : "";
+    const std::string_view kind = reduction_kind_name(r.kind);
+    std::string out;
+    out.reserve(reduction_prefix.size() + abs.size() + kind.size() + 1 + tensor.size());
+    out.append(reduction_prefix).append(abs).append(kind).append(1, '/');
+    if (tensor.find(':') == std::string_view::npos) {
+        return out.append(tensor);
+    }
+    return out.append(strip_colon_index(tensor));
 }
 
 /// The reduction and the tensor name of a stored reduction's name; nullopt

@@ -64,7 +64,7 @@ enum class reduction_convention {
         return std::nullopt;
     }
     if (convention == reduction_convention::numpy) {
-        return tensor_value::from_bytes(result.type(), {1}, result.bytes());
+        return result.reshaped({1}); // the result's element, shared
     }
     if (result.type() == dtype::uint64) { // an unsigned sum or product: torch's is int64 (same bits)
         return tensor_value::from_bytes(dtype::int64, {}, result.bytes());

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -140,6 +141,19 @@ public:
         tag(field, wire_type::length_delimited);
         raw_varint(bytes.size());
         sink_->append(bytes.data(), bytes.size());
+    }
+    /// A string or bytes field whose value is `parts` one after the other (written even when
+    /// empty): no string is built for it.
+    void bytes_field(std::uint32_t field, std::initializer_list<std::string_view> parts) {
+        std::size_t size = 0;
+        for (const std::string_view part : parts) {
+            size += part.size();
+        }
+        tag(field, wire_type::length_delimited);
+        raw_varint(size);
+        for (const std::string_view part : parts) {
+            sink_->append(part.data(), part.size());
+        }
     }
     /// A packed repeated double field (omitted when empty, as protobuf does).
     void packed_doubles(std::uint32_t field, const std::vector<double>& values) {
