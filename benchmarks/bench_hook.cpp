@@ -13,8 +13,9 @@
 //     floats as six reductions each, over the same loop without a hook.
 // Build it Release (see README.md).
 //
-//   bench_hook [--writes] [dir]   (dir default: <temp dir>/tdbg_bench_hook; removed afterwards)
+//   bench_hook [--writes | --small] [dir] (dir default: <temp dir>/tdbg_bench_hook; removed afterwards)
 //     --writes   part 2 (the writes) only
+//     --small    part 3 (a saved step's and a small tensor's cost) only
 
 #include <algorithm>
 #include <chrono>
@@ -477,13 +478,16 @@ void throughput(const std::filesystem::path& base) {
 
 int main(int argc, char** argv) {
     bool writes_only = false;
+    bool small_only = false;
     std::filesystem::path base = std::filesystem::temp_directory_path() / "tdbg_bench_hook";
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--writes") {
             writes_only = true;
+        } else if (arg == "--small") {
+            small_only = true;
         } else if (!arg.empty() && arg[0] == '-') {
-            std::fprintf(stderr, "usage: bench_hook [--writes] [dir]\n");
+            std::fprintf(stderr, "usage: bench_hook [--writes | --small] [dir]\n");
             return 2;
         } else {
             base = arg;
@@ -492,10 +496,14 @@ int main(int argc, char** argv) {
     std::filesystem::remove_all(base);
     std::filesystem::create_directories(base);
     try {
-        throughput(base);
-        if (!writes_only) {
-            step_times(base);
+        if (small_only) {
             small_tensor_costs(base);
+        } else {
+            throughput(base);
+            if (!writes_only) {
+                step_times(base);
+                small_tensor_costs(base);
+            }
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_hook: %s\n", e.what());

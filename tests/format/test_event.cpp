@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hook_paths.hpp"
 #include "support.hpp"
 #include "tdbg/format/detail/event_pieces.hpp"
 #include "tdbg/format/detail/proto.hpp"
@@ -171,15 +172,10 @@ TEST_CASE("event: every dtype and shape round-trips (0-d, 1-D, N-D, empty)") {
             // goes) gives the same record as framing the payload.
             std::string framed = "xy";
             append_record(framed, payload, footer_kind::smdebug_constant);
-            const auto pieces = tdbg::format::detail::encode_tensor_event_pieces(ev);
-            CHECK(pieces.size() == payload.size());
-            std::string direct = "xy";
-            const tdbg::format::detail::string_sink sink{&direct};
-            frame_record(
-                sink, pieces.size(),
-                [&](const auto& to) { pieces.for_each([&](std::string_view p) { to.append(p.data(), p.size()); }); },
-                smdebug_footer_crc);
-            CHECK(direct == framed);
+            CHECK(tdbg::format::detail::encode_tensor_event_pieces(ev).size() == payload.size());
+            CHECK(tdbg::test::framed_by_pieces(ev, "xy") == framed);
+            // A small record's path: encoded straight into the step's block, framed in place.
+            CHECK(tdbg::test::framed_in_place(ev, "xy") == framed);
             ++checked;
         }
     }

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hook_paths.hpp"
 #include "support.hpp"
 #include "tdbg/core/detail/sha256.hpp"
 #include "tdbg/format/detail/event_pieces.hpp"
@@ -114,15 +115,9 @@ TEST_CASE("every fixture event record decodes to smdebug's values and re-encodes
                 std::string framed;
                 append_record(framed, payload, footer_kind::smdebug_constant);
                 CHECK(framed == original);
-                // The hook's path: the payload as pieces over the tensor's memory, same framer.
-                const tdbg::format::detail::event_pieces pieces = tdbg::format::detail::encode_tensor_event_pieces(ev);
-                std::string direct;
-                const tdbg::format::detail::string_sink sink{&direct};
-                frame_record(
-                    sink, pieces.size(),
-                    [&](const auto& to) { pieces.for_each([&](std::string_view p) { to.append(p.data(), p.size()); }); },
-                    smdebug_footer_crc);
-                CHECK(direct == original);
+                // The hook's paths: pieces over the tensor's memory, and a small record in place.
+                CHECK(tdbg::test::framed_by_pieces(ev) == original);
+                CHECK(tdbg::test::framed_in_place(ev) == original);
 
                 CHECK(ev.step == where->step);
                 REQUIRE(ev.mode);

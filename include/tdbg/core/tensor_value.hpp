@@ -74,17 +74,22 @@ public:
     [[nodiscard]] static tensor_value scalar(T value) {
         if constexpr (std::is_same_v<T, bool>) {
             return tensor_value(std::vector<bool>{value}, shape_type{});
-        } else {
+        } else if constexpr (std::is_same_v<T, std::string>) {
             return tensor_value(std::vector<T>{std::move(value)}, shape_type{});
+        } else {
+            // One element in the small buffer: one allocation (the hook makes several per saved tensor).
+            tensor_value v(dtype_v<T>, shape_type{});
+            auto buffer = allocate(sizeof(T));
+            std::memcpy(buffer.get(), &value, sizeof(T));
+            v.adopt(std::move(buffer), sizeof(T));
+            return v;
         }
     }
 
     /// Borrows `data` (like `xt::adapt`): no copy; the caller keeps it alive and unchanged.
     template <class T, class = std::enable_if_t<has_dtype_v<T> && !std::is_same_v<T, std::string>>>
     [[nodiscard]] static tensor_value borrow(const T* data, shape_type shape) {
-        tensor_value v;
-        v.type_ = dtype_v<T>;
-        v.shape_ = std::move(shape);
+        tensor_value v(dtype_v<T>, std::move(shape));
         v.data_ = reinterpret_cast<const std::byte*>(data);
         v.nbytes_ = element_count(v.shape_) * sizeof(T);
         if (data == nullptr && v.nbytes_ != 0) {
@@ -229,6 +234,9 @@ private:
         nbytes_ = nbytes;
         holder_ = std::move(buffer);
     }
+
+    // A value of `type` and `shape` without elements yet (the default one allocates its shape {0}).
+    tensor_value(dtype type, shape_type shape) noexcept : type_(type), shape_(std::move(shape)) {}
 
     void normalise_booleans() {
         if (type_ != dtype::boolean || nbytes_ == 0) {

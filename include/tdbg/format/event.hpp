@@ -96,7 +96,15 @@ struct event {
 
 namespace detail {
 
-inline std::string decimal(std::int64_t v) { return std::to_string(v); }
+// An integer in decimal, as Python's str() writes it, held without allocating.
+struct decimal {
+    explicit decimal(std::int64_t v) noexcept
+        : size(static_cast<std::size_t>(std::to_chars(std::begin(digits), std::end(digits), v).ptr - digits)) {}
+    [[nodiscard]] std::string_view view() const noexcept { return {digits, size}; }
+
+    char digits[24] = {};
+    std::size_t size;
+};
 
 // Writes a TensorProto exactly as smdebug's make_tensor_proto builds it.
 template <class Writer>
@@ -144,17 +152,20 @@ void write_tensor_event(Writer& w, const tensor_event& ev) {
             value.message_field(8, [&](auto& tensor) { write_tensor_proto(tensor, ev.tag, ev.value); });
             // smdebug always writes both entries, mode step first.
             if (ev.mode || ev.mode_step) {
+                // Written once here: the encoder measures each nested message before writing it.
+                const decimal mode_step_text(ev.mode_step.value_or(0));
+                const decimal mode_text(static_cast<int>(ev.mode.value_or(tdbg::mode::global)));
                 value.message_field(9, [&](auto& metadata) {
                     if (ev.mode_step) {
                         metadata.message_field(1, [&](auto& plugin) {
                             plugin.bytes_field(1, mode_step_plugin_name);
-                            plugin.bytes_field(2, decimal(*ev.mode_step));
+                            plugin.bytes_field(2, mode_step_text.view());
                         });
                     }
                     if (ev.mode) {
                         metadata.message_field(1, [&](auto& plugin) {
                             plugin.bytes_field(1, mode_plugin_name);
-                            plugin.bytes_field(2, decimal(static_cast<int>(*ev.mode)));
+                            plugin.bytes_field(2, mode_text.view());
                         });
                     }
                 });

@@ -3,9 +3,11 @@
 /// smdebug's index files: for one step and worker, where each tensor's record
 /// lies in the event file, and the shapes saved without values.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tdbg/config.hpp"
@@ -55,6 +57,41 @@ struct index_file {
 
 /// The JSON text, byte for byte as smdebug writes it (Python's json.dumps, keys in smdebug's order).
 [[nodiscard]] TDBG_DECL std::string to_json(const index_file& index);
+
+/// An index file's JSON written as its entries arrive, keeping text, not entries: the hook's
+/// writer names a step's records this way, without an object per record. The bytes of to_json,
+/// which is written with it.
+class index_writer {
+public:
+    /// The step's mode and mode step.
+    void set_meta(tdbg::mode mode, std::int64_t mode_step) noexcept {
+        mode_ = mode;
+        mode_step_ = mode_step;
+    }
+    /// The event file the records lie in (none: the step saved only shapes).
+    void set_event_file_name(std::string name) { event_file_name_ = std::move(name); }
+    [[nodiscard]] bool has_event_file_name() const noexcept { return !event_file_name_.empty(); }
+
+    /// Names a record of the event file.
+    TDBG_DECL void add_tensor(std::string_view name, std::uint64_t start_idx, std::uint64_t length);
+    /// Names a shape saved without values.
+    TDBG_DECL void add_shape(const shape_entry& shape);
+
+    /// True when it names nothing.
+    [[nodiscard]] bool empty() const noexcept { return tensors_ == 0 && shapes_ == 0; }
+
+    /// The JSON text.
+    [[nodiscard]] TDBG_DECL std::string text() const;
+
+private:
+    tdbg::mode mode_ = mode::global;
+    std::int64_t mode_step_ = 0;
+    std::string event_file_name_;
+    std::string tensor_json_; // the entries of tensor_payload, comma-separated
+    std::string shape_json_;  // the entries of shape_payload, comma-separated
+    std::size_t tensors_ = 0;
+    std::size_t shapes_ = 0;
+};
 
 /// Parses an index file; throws format_error naming `file` and the key (or the
 /// byte offset of a JSON syntax error). Unknown keys are ignored.

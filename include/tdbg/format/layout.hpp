@@ -111,18 +111,23 @@ TDBG_DECL std::optional<index_key_info> parse_step_worker_key(std::string_view k
 /// non-ASCII Unicode digits as digits; tdbg only removes ASCII ones.
 [[nodiscard]] TDBG_DECL std::string strip_colon_index(std::string_view name);
 
+/// reduction_tensor_name written into `out`, whose memory is reused.
+inline void assign_reduction_tensor_name(std::string& out, reduction r, std::string_view tensor) {
+    const std::string_view abs = r.abs ? "abs_" : "";
+    const std::string_view kind = reduction_kind_name(r.kind);
+    const std::string stripped = tensor.find(':') == std::string_view::npos ? std::string() : strip_colon_index(tensor);
+    const std::string_view name = tensor.find(':') == std::string_view::npos ? tensor : std::string_view(stripped);
+    out.clear();
+    out.reserve(reduction_prefix.size() + abs.size() + kind.size() + 1 + name.size());
+    out.append(reduction_prefix).append(abs).append(kind).append(1, '/').append(name);
+}
+
 /// The name under which a stored reduction is saved: "smdebug/reductions/abs_l2/<tensor without :N>".
 /// Built in one allocation: the hook names a tensor's reductions at every step it saves them.
 [[nodiscard]] inline std::string reduction_tensor_name(reduction r, std::string_view tensor) {
-    const std::string_view abs = r.abs ? "abs_" : "";
-    const std::string_view kind = reduction_kind_name(r.kind);
     std::string out;
-    out.reserve(reduction_prefix.size() + abs.size() + kind.size() + 1 + tensor.size());
-    out.append(reduction_prefix).append(abs).append(kind).append(1, '/');
-    if (tensor.find(':') == std::string_view::npos) {
-        return out.append(tensor);
-    }
-    return out.append(strip_colon_index(tensor));
+    assign_reduction_tensor_name(out, r, tensor);
+    return out;
 }
 
 /// The reduction and the tensor name of a stored reduction's name; nullopt

@@ -40,6 +40,13 @@ void store_le(char* out, std::uint64_t v) noexcept {
     }
 }
 
+/// Stores a record's header at `header` (record_header_size bytes): the payload's size and
+/// that size's masked CRC-32C.
+inline void store_record_header(char* header, std::uint64_t payload_size) noexcept {
+    store_le<8>(header, payload_size);
+    store_le<4>(header + 8, masked_crc32c(std::string_view(header, 8)));
+}
+
 inline std::uint32_t get_le32(const char* p) noexcept {
     std::uint32_t v = 0;
     for (int i = 3; i >= 0; --i) {
@@ -97,13 +104,26 @@ inline void check_footer(std::string_view payload, std::uint32_t footer, std::st
 template <class Sink, class WritePayload>
 void frame_record(Sink& sink, std::uint64_t payload_size, WritePayload&& write_payload, std::uint32_t footer_crc) {
     char header[record_header_size];
-    detail::store_le<8>(header, payload_size);
-    detail::store_le<4>(header + 8, masked_crc32c(std::string_view(header, 8)));
+    detail::store_record_header(header, payload_size);
     sink.append(header, sizeof header);
     std::forward<WritePayload>(write_payload)(sink);
     char footer[4];
     detail::store_le<4>(footer, footer_crc);
     sink.append(footer, sizeof footer);
+}
+
+/// Appends one record to `out` whose payload `write_payload(out)` appends to `out` itself, as
+/// frame_record frames it: the header's place is kept and filled in once the payload's size is
+/// known, so the payload is neither measured first nor copied.
+template <class WritePayload>
+void append_record_in_place(std::string& out, WritePayload&& write_payload, std::uint32_t footer_crc) {
+    const std::size_t start = out.size();
+    out.resize(start + record_header_size);
+    std::forward<WritePayload>(write_payload)(out);
+    detail::store_record_header(&out[start], out.size() - start - record_header_size);
+    char footer[4];
+    detail::store_le<4>(footer, footer_crc);
+    out.append(footer, sizeof footer);
 }
 
 /// Appends one record holding `payload` to `out`.

@@ -32,7 +32,7 @@
 /// at close() (not under SageMaker, as smdebug). TensorBoard files, when asked
 /// for, go to <tensorboard_dir>/<MODE>/events.out.tfevents.<time>.<host>.<pid>.<worker>.<step>.
 /// A hook is driven by one thread; encoding and writing happen on the writer's
-/// threads (hook/detail/writer.hpp).
+/// threads (hook/detail/writer/async_writer.hpp).
 ///
 /// Write errors (a full disk, too many open files, a storage outage) never
 /// take training down by default: at the first one the hook stops saving,

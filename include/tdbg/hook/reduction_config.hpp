@@ -43,6 +43,23 @@ struct reduction_config {
     /// reductions, norms, abs_reductions, abs_norms.
     [[nodiscard]] TDBG_DECL std::vector<reduction> all() const;
 
+    /// Calls `f(reduction)` for each reduction in all()'s order, without building the list.
+    template <class F>
+    void for_each(F&& f) const {
+        for (const reduction_kind k : reductions) {
+            f(reduction{k, false});
+        }
+        for (const reduction_kind k : norms) {
+            f(reduction{k, false});
+        }
+        for (const reduction_kind k : abs_reductions) {
+            f(reduction{k, true});
+        }
+        for (const reduction_kind k : abs_norms) {
+            f(reduction{k, true});
+        }
+    }
+
     /// True when no reduction is asked for.
     [[nodiscard]] bool no_reductions() const noexcept {
         return reductions.empty() && abs_reductions.empty() && norms.empty() && abs_norms.empty();

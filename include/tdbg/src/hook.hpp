@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The definitions of the hook, its writer (hook/detail/writer.hpp and its parts) and its JSON
+/// The definitions of the hook, its writer (hook/detail/writer/) and its JSON
 /// configuration, for a program built with TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp,
 /// or compiled as a translation unit of its own (CMake's tdbg::compiled compiles each file of
 /// tdbg/src/ apart, so that they build in parallel). Each definition is in
@@ -28,7 +28,7 @@
 #include "tdbg/hook/impl/histogram.ipp"
 #include "tdbg/hook/impl/run_claim.ipp"
 #include "tdbg/hook/impl/deferred_cell.ipp"
-#include "tdbg/hook/impl/buffer_pool.ipp"
+#include "tdbg/hook/impl/writer/buffer_pool.ipp"
 #include "tdbg/hook/impl/stop_watch.ipp"
 #include "tdbg/hook/impl/metrics_writer.ipp"
 #include "tdbg/hook/impl/tensorboard_export.ipp"
@@ -38,11 +38,12 @@
 #include "tdbg/hook/impl/step_scalars.ipp"
 #include "tdbg/hook/impl/reduction_config.ipp"
 #include "tdbg/hook/impl/json_config.ipp"
-#include "tdbg/hook/impl/write_failure.ipp"
-#include "tdbg/hook/impl/writer_thread.ipp"
-#include "tdbg/hook/impl/write_queue.ipp"
-#include "tdbg/hook/impl/step_file.ipp"
-#include "tdbg/hook/impl/tensorboard_writer.ipp"
-#include "tdbg/hook/impl/publisher.ipp"
-#include "tdbg/hook/impl/write_lane.ipp"
-#include "tdbg/hook/impl/writer.ipp"
+#include "tdbg/hook/impl/writer/write_failure.ipp"
+#include "tdbg/hook/impl/writer/thread_control.ipp"
+#include "tdbg/hook/impl/writer/write_queue.ipp"
+#include "tdbg/hook/impl/writer/step_file.ipp"
+#include "tdbg/hook/impl/writer/record_block.ipp"
+#include "tdbg/hook/impl/writer/tensorboard_writer.ipp"
+#include "tdbg/hook/impl/writer/publisher.ipp"
+#include "tdbg/hook/impl/writer/write_lane.ipp"
+#include "tdbg/hook/impl/writer/async_writer.ipp"

@@ -15,9 +15,7 @@ TDBG_DECL tensor_value tensor_value::prepare(dtype type, shape_type shape, std::
     if (type == dtype::string) {
         throw error("tensor_value: string tensors are built from std::vector<std::string>, not bytes");
     }
-    tensor_value v;
-    v.type_ = type;
-    v.shape_ = std::move(shape);
+    tensor_value v(type, std::move(shape));
     const std::size_t want = element_count(v.shape_) * dtype_size(type);
     if (want != nbytes) {
         throw error(fmt::format("tensor_value: {} bytes do not fit a {} tensor of {} elements ({} bytes expected)",

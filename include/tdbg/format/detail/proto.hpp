@@ -79,16 +79,69 @@ struct size_sink {
     void push(char) noexcept { ++size; }
 };
 
-/// A sink that appends to a string.
-struct string_sink {
-    std::string* out;
-    void append(const char* p, std::size_t n) const { out->append(p, n); }
-    void push(char c) const { out->push_back(c); }
+/// A sink that appends to a string through a cursor: the string is grown ahead and written in
+/// place (no call into the library per field), and cut to what was written when the sink goes.
+/// A nested message is written once, after a place for its length that is widened when needed
+/// (see proto_writer::message_field).
+class string_cursor {
+public:
+    /// Writes after what `out` holds.
+    explicit string_cursor(std::string& out) : out_(&out), size_(out.size()) { out.resize(size_ + slack); }
+    string_cursor(const string_cursor&) = delete;
+    string_cursor& operator=(const string_cursor&) = delete;
+    string_cursor(string_cursor&&) = delete;
+    string_cursor& operator=(string_cursor&&) = delete;
+    ~string_cursor() { out_->resize(size_); } // shrinking: no allocation, no throw
+
+    void append(const char* p, std::size_t n) {
+        reserve(n);
+        std::memcpy(out_->data() + size_, p, n);
+        size_ += n;
+    }
+    void push(char c) {
+        reserve(1);
+        (*out_)[size_++] = c;
+    }
+    /// Appends `value` as a varint.
+    void varint(std::uint64_t value) {
+        reserve(10);
+        char* p = out_->data() + size_;
+        std::size_t n = 0;
+        while (value >= 0x80U) {
+            p[n++] = static_cast<char>((value & 0x7FU) | 0x80U);
+            value >>= 7U;
+        }
+        p[n++] = static_cast<char>(value);
+        size_ += n;
+    }
+    /// The bytes written so far (the string's own included).
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    /// Byte `pos` of what was written.
+    [[nodiscard]] char* at(std::size_t pos) noexcept { return out_->data() + pos; }
+    /// Inserts `n` bytes (their values unspecified) at `pos`, moving what follows.
+    void open_gap(std::size_t pos, std::size_t n) {
+        reserve(n);
+        std::memmove(out_->data() + pos + n, out_->data() + pos, size_ - pos);
+        size_ += n;
+    }
+
+private:
+    // Room for `n` more bytes; the string's capacity grows geometrically, as it does.
+    void reserve(std::size_t n) {
+        if (out_->size() - size_ < n) {
+            out_->resize(size_ + n + slack);
+        }
+    }
+
+    static constexpr std::size_t slack = 256; // made room for at a time
+
+    std::string* out_;
+    std::size_t size_;
 };
 
 /// Writes fields of one message to a sink. Nested messages are given as a
 /// callable `body(auto& writer)`; the writer measures the body, writes its
-/// length, then writes it.
+/// length, then writes it (into a string_cursor: writes it once, then its length).
 template <class Sink>
 class proto_writer {
 public:
@@ -97,6 +150,8 @@ public:
     void raw_varint(std::uint64_t value) {
         if constexpr (std::is_same_v<Sink, size_sink>) {
             sink_->size += varint_size(value);
+        } else if constexpr (std::is_same_v<Sink, string_cursor>) {
+            sink_->varint(value);
         } else {
             char buffer[10];
             std::size_t n = 0;
@@ -169,6 +224,26 @@ public:
     /// A nested message field, always written (explicit presence).
     template <class Body>
     void message_field(std::uint32_t field, Body&& body) {
+        if constexpr (std::is_same_v<Sink, string_cursor>) {
+            // Into a string: the body is written once after a one-byte place for its length,
+            // which is widened when the body turns out longer than a one-byte varint holds.
+            tag(field, wire_type::length_delimited);
+            const std::size_t at = sink_->size();
+            sink_->push('\0');
+            body(*this);
+            std::uint64_t size = sink_->size() - at - 1;
+            const std::size_t n = varint_size(size);
+            if (n > 1) {
+                sink_->open_gap(at, n - 1);
+            }
+            char* length = sink_->at(at);
+            for (std::size_t i = 0; i + 1 < n; ++i) {
+                length[i] = static_cast<char>((size & 0x7FU) | 0x80U);
+                size >>= 7U;
+            }
+            length[n - 1] = static_cast<char>(size);
+            return;
+        }
         size_sink counter;
         proto_writer<size_sink> measure(counter);
         body(measure);
@@ -211,14 +286,12 @@ private:
 /// Encodes one top-level message: `body(writer)` writes its fields.
 template <class Body>
 std::string encode_message(Body&& body) {
-    size_sink counter;
-    proto_writer<size_sink> measure(counter);
-    body(measure);
     std::string out;
-    out.reserve(counter.size);
-    string_sink sink{&out};
-    proto_writer<string_sink> writer(sink);
-    body(writer);
+    {
+        string_cursor sink(out);
+        proto_writer<string_cursor> writer(sink);
+        body(writer);
+    }
     return out;
 }
 

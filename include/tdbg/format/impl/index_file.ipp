@@ -2,6 +2,8 @@
 /// \file
 /// Definitions of tdbg/format/index_file.hpp.
 
+#include <charconv>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -13,36 +15,58 @@
 
 namespace tdbg::format {
 
-TDBG_DECL std::string to_json(const index_file& index) {
+TDBG_DECL void index_writer::add_tensor(std::string_view name, std::uint64_t start_idx, std::uint64_t length) {
+    tensor_json_ += tensors_ == 0 ? "{\"tensorname\": " : ", {\"tensorname\": ";
+    append_json_string(tensor_json_, name);
+    char digits[24];
+    tensor_json_ += ", \"start_idx\": ";
+    tensor_json_.append(digits, static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, start_idx).ptr - digits));
+    tensor_json_ += ", \"length\": ";
+    tensor_json_.append(digits, static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, length).ptr - digits));
+    tensor_json_ += '}';
+    ++tensors_;
+}
+
+TDBG_DECL void index_writer::add_shape(const shape_entry& shape) {
+    shape_json_ += shapes_ == 0 ? "{\"tensorname\": " : ", {\"tensorname\": ";
+    append_json_string(shape_json_, shape.tensorname);
+    shape_json_ += ", \"originalname\": ";
+    append_json_string(shape_json_, shape.originalname);
+    shape_json_ += ", \"shape\": ";
+    append_json_list(shape_json_, shape.shape);
+    shape_json_ += '}';
+    ++shapes_;
+}
+
+TDBG_DECL std::string index_writer::text() const {
     std::string out;
-    out.reserve(128 + 80 * (index.tensor_payload.size() + index.shape_payload.size()));
+    out.reserve(160 + event_file_name_.size() + tensor_json_.size() + shape_json_.size());
     out += R"({"meta": {"mode": )";
-    append_json_string(out, mode_name(index.mode));
-    out += fmt::format(R"(, "mode_step": {})", index.mode_step);
-    if (!index.event_file_name.empty()) {
+    append_json_string(out, mode_name(mode_));
+    fmt::format_to(std::back_inserter(out), R"(, "mode_step": {})", mode_step_);
+    if (!event_file_name_.empty()) {
         out += ", \"event_file_name\": ";
-        append_json_string(out, index.event_file_name);
+        append_json_string(out, event_file_name_);
     }
     out += "}, \"tensor_payload\": [";
-    for (std::size_t i = 0; i < index.tensor_payload.size(); ++i) {
-        const tensor_location& t = index.tensor_payload[i];
-        out += i == 0 ? "{\"tensorname\": " : ", {\"tensorname\": ";
-        append_json_string(out, t.tensorname);
-        out += fmt::format(R"(, "start_idx": {}, "length": {}}})", t.start_idx, t.length);
-    }
+    out += tensor_json_;
     out += "], \"shape_payload\": [";
-    for (std::size_t i = 0; i < index.shape_payload.size(); ++i) {
-        const shape_entry& s = index.shape_payload[i];
-        out += i == 0 ? "{\"tensorname\": " : ", {\"tensorname\": ";
-        append_json_string(out, s.tensorname);
-        out += ", \"originalname\": ";
-        append_json_string(out, s.originalname);
-        out += ", \"shape\": ";
-        append_json_list(out, s.shape);
-        out += "}";
-    }
+    out += shape_json_;
     out += "]}";
     return out;
+}
+
+TDBG_DECL std::string to_json(const index_file& index) {
+    index_writer w;
+    w.set_meta(index.mode, index.mode_step);
+    w.set_event_file_name(index.event_file_name);
+    for (const tensor_location& t : index.tensor_payload) {
+        w.add_tensor(t.tensorname, t.start_idx, t.length);
+    }
+    for (const shape_entry& s : index.shape_payload) {
+        w.add_shape(s);
+    }
+    return w.text();
 }
 
 TDBG_DECL index_file parse_index_file(std::string_view json, std::string_view file) {

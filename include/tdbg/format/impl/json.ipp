@@ -305,11 +305,20 @@ TDBG_DECL std::string dump_json(const json_value& value, const json_style& style
 TDBG_DECL void append_json_string(std::string& out, std::string_view text, bool replace_invalid_utf8) {
     out.push_back('"');
     for (std::size_t i = 0; i < text.size();) {
+        // A run of printable ASCII that needs no escape goes in at once.
+        std::size_t run = i;
+        while (run < text.size() && static_cast<unsigned char>(text[run]) >= 0x20 &&
+               static_cast<unsigned char>(text[run]) < 0x7F && text[run] != '"' && text[run] != '\\') {
+            ++run;
+        }
+        if (run > i) {
+            out.append(text.data() + i, run - i);
+            i = run;
+            continue;
+        }
         const auto c = static_cast<unsigned char>(text[i]);
-        if (c >= 0x20 && c < 0x7F) {
-            if (c == '"' || c == '\\') {
-                out.push_back('\\');
-            }
+        if (c == '"' || c == '\\') {
+            out.push_back('\\');
             out.push_back(static_cast<char>(c));
             ++i;
             continue;

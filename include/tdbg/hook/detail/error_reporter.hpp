@@ -15,7 +15,7 @@
 
 #include "tdbg/config.hpp"
 #include "tdbg/core/error.hpp"
-#include "tdbg/hook/detail/writer.hpp"
+#include "tdbg/hook/detail/writer/async_writer.hpp"
 #include "tdbg/hook/options.hpp"
 #include "tdbg/storage/storage.hpp"
 

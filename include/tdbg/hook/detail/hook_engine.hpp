@@ -11,7 +11,7 @@
 ///   - tensor_checks.hpp: the names and ranks a saved tensor may have;
 ///   - step_scalars (step_scalars.hpp): the step's scalars and the SageMaker metrics;
 ///   - selection_check (selection_check.hpp): a selection that can never save;
-///   - the writer (writer.hpp): background threads, their queue and the publisher;
+///   - the writer (writer/async_writer.hpp): background threads, their queue and the publisher;
 ///   - call_gate (call_gate.hpp): one call at a time, and nothing done in a forked child;
 ///   - error_reporter (error_reporter.hpp): the write error that stops the hook, thrown or
 ///     logged, the errors of the writes beside the writer's, the selection check's findings
@@ -43,7 +43,7 @@
 #include "tdbg/format/stop_marker.hpp"
 #include "tdbg/hook/collection.hpp"
 #include "tdbg/hook/deferred.hpp"
-#include "tdbg/hook/detail/buffer_pool.hpp"
+#include "tdbg/hook/detail/writer/buffer_pool.hpp"
 #include "tdbg/hook/detail/call_gate.hpp"
 #include "tdbg/hook/detail/deferred_cell.hpp"
 #include "tdbg/hook/detail/error_reporter.hpp"
@@ -61,7 +61,8 @@
 #include "tdbg/hook/detail/stop_watch.hpp"
 #include "tdbg/hook/options.hpp"
 #include "tdbg/hook/worker.hpp"
-#include "tdbg/hook/detail/writer.hpp"
+#include "tdbg/hook/detail/writer/async_writer.hpp"
+#include "tdbg/hook/detail/writer/record_block.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/reduce/convention.hpp"
 #include "tdbg/storage/storage.hpp"
@@ -176,16 +177,42 @@ private:
     // The end marker of a worker that writes nothing else (no writer thread).
     TDBG_DECL void put_end_marker();
 
-    // The tensor's shape in the step's index, when a collection saves shapes (ReductionConfig save_shape).
-    TDBG_DECL void push_shape(const std::string& tensor_name, const std::vector<std::size_t>& active,
-                              const tensor_value::shape_type& shape);
+    // The values a save's records take: at hand (save_prepared) or deferred (save_deferred).
+    struct save_values {
+        const tensor_value* value = nullptr;                // at hand: the tensor, possibly borrowed
+        std::vector<std::optional<tensor_value>> reductions; // at hand: one per plan reduction
+        std::shared_ptr<deferred_cell> cell;                // deferred: where the values arrive
+    };
 
-    TDBG_DECL format::tensor_event make_event(std::string tag, tensor_value value, double wall_time) const;
+    // The one place a save's records are queued, in smdebug's order (_write_for_tensor): its shape,
+    // reductions, histogram, raw value and scalar, as `decision` (decide_save) says.
+    TDBG_DECL void emit_save(std::string_view name, const save_decision& decision, dtype type,
+                             const tensor_value::shape_type& shape, save_values& values);
 
-    // Queues one record of this step's event file; the first one lets the
-    // writer open the file ahead, while it may still write the previous step.
+    // The tensor's shape in the step's index (ReductionConfig save_shape).
+    TDBG_DECL void push_shape(std::string_view tensor_name, const tensor_value::shape_type& shape);
+
+    [[nodiscard]] TDBG_DECL format::tensor_event make_event(std::string tag, tensor_value value,
+                                                          double wall_time) const;
+
+    // The first record of a step lets the writer open the step's event file ahead, while it may
+    // still write the previous step.
+    TDBG_DECL void open_step_file();
+
+    // Queues the record of `value` named `tag`: a small value is encoded into the step's block at
+    // once (so `value` may borrow the caller's memory), a larger one goes as an item of its own
+    // (and must own its memory).
+    TDBG_DECL void queue_record(std::string_view tag, tensor_value value, double wall_time);
+
+    // Hands the step's block of small records to the writer, when it holds any.
+    TDBG_DECL void hand_over_block();
+
+    // Queues one record as an item of its own (a large or deferred value), after the block.
     TDBG_DECL void push_record(format::tensor_event ev,
                                std::optional<write_items::deferred_ref> deferred = std::nullopt);
+
+    // Queues an item beside the event file's records (shapes, TensorBoard).
+    TDBG_DECL void push_item(write_item item);
 
     // smdebug's _write_scalars: at the end of the step, into the step's files.
     TDBG_DECL void write_scalars();
@@ -220,7 +247,7 @@ private:
     bool step_wrote_ = false;          // the current step queued a record or a shape
     std::int64_t prepared_step_ = -1;  // the last step whose event file the writer was told to open
     std::vector<std::size_t> active_;  // prepare_save's collections, for save_prepared
-    std::set<std::string> checked_names_;
+    std::set<std::string, std::less<>> checked_names_;
     std::map<std::string, std::int64_t, std::less<>> last_save_step_; // each tensor's last step saved
     std::set<std::string, std::less<>> said_saved_twice_;  // the tensors a second save of a step was said of
     step_scalars scalars_;
@@ -228,6 +255,9 @@ private:
     std::optional<stop_request> stop_;
     std::shared_ptr<buffer_pool> pool_;
     std::unique_ptr<async_writer> writer_;
+    record_block block_;                      // the step's small records, encoded as they are saved
+    format::tensor_event block_event_;        // the record being encoded into block_, its memory reused
+    std::string reduction_name_;              // the reduction being queued's name, its memory reused
     std::unique_ptr<stop_watch> stop_watch_; // started at the first begin_step
 };
 

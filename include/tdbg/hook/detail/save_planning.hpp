@@ -34,35 +34,38 @@ using active_collections = std::vector<std::size_t>;
     return count;
 }
 
-/// True when an active collection saves the tensor's shape (ReductionConfig save_shape).
-[[nodiscard]] TDBG_DECL bool saves_shape(const collection_selection& selection, const active_collections& active);
+/// Everything one save of a tensor writes at a step, decided here and nowhere else: the plan
+/// (reductions, raw value, histogram) and what goes beside the event file's records. The engine
+/// emits it (hook_engine::emit_save) with the values at hand or deferred.
+struct save_decision {
+    save_plan plan;
+    /// Its shape in the step's index (ReductionConfig save_shape).
+    bool shape = false;
+    /// The collection whose name tags its TensorBoard histogram, when plan.histogram.
+    std::string histogram_collection;
+    /// A TensorBoard scalar of its element: a one-element tensor of one of smdebug's
+    /// SCALAR_COLLECTIONS when the hook exports to TensorBoard (a deferred save's scalar is its
+    /// raw value, so it has one when plan.raw only).
+    bool tensorboard_scalar = false;
+};
 
-/// True when an active collection saves the raw tensor.
-[[nodiscard]] TDBG_DECL bool saves_raw(const collection_selection& selection, const active_collections& active);
+/// What the active collections save of a tensor of `type` and `shape`: each reduction once, in
+/// smdebug's order over the collections (none for SCALAR_COLLECTIONS), the raw value, a histogram
+/// (numbers only: not bool, string or complex) tagged by the first collection that asks for one
+/// and saves more than raw values, the shape and the scalar, with TensorBoard's parts only when
+/// the hook exports to it (`tensorboard`). An empty tensor saves nothing but its shape, as in smdebug.
+[[nodiscard]] TDBG_DECL save_decision decide_save(const collection_selection& selection,
+                                                  const active_collections& active, dtype type,
+                                                  const tensor_value::shape_type& shape, bool tensorboard);
 
-/// True when an active collection is one of smdebug's SCALAR_COLLECTIONS.
-[[nodiscard]] TDBG_DECL bool in_scalar_collection(const collection_selection& selection,
-                                                  const active_collections& active);
-
-/// The collection whose name tags the tensor's TensorBoard histogram: the first active one that
-/// asks for histograms and saves more than raw values; none when no collection does.
-[[nodiscard]] TDBG_DECL std::optional<std::string> histogram_collection(const collection_selection& selection,
-                                                                        const active_collections& active);
-
-/// What the active collections save of a tensor of `type` and `shape`: the reductions in
-/// saved_reductions' order, the raw value, a histogram when the hook exports to TensorBoard
-/// (`tensorboard`).
-[[nodiscard]] TDBG_DECL save_plan plan_of(const collection_selection& selection, const active_collections& active,
-                                          dtype type, const tensor_value::shape_type& shape, bool tensorboard);
-
-/// The reductions the active collections save of `value`, each once in smdebug's order over the
-/// collections, as `convention` stores them. A collection's compiled kernel computes its whole
+/// The reductions `plan` saves of `value`, one per plan.reductions (decide_save's plan for these
+/// collections), as `convention` stores them. A collection's compiled kernel computes its whole
 /// list in one pass (numpy's convention only); `reduce` computes the rest in one runtime pass.
-/// A reduction the dtype has none of (dtype_mismatch) is left out, as smdebug skips what numpy
+/// A reduction the dtype has none of (dtype_mismatch) is nullopt, as smdebug skips what numpy
 /// refuses.
-[[nodiscard]] TDBG_DECL std::vector<std::pair<reduction, tensor_value>>
-saved_reductions(const collection_selection& selection, const active_collections& active, const tensor_value& value,
-                 reductions_function reduce, reduction_convention convention);
+[[nodiscard]] TDBG_DECL std::vector<std::optional<tensor_value>>
+saved_reductions(const collection_selection& selection, const active_collections& active, const save_plan& plan,
+                 const tensor_value& value, reductions_function reduce, reduction_convention convention);
 
 } // namespace tdbg::detail
 

@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -81,6 +81,8 @@ public:
     /// The indices of the saved collections `name` belongs to that save at mode step
     /// `mode_step` of `m` (none before the mode's first step).
     [[nodiscard]] TDBG_DECL std::vector<std::size_t> active(std::string_view name, mode m, std::int64_t mode_step);
+    /// active() into `out`, whose memory is reused.
+    TDBG_DECL void active(std::string_view name, mode m, std::int64_t mode_step, std::vector<std::size_t>& out);
 
     /// True when some saved collection saves at mode step `mode_step` of `m`.
     [[nodiscard]] TDBG_DECL bool any_saves(mode m, std::int64_t mode_step);
@@ -118,7 +120,7 @@ private:
     bool dirty_ = true;
     std::uint64_t generation_ = 0;
     std::uint64_t version_ = 0;
-    std::unordered_map<std::string, std::vector<std::size_t>> membership_;
+    std::map<std::string, std::vector<std::size_t>, std::less<>> membership_; // found without a string made
     std::optional<std::pair<mode, std::int64_t>> saving_key_;
     std::vector<char> saving_;
 };

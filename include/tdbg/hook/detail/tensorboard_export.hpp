@@ -2,7 +2,7 @@
 /// \file
 /// What the hook decides of its TensorBoard export: whether it exports, where the files go, and
 /// the tags tensors and scalars get (smdebug's _clean_tag). The files themselves are built by the
-/// writer (hook/detail/tensorboard_writer.hpp).
+/// writer (hook/detail/writer/tensorboard_writer.hpp).
 
 #include <functional>
 #include <string>

@@ -74,6 +74,7 @@ TDBG_DECL void hook_engine::end_step() {
     }
     write_scalars();
     if (writer_ && !writer_->stopped()) {
+        hand_over_block(); // first: a step whose block the writer took has written
         if (exports_.due_at_step_end(step_wrote_)) {
             queue_collections_file();
         }
@@ -133,6 +134,7 @@ TDBG_DECL void hook_engine::close() {
 
 TDBG_DECL void hook_engine::flush() {
     if (writer_) {
+        hand_over_block();
         writer_->flush();
     }
     report_write_error();
@@ -150,7 +152,7 @@ TDBG_DECL bool hook_engine::should_save(std::string_view name) {
 TDBG_DECL bool hook_engine::prepare_save(std::string_view name, std::initializer_list<std::string_view> collections) {
     check_saving(name);
     selection_.add_explicit(name, collections);
-    active_ = selection_.active(name, clock_.current(), clock_.mode_step());
+    selection_.active(name, clock_.current(), clock_.mode_step(), active_);
     check_.offer(name, !active_.empty(), selection_);
     if (!active_.empty() && !first_save_in_step(name)) {
         active_.clear();
@@ -162,43 +164,19 @@ TDBG_DECL void hook_engine::save_prepared(std::string_view name, const tensor_va
                                           reduction_convention convention) {
     check_tensor_rank(name, value.shape().size());
     state_.saved_at(clock_.global());
-    const std::vector<std::size_t> active = std::move(active_);
+    const active_collections& active = active_; // prepare_save's; the next prepare_save replaces them
     scalars_.queue_loss_metrics(name, value, reduce, selection_, active);
     if (!writer_ || writer_->stopped()) {
         return; // nothing is saved after a write error
     }
-    const double wall_time = now_seconds();
-    const std::string tensor_name(name);
-    const bool save_raw = saves_raw(selection_, active);
-    push_shape(tensor_name, active, value.shape());
-    if (value.size() != 0) {
-        for (auto& [r, stored] : saved_reductions(selection_, active, value, reduce, convention)) {
-            push_record(make_event(format::reduction_tensor_name(r, tensor_name), std::move(stored), wall_time));
-        }
+    const save_decision decision =
+        decide_save(selection_, active, value.type(), value.shape(), exports_tensorboard(options_));
+    save_values values;
+    values.value = &value;
+    if (!decision.plan.reductions.empty()) {
+        values.reductions = saved_reductions(selection_, active, decision.plan, value, reduce, convention);
     }
-    std::optional<tensor_value> owned;
-    auto owned_value = [&]() -> const tensor_value& {
-        if (!owned) {
-            owned = value.owns_data() ? value : pool_->copy(value);
-        }
-        return *owned;
-    };
-    if (exports_tensorboard(options_) && value.nbytes() != 0 && value.type() != dtype::boolean) {
-        if (const auto collection = histogram_collection(selection_, active)) {
-            writer_->push(write_items::tb_histogram{clock_.current(), clock_.global(), wall_time,
-                                                    clean_tensorboard_tag(*collection + "/" + tensor_name),
-                                                    owned_value(), nullptr});
-        }
-    }
-    // smdebug writes no record for an empty tensor.
-    if (save_raw && value.nbytes() != 0) {
-        push_record(make_event(tensor_name, owned_value(), wall_time));
-    }
-    if (exports_tensorboard(options_) && value.size() == 1 && in_scalar_collection(selection_, active)) {
-        writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), wall_time,
-                                             clean_tensorboard_tag(tensor_name),
-                                             static_cast<float>(scalar_as_double(value)), nullptr});
-    }
+    emit_save(name, decision, value.type(), value.shape(), values);
 }
 
 TDBG_DECL std::optional<save_plan> hook_engine::plan_save(std::string_view name, dtype type,
@@ -211,7 +189,7 @@ TDBG_DECL std::optional<save_plan> hook_engine::plan_save(std::string_view name,
     if (active.empty() || !first_save_in_step(name)) {
         return std::nullopt;
     }
-    return plan_of(selection_, active, type, shape, exports_tensorboard(options_));
+    return decide_save(selection_, active, type, shape, exports_tensorboard(options_)).plan;
 }
 
 TDBG_DECL bool hook_engine::first_save_in_step(std::string_view name) {
@@ -245,7 +223,8 @@ TDBG_DECL void hook_engine::save_deferred(std::string_view name, dtype type, con
     check_saving(name);
     check_tensor_rank(name, shape.size());
     const auto active = selection_.active(name, clock_.current(), clock_.mode_step());
-    if (active.empty() || plan_of(selection_, active, type, shape, exports_tensorboard(options_)) != plan) {
+    const save_decision decision = decide_save(selection_, active, type, shape, exports_tensorboard(options_));
+    if (active.empty() || decision.plan != plan) {
         throw usage_error(fmt::format("tdbg::hook: save_deferred('{}') with a plan other than plan_save gives now "
                                       "(plan_save at this step, with the tensor's dtype and shape)",
                                       name));
@@ -256,28 +235,62 @@ TDBG_DECL void hook_engine::save_deferred(std::string_view name, dtype type, con
     if (!writer_ || writer_->stopped()) {
         return; // nothing is saved after a write error
     }
+    save_values values;
+    values.cell = std::move(cell);
+    emit_save(name, decision, type, shape, values);
+}
+
+TDBG_DECL void hook_engine::emit_save(std::string_view name, const save_decision& decision, dtype type,
+                                      const tensor_value::shape_type& shape, save_values& values) {
     const double wall_time = now_seconds();
-    const std::string tensor_name(name);
-    push_shape(tensor_name, active, shape);
+    const std::string_view tensor_name = name;
+    const save_plan& plan = decision.plan;
+    const bool deferred = values.cell != nullptr;
+    if (decision.shape) {
+        push_shape(tensor_name, shape);
+    }
     for (std::size_t k = 0; k < plan.reductions.size(); ++k) {
-        format::tensor_event ev = make_event(format::reduction_tensor_name(plan.reductions[k], tensor_name),
-                                             tensor_value(), wall_time);
-        push_record(std::move(ev), write_items::deferred_ref{cell, k, 16});
+        format::assign_reduction_tensor_name(reduction_name_, plan.reductions[k], tensor_name);
+        if (deferred) {
+            push_record(make_event(reduction_name_, tensor_value(), wall_time),
+                        write_items::deferred_ref{values.cell, k, 16});
+        } else if (values.reductions[k]) {
+            queue_record(reduction_name_, std::move(*values.reductions[k]), wall_time);
+        }
     }
+    // A value at hand that must outlive the call (a raw record too large for the step's block, a
+    // histogram bucketed on a data thread): the caller's memory is borrowed, so it is copied once.
+    std::optional<tensor_value> owned;
+    auto owned_value = [&]() -> const tensor_value& {
+        if (!owned) {
+            owned = values.value->owns_data() ? *values.value : pool_->copy(*values.value);
+        }
+        return *owned;
+    };
     if (plan.histogram) {
-        write_items::tb_histogram h{clock_.current(), clock_.global(), wall_time,
-                                    clean_tensorboard_tag(*histogram_collection(selection_, active) + "/" + tensor_name),
-                                    tensor_value(), cell};
-        writer_->push(std::move(h));
+        std::string tag = clean_tensorboard_tag(decision.histogram_collection + "/" + std::string(tensor_name));
+        push_item(deferred ? write_items::tb_histogram{clock_.current(), clock_.global(), wall_time, std::move(tag),
+                                                      tensor_value(), values.cell}
+                           : write_items::tb_histogram{clock_.current(), clock_.global(), wall_time, std::move(tag),
+                                                      owned_value(), nullptr});
     }
-    const std::size_t count = element_count(shape);
     if (plan.raw) {
-        push_record(make_event(tensor_name, tensor_value(), wall_time),
-                    write_items::deferred_ref{cell, write_items::deferred_ref::raw, count * dtype_size(type)});
+        if (deferred) {
+            push_record(make_event(std::string(tensor_name), tensor_value(), wall_time),
+                        write_items::deferred_ref{values.cell, write_items::deferred_ref::raw,
+                                                  element_count(shape) * dtype_size(type)});
+        } else if (values.value->nbytes() == 0) {
+            // strings all empty: smdebug writes no record of a tensor without bytes
+        } else if (values.value->nbytes() <= record_block::max_value_bytes) {
+            queue_record(tensor_name, *values.value, wall_time); // encoded now: the borrowed memory will do
+        } else {
+            push_record(make_event(std::string(tensor_name), owned_value(), wall_time));
+        }
     }
-    if (plan.raw && exports_tensorboard(options_) && count == 1 && in_scalar_collection(selection_, active)) {
-        writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), wall_time,
-                                             clean_tensorboard_tag(tensor_name), 0.0F, cell});
+    if (decision.tensorboard_scalar) {
+        const float scalar = deferred ? 0.0F : static_cast<float>(scalar_as_double(*values.value));
+        push_item(write_items::tb_scalar{clock_.current(), clock_.global(), wall_time,
+                                         clean_tensorboard_tag(std::string(tensor_name)), scalar, values.cell});
     }
 }
 
@@ -338,7 +351,7 @@ TDBG_DECL void hook_engine::check_saving(std::string_view name) {
         throw usage_error(fmt::format("tdbg::hook: cannot save '{}': no step is open (call begin_step() {})", name,
                                       clock_.global() < 0 ? "before saving)" : "at the start of each step)"));
     }
-    if (checked_names_.count(std::string(name)) == 0) {
+    if (checked_names_.find(name) == checked_names_.end()) {
         check_tensor_name(name);
         checked_names_.emplace(name);
     }
@@ -352,16 +365,12 @@ TDBG_DECL void hook_engine::put_end_marker() {
     }
 }
 
-TDBG_DECL void hook_engine::push_shape(const std::string& tensor_name, const std::vector<std::size_t>& active,
-                                       const tensor_value::shape_type& shape) {
-    if (!saves_shape(selection_, active)) {
-        return;
-    }
+TDBG_DECL void hook_engine::push_shape(std::string_view tensor_name, const tensor_value::shape_type& shape) {
     format::shape_entry s;
-    s.tensorname = tensor_name;
+    s.tensorname = std::string(tensor_name);
     s.originalname = tensor_name;
     s.shape.assign(shape.begin(), shape.end());
-    writer_->push(write_items::shape{clock_.global(), clock_.current(), clock_.mode_step(), std::move(s)});
+    push_item(write_items::shape{clock_.global(), clock_.current(), clock_.mode_step(), std::move(s)});
     step_wrote_ = true;
 }
 
@@ -376,15 +385,50 @@ TDBG_DECL format::tensor_event hook_engine::make_event(std::string tag, tensor_v
     return ev;
 }
 
-TDBG_DECL void hook_engine::push_record(format::tensor_event ev, std::optional<write_items::deferred_ref> deferred) {
+TDBG_DECL void hook_engine::open_step_file() {
     if (prepared_step_ != clock_.global()) {
         writer_->prepare_step(clock_.global());
         prepared_step_ = clock_.global();
     }
+}
+
+TDBG_DECL void hook_engine::queue_record(std::string_view tag, tensor_value value, double wall_time) {
+    if (value.nbytes() > record_block::max_value_bytes) {
+        push_record(make_event(std::string(tag), std::move(value), wall_time));
+        return;
+    }
+    open_step_file();
+    format::tensor_event& ev = block_event_;
+    ev.step = clock_.global();
+    ev.wall_time = wall_time;
+    ev.tag.assign(tag.data(), tag.size()); // its memory reused
+    ev.value = std::move(value);
+    ev.mode = clock_.current();
+    ev.mode_step = clock_.mode_step();
+    if (block_.other_step(ev)) {
+        hand_over_block();
+    }
+    block_.add(ev); // ev.value is not read again before the next record replaces it (it may be borrowed)
+    if (block_.bytes() >= record_block::hand_over_bytes) {
+        hand_over_block();
+    }
+}
+
+TDBG_DECL void hook_engine::hand_over_block() {
+    if (!block_.empty() && writer_->push(block_.take())) {
+        step_wrote_ = true;
+    }
+}
+
+TDBG_DECL void hook_engine::push_record(format::tensor_event ev, std::optional<write_items::deferred_ref> deferred) {
+    open_step_file();
+    hand_over_block(); // the event file keeps the order of the saves
     if (writer_->push(write_items::tensor{std::move(ev), std::move(deferred)})) {
         step_wrote_ = true;
     }
 }
+
+TDBG_DECL void hook_engine::push_item(write_item item) { writer_->push(std::move(item)); }
 
 TDBG_DECL void hook_engine::write_scalars() {
     std::vector<pending_scalar> scalars = scalars_.take();
@@ -398,11 +442,10 @@ TDBG_DECL void hook_engine::write_scalars() {
             continue;
         }
         if (tensorboard) {
-            writer_->push(write_items::tb_scalar{clock_.current(), clock_.global(), s.wall_time,
-                                                 clean_tensorboard_tag(s.name), static_cast<float>(s.value),
-                                                 nullptr});
+            push_item(write_items::tb_scalar{clock_.current(), clock_.global(), s.wall_time,
+                                             clean_tensorboard_tag(s.name), static_cast<float>(s.value), nullptr});
         }
-        push_record(make_event(s.name, tensor_value(std::vector<double>{s.value}), s.wall_time));
+        queue_record(s.name, tensor_value(std::vector<double>{s.value}), s.wall_time);
     }
 }
 

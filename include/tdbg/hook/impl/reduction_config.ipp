@@ -35,12 +35,7 @@ TDBG_DECL reduction_config& reduction_config::add(reduction r) {
 TDBG_DECL std::vector<reduction> reduction_config::all() const {
     std::vector<reduction> out;
     out.reserve(reductions.size() + norms.size() + abs_reductions.size() + abs_norms.size());
-    for (const auto* list : {&reductions, &norms, &abs_reductions, &abs_norms}) {
-        const bool abs = list == &abs_reductions || list == &abs_norms;
-        for (const reduction_kind k : *list) {
-            out.push_back({k, abs});
-        }
-    }
+    for_each([&](reduction r) { out.push_back(r); });
     return out;
 }
 

@@ -27,18 +27,28 @@ struct reduction_results {
 // computes them when its configuration is the one it was compiled for.
 TDBG_DECL void add_collection(const collection_selection::entry& e, const tensor_value& value,
                               reduction_convention convention, reduction_results& out) {
+    const auto listed = [&](reduction r) { return std::find(out.order.begin(), out.order.end(), r) != out.order.end(); };
+    const bool own_kernel = convention == reduction_convention::numpy && e.coll.kernel() &&
+                            e.coll.reduction_config() && *e.coll.reduction_config() == e.reductions;
+    if (!own_kernel) {
+        e.reductions.for_each([&](reduction r) {
+            if (!listed(r)) {
+                out.order.push_back(r);
+                out.results.emplace_back();
+            }
+        });
+        return;
+    }
     const auto wanted = e.reductions.all();
     std::vector<std::size_t> fresh;
     for (std::size_t k = 0; k < wanted.size(); ++k) {
-        if (std::find(out.order.begin(), out.order.end(), wanted[k]) == out.order.end()) {
+        if (!listed(wanted[k])) {
             out.order.push_back(wanted[k]);
             out.results.emplace_back();
             fresh.push_back(k);
         }
     }
-    const bool own_kernel = convention == reduction_convention::numpy && e.coll.kernel() && !fresh.empty() &&
-                            e.coll.reduction_config() && *e.coll.reduction_config() == e.reductions;
-    if (!own_kernel) {
+    if (fresh.empty()) {
         return;
     }
     std::vector<tensor_value> computed;
@@ -60,20 +70,25 @@ TDBG_DECL void add_collection(const collection_selection::entry& e, const tensor
 // Computes the reductions no kernel did in one runtime pass of `reduce`.
 TDBG_DECL void add_missing(const tensor_value& value, reductions_function reduce, reduction_convention convention,
                            reduction_results& out) {
+    const bool none_computed =
+        std::none_of(out.results.begin(), out.results.end(), [](const auto& r) { return r.has_value(); });
     std::vector<reduction> missing;
-    for (std::size_t k = 0; k < out.order.size(); ++k) {
-        if (!out.results[k]) {
-            missing.push_back(out.order[k]);
+    if (!none_computed) { // else all of them: the order itself
+        for (std::size_t k = 0; k < out.order.size(); ++k) {
+            if (!out.results[k]) {
+                missing.push_back(out.order[k]);
+            }
         }
     }
-    if (missing.empty()) {
+    const std::vector<reduction>& wanted = none_computed ? out.order : missing;
+    if (wanted.empty()) {
         return;
     }
     std::vector<tensor_value> computed;
     reduce::options opts;
     opts.ddof = reduction_ddof(convention);
     try {
-        computed = reduce(value, missing, opts);
+        computed = reduce(value, wanted, opts);
     } catch (const dtype_mismatch&) {
         computed.clear();
     }
@@ -84,8 +99,6 @@ TDBG_DECL void add_missing(const tensor_value& value, reductions_function reduce
         }
     }
 }
-
-} // namespace save_planning_parts
 
 TDBG_DECL bool saves_shape(const collection_selection& selection, const active_collections& active) {
     return std::any_of(active.begin(), active.end(),
@@ -102,59 +115,79 @@ TDBG_DECL bool in_scalar_collection(const collection_selection& selection, const
                        [&](std::size_t i) { return is_scalar_collection(selection.at(i).coll.name()); });
 }
 
-TDBG_DECL std::optional<std::string> histogram_collection(const collection_selection& selection,
-                                                          const active_collections& active) {
+// The first active collection that asks for histograms and saves more than raw values.
+TDBG_DECL const collection_selection::entry* histogram_collection(const collection_selection& selection,
+                                                                  const active_collections& active) {
     for (const std::size_t i : active) {
         const auto& e = selection.at(i);
         if (e.histogram && !is_raw_only_collection(e.coll.name())) {
-            return e.coll.name();
+            return &e;
         }
     }
-    return std::nullopt;
+    return nullptr;
 }
 
-TDBG_DECL save_plan plan_of(const collection_selection& selection, const active_collections& active, dtype type,
-                            const tensor_value::shape_type& shape, bool tensorboard) {
-    save_plan plan;
-    if (element_count(shape) == 0) {
-        return plan; // smdebug writes no record for an empty tensor
+} // namespace save_planning_parts
+
+TDBG_DECL save_decision decide_save(const collection_selection& selection, const active_collections& active,
+                                    dtype type, const tensor_value::shape_type& shape, bool tensorboard) {
+    namespace parts = save_planning_parts;
+    save_decision out;
+    out.shape = parts::saves_shape(selection, active);
+    const std::size_t count = element_count(shape);
+    if (count == 0) {
+        return out; // smdebug writes no record for an empty tensor
     }
-    plan.raw = saves_raw(selection, active);
+    save_plan& plan = out.plan;
+    plan.raw = parts::saves_raw(selection, active);
+    std::size_t listed = 0;
+    for (const std::size_t i : active) {
+        const auto& r = selection.at(i).reductions;
+        listed += r.reductions.size() + r.norms.size() + r.abs_reductions.size() + r.abs_norms.size();
+    }
+    plan.reductions.reserve(listed);
     for (const std::size_t i : active) {
         const auto& e = selection.at(i);
         if (is_scalar_collection(e.coll.name())) {
             continue; // smdebug's SCALAR_COLLECTIONS get no reductions
         }
-        for (const reduction r : e.reductions.all()) {
+        e.reductions.for_each([&](reduction r) {
             if (std::find(plan.reductions.begin(), plan.reductions.end(), r) == plan.reductions.end()) {
                 plan.reductions.push_back(r);
             }
+        });
+    }
+    if (tensorboard && type != dtype::boolean && type != dtype::string && !is_complex(type)) {
+        if (const auto* e = parts::histogram_collection(selection, active)) {
+            plan.histogram = true;
+            out.histogram_collection = e->coll.name();
         }
     }
-    plan.histogram = tensorboard && type != dtype::boolean && type != dtype::string && !is_complex(type) &&
-                     histogram_collection(selection, active).has_value();
-    return plan;
+    out.tensorboard_scalar = tensorboard && count == 1 && parts::in_scalar_collection(selection, active);
+    return out;
 }
 
-TDBG_DECL std::vector<std::pair<reduction, tensor_value>>
-saved_reductions(const collection_selection& selection, const active_collections& active, const tensor_value& value,
-                 reductions_function reduce, reduction_convention convention) {
+TDBG_DECL std::vector<std::optional<tensor_value>>
+saved_reductions(const collection_selection& selection, const active_collections& active, const save_plan& plan,
+                 const tensor_value& value, reductions_function reduce, reduction_convention convention) {
     save_planning_parts::reduction_results computed;
+    computed.order.reserve(plan.reductions.size());
+    computed.results.reserve(plan.reductions.size());
     for (const std::size_t i : active) {
         const auto& e = selection.at(i);
         if (!is_scalar_collection(e.coll.name())) { // smdebug's SCALAR_COLLECTIONS get no reductions
             save_planning_parts::add_collection(e, value, convention, computed);
         }
     }
+    if (computed.order != plan.reductions) {
+        throw error("tdbg::hook: the reductions computed differ from the save's plan (a bug in tdbg)");
+    }
     save_planning_parts::add_missing(value, reduce, convention, computed);
-    std::vector<std::pair<reduction, tensor_value>> out;
+    std::vector<std::optional<tensor_value>> out(computed.order.size());
     for (std::size_t k = 0; k < computed.order.size(); ++k) {
-        if (!computed.results[k]) {
-            continue;
-        }
         // smdebug's core hook stores a reduction as shape (1,), its PyTorch hook as torch gives it.
-        if (auto stored = stored_reduction(convention, value.type(), computed.order[k], *computed.results[k])) {
-            out.emplace_back(computed.order[k], std::move(*stored));
+        if (computed.results[k]) {
+            out[k] = stored_reduction(convention, value.type(), computed.order[k], *computed.results[k]);
         }
     }
     return out;

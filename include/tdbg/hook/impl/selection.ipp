@@ -11,7 +11,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -116,22 +115,30 @@ TDBG_DECL void collection_selection::add_explicit(std::string_view name,
         }
         if (!e->coll.has_tensor_name(name)) {
             e->coll.add_tensor_name(std::string(name));
-            membership_.erase(std::string(name));
+            if (const auto it = membership_.find(name); it != membership_.end()) {
+                membership_.erase(it);
+            }
             ++version_;
         }
     }
 }
 
 TDBG_DECL std::vector<std::size_t> collection_selection::active(std::string_view name, mode m, std::int64_t mode_step) {
+    std::vector<std::size_t> out;
+    active(name, m, mode_step, out);
+    return out;
+}
+
+TDBG_DECL void collection_selection::active(std::string_view name, mode m, std::int64_t mode_step,
+                                            std::vector<std::size_t>& out) {
     const std::vector<std::size_t>& members = membership(name);
     const std::vector<char>& saving = saving_at(m, mode_step);
-    std::vector<std::size_t> out;
+    out.clear();
     for (const std::size_t i : members) {
         if (saving[i]) {
             out.push_back(i);
         }
     }
-    return out;
 }
 
 TDBG_DECL bool collection_selection::any_saves(mode m, std::int64_t mode_step) {
@@ -216,10 +223,10 @@ TDBG_DECL const std::vector<char>& collection_selection::saving_at(mode m, std::
 
 TDBG_DECL const std::vector<std::size_t>& collection_selection::membership(std::string_view name) {
     prepare();
-    const std::string key(name);
-    if (const auto it = membership_.find(key); it != membership_.end()) {
+    if (const auto it = membership_.find(name); it != membership_.end()) {
         return it->second;
     }
+    const std::string key(name);
     std::vector<std::size_t> members;
     for (std::size_t i = 0; i < entries_.size(); ++i) {
         entry& e = entries_[i];

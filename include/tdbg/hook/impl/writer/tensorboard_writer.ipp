@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/hook/detail/tensorboard_writer.hpp.
+/// Definitions of tdbg/hook/detail/writer/tensorboard_writer.hpp.
 
 #include <ctime>
 
@@ -14,7 +14,7 @@
 #include "tdbg/format/tfrecord.hpp"
 #include "tdbg/hook/deferred.hpp"
 #include "tdbg/hook/detail/histogram.hpp"
-#include "tdbg/hook/detail/tensorboard_writer.hpp"
+#include "tdbg/hook/detail/writer/tensorboard_writer.hpp"
 
 namespace tdbg::detail {
 

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/hook/detail/step_file.hpp.
+/// Definitions of tdbg/hook/detail/writer/step_file.hpp.
 
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -9,7 +10,7 @@
 #include "tdbg/format/crc32c.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/tfrecord.hpp"
-#include "tdbg/hook/detail/step_file.hpp"
+#include "tdbg/hook/detail/writer/step_file.hpp"
 
 namespace tdbg::detail {
 
@@ -23,22 +24,44 @@ TDBG_DECL void step_file::add_tensor(const format::tensor_event& event) {
     const format::detail::event_pieces& payload = pieces_;
     const std::uint64_t start = written_ + buffer_.size();
     write_record(payload);
-    if (!has_meta_ || index_.event_file_name.empty()) {
-        index_.mode = event.mode.value_or(mode::global);
-        index_.mode_step = event.mode_step.value_or(event.step);
-        index_.event_file_name = format::event_file_key(step_, worker_);
+    name_records(event.mode.value_or(mode::global), event.mode_step.value_or(event.step));
+    index_.add_tensor(event.tag, start, payload.size() + format::record_overhead);
+}
+
+TDBG_DECL void step_file::add_records(write_items::records& records) {
+    const std::uint64_t start = written_ + buffer_.size();
+    if (records.bytes.size() >= chunk_bytes_ / 4) {
+        drain();
+        file_->append(records.bytes);
+        written_ += records.bytes.size();
+    } else {
+        buffer_.append(records.bytes);
+        if (buffer_.size() >= chunk_bytes_) {
+            drain();
+        }
+    }
+    name_records(records.mode, records.mode_step);
+    const std::string_view names = records.names;
+    for (const write_items::records::entry& e : records.entries) {
+        index_.add_tensor(names.substr(e.name_at, e.name_size), start + e.start, e.length);
+    }
+}
+
+// The index's meta of a step whose event file holds records: that of the first record (or shape).
+TDBG_DECL void step_file::name_records(mode m, std::int64_t mode_step) {
+    if (!has_meta_ || !index_.has_event_file_name()) {
+        index_.set_meta(m, mode_step);
+        index_.set_event_file_name(format::event_file_key(step_, worker_));
         has_meta_ = true;
     }
-    index_.tensor_payload.push_back(format::tensor_location{event.tag, start, payload.size() + format::record_overhead});
 }
 
 TDBG_DECL void step_file::add_shape(write_items::shape& shape) {
     if (!has_meta_) {
-        index_.mode = shape.mode;
-        index_.mode_step = shape.mode_step;
+        index_.set_meta(shape.mode, shape.mode_step);
         has_meta_ = true;
     }
-    index_.shape_payload.push_back(std::move(shape.entry));
+    index_.add_shape(shape.entry);
 }
 
 TDBG_DECL std::optional<std::string> step_file::commit() {
@@ -50,11 +73,11 @@ TDBG_DECL std::optional<std::string> step_file::commit() {
     return format::event_file_key(step_, worker_);
 }
 
-TDBG_DECL std::optional<format::index_file> step_file::take_index() {
-    if (index_.tensor_payload.empty() && index_.shape_payload.empty()) {
+TDBG_DECL std::optional<std::string> step_file::take_index() {
+    if (index_.empty()) {
         return std::nullopt;
     }
-    return std::move(index_);
+    return index_.text();
 }
 
 // Small pieces gather in the chunk buffer; large ones (tensor contents) go to

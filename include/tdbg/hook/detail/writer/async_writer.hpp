@@ -39,11 +39,11 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
-#include "tdbg/hook/detail/publisher.hpp"
-#include "tdbg/hook/detail/write_failure.hpp"
-#include "tdbg/hook/detail/write_items.hpp"
-#include "tdbg/hook/detail/write_lane.hpp"
-#include "tdbg/hook/detail/write_queue.hpp"
+#include "tdbg/hook/detail/writer/publisher.hpp"
+#include "tdbg/hook/detail/writer/write_failure.hpp"
+#include "tdbg/hook/detail/writer/write_items.hpp"
+#include "tdbg/hook/detail/writer/write_lane.hpp"
+#include "tdbg/hook/detail/writer/write_queue.hpp"
 #include "tdbg/storage/storage.hpp"
 
 namespace tdbg::detail {
@@ -108,5 +108,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer.ipp"
+#include "tdbg/hook/impl/writer/async_writer.ipp"
 #endif

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// A data thread of the hook's writer (hook/detail/writer.hpp), a lane: it takes the items
+/// A data thread of the hook's writer (hook/detail/writer/async_writer.hpp), a lane: it takes the items
 /// the queue gives it (whole steps), encodes tensor records into the step's event file, builds
 /// the index and the TensorBoard files, and at each step's end commits the event file and
 /// sends the rest to the publisher, in the place of the item that finished it.
@@ -15,12 +15,12 @@
 #include <thread>
 
 #include "tdbg/config.hpp"
-#include "tdbg/hook/detail/publisher.hpp"
-#include "tdbg/hook/detail/step_file.hpp"
-#include "tdbg/hook/detail/tensorboard_writer.hpp"
-#include "tdbg/hook/detail/write_failure.hpp"
-#include "tdbg/hook/detail/write_items.hpp"
-#include "tdbg/hook/detail/write_queue.hpp"
+#include "tdbg/hook/detail/writer/publisher.hpp"
+#include "tdbg/hook/detail/writer/step_file.hpp"
+#include "tdbg/hook/detail/writer/tensorboard_writer.hpp"
+#include "tdbg/hook/detail/writer/write_failure.hpp"
+#include "tdbg/hook/detail/writer/write_items.hpp"
+#include "tdbg/hook/detail/writer/write_queue.hpp"
 
 namespace tdbg::detail {
 
@@ -47,6 +47,7 @@ private:
     TDBG_DECL void data_failed(std::exception_ptr e);
 
     TDBG_DECL void handle(write_items::tensor& t);
+    TDBG_DECL void handle(write_items::records& r);
     TDBG_DECL void handle(write_items::shape& sh);
     TDBG_DECL void handle(write_items::step_end& e);
     TDBG_DECL void handle(write_items::tb_scalar& t);
@@ -82,5 +83,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/write_lane.ipp"
+#include "tdbg/hook/impl/writer/write_lane.ipp"
 #endif

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/hook/detail/buffer_pool.hpp.
+/// Definitions of tdbg/hook/detail/writer/buffer_pool.hpp.
 
 #include <cstddef>
 #include <cstring>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "tdbg/hook/detail/buffer_pool.hpp"
+#include "tdbg/hook/detail/writer/buffer_pool.hpp"
 
 namespace tdbg::detail {
 

@@ -1,13 +1,13 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/hook/detail/write_queue.hpp.
+/// Definitions of tdbg/hook/detail/writer/write_queue.hpp.
 
 #include <algorithm>
 #include <type_traits>
 #include <utility>
 
 #include "tdbg/core/error.hpp"
-#include "tdbg/hook/detail/write_queue.hpp"
+#include "tdbg/hook/detail/writer/write_queue.hpp"
 
 namespace tdbg::detail {
 
@@ -21,8 +21,9 @@ TDBG_DECL write_queue::write_queue(std::size_t lanes, const writer_options& opti
 
 TDBG_DECL bool write_queue::push(write_item it) {
     const std::size_t cost = cost_of(it);
-    const bool droppable =
-        std::holds_alternative<write_items::tensor>(it) || std::holds_alternative<write_items::tb_histogram>(it);
+    const bool droppable = std::holds_alternative<write_items::tensor>(it) ||
+                           std::holds_alternative<write_items::records>(it) ||
+                           std::holds_alternative<write_items::tb_histogram>(it);
     std::unique_lock<std::mutex> lock(mutex_);
     if (closing_) {
         throw error("tdbg writer: push after close");
@@ -30,7 +31,8 @@ TDBG_DECL bool write_queue::push(write_item it) {
     auto full = [&] { return queued_bytes_ > 0 && queued_bytes_ + cost > max_bytes_; };
     if (full()) {
         if (droppable && on_full_ == full_queue_policy::drop) {
-            ++dropped_;
+            const auto* r = std::get_if<write_items::records>(&it);
+            dropped_ += r != nullptr ? r->entries.size() : 1; // each record a tensor's
             return false;
         }
         ++blocked_;
@@ -106,6 +108,9 @@ TDBG_DECL std::size_t write_queue::cost_of(const write_item& it) {
     if (const auto* t = std::get_if<write_items::tensor>(&it)) {
         return overhead + (t->deferred ? t->deferred->bytes : t->event.value.nbytes()) + t->event.tag.size();
     }
+    if (const auto* r = std::get_if<write_items::records>(&it)) {
+        return overhead + r->bytes.size();
+    }
     if (const auto* h = std::get_if<write_items::tb_histogram>(&it)) {
         return overhead + h->values.nbytes();
     }
@@ -116,7 +121,8 @@ TDBG_DECL std::size_t write_queue::cost_of(const write_item& it) {
 }
 
 TDBG_DECL bool write_queue::is_data(const write_item& it) {
-    return std::holds_alternative<write_items::tensor>(it) || std::holds_alternative<write_items::shape>(it) ||
+    return std::holds_alternative<write_items::tensor>(it) || std::holds_alternative<write_items::records>(it) ||
+           std::holds_alternative<write_items::shape>(it) ||
            std::holds_alternative<write_items::tb_scalar>(it) || std::holds_alternative<write_items::tb_histogram>(it);
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// What the hook's writer threads (hook/detail/writer.hpp) do about themselves: step back
+/// What the hook's writer threads (hook/detail/writer/async_writer.hpp) do about themselves: step back
 /// for the training thread, and measure the CPU they used.
 
 #include "tdbg/config.hpp"
@@ -17,5 +17,5 @@ TDBG_DECL void lower_thread_priority(int nice) noexcept;
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer_thread.ipp"
+#include "tdbg/hook/impl/writer/thread_control.ipp"
 #endif

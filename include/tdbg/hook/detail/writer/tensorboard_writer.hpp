@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The TensorBoard files of one data thread of the hook's writer (hook/detail/writer.hpp): one
+/// The TensorBoard files of one data thread of the hook's writer (hook/detail/writer/async_writer.hpp): one
 /// file per mode and step, built in memory from scalars and histograms and handed on whole
 /// once its step is over, named as smdebug names them.
 
@@ -14,7 +14,7 @@
 #include "tdbg/config.hpp"
 #include "tdbg/core/detail/function_ref.hpp"
 #include "tdbg/core/mode.hpp"
-#include "tdbg/hook/detail/write_items.hpp"
+#include "tdbg/hook/detail/writer/write_items.hpp"
 
 namespace tdbg::detail {
 
@@ -67,5 +67,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/tensorboard_writer.ipp"
+#include "tdbg/hook/impl/writer/tensorboard_writer.ipp"
 #endif

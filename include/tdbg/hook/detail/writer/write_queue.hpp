@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The hook writer's queue (hook/detail/writer.hpp): what the training thread pushes, waiting
+/// The hook writer's queue (hook/detail/writer/async_writer.hpp): what the training thread pushes, waiting
 /// for the data threads. One queue per data thread (a lane), bounded together by the bytes of
 /// tensor data they hold, with the policy for a full queue:
 ///
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
-#include "tdbg/hook/detail/write_items.hpp"
+#include "tdbg/hook/detail/writer/write_items.hpp"
 #include "tdbg/hook/options.hpp"
 
 namespace tdbg::detail {
@@ -117,5 +117,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/write_queue.ipp"
+#include "tdbg/hook/impl/writer/write_queue.ipp"
 #endif

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// One step's event file and its index, as a data thread of the hook's writer
-/// (hook/detail/writer.hpp) builds them: TFRecord records with smdebug's constant footer,
+/// (hook/detail/writer/async_writer.hpp) builds them: TFRecord records with smdebug's constant footer,
 /// small pieces gathered into chunks, tensor contents appended straight from their memory.
 
 #include <cstddef>
@@ -13,7 +13,7 @@
 #include "tdbg/format/detail/event_pieces.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/index_file.hpp"
-#include "tdbg/hook/detail/write_items.hpp"
+#include "tdbg/hook/detail/writer/write_items.hpp"
 #include "tdbg/storage/storage.hpp"
 
 namespace tdbg::detail {
@@ -39,20 +39,24 @@ public:
 
     /// Appends the record of `event` (the file is open) and names it in the index.
     TDBG_DECL void add_tensor(const format::tensor_event& event);
+    /// Appends records encoded elsewhere (the file is open) and names them in the index.
+    TDBG_DECL void add_records(write_items::records& records);
     /// Names a shape in the index.
     TDBG_DECL void add_shape(write_items::shape& shape);
 
     /// Writes what is gathered and commits the event file; returns its key, nullopt when it was
     /// never opened. On failure the file is discarded and the error propagates.
     TDBG_DECL std::optional<std::string> commit();
-    /// The index, when it names anything.
-    TDBG_DECL std::optional<format::index_file> take_index();
+    /// The index file's JSON, when it names anything.
+    TDBG_DECL std::optional<std::string> take_index();
 
 private:
     // Appends one record with smdebug's constant footer, framed by format::frame_record.
     TDBG_DECL void write_record(const format::detail::event_pieces& payload);
     // Appends what is gathered.
     TDBG_DECL void drain();
+    // Sets the index's meta at the first record.
+    TDBG_DECL void name_records(mode m, std::int64_t mode_step);
 
     std::int64_t step_;
     std::string worker_;
@@ -61,7 +65,7 @@ private:
     format::detail::event_pieces pieces_; // the record being written, its memory reused
     std::string buffer_;
     std::uint64_t written_ = 0;
-    format::index_file index_;
+    format::index_writer index_;
     bool has_meta_ = false;
     bool failed_ = false;
 };
@@ -69,5 +73,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/step_file.ipp"
+#include "tdbg/hook/impl/writer/step_file.ipp"
 #endif

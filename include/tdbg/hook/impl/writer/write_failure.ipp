@@ -1,11 +1,11 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/hook/detail/write_failure.hpp.
+/// Definitions of tdbg/hook/detail/writer/write_failure.hpp.
 
 #include <algorithm>
 #include <utility>
 
-#include "tdbg/hook/detail/write_failure.hpp"
+#include "tdbg/hook/detail/writer/write_failure.hpp"
 
 namespace tdbg::detail {
 

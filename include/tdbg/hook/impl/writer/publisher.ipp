@@ -1,13 +1,13 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/hook/detail/publisher.hpp.
+/// Definitions of tdbg/hook/detail/writer/publisher.hpp.
 
 #include <exception>
 
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/layout.hpp"
-#include "tdbg/hook/detail/publisher.hpp"
-#include "tdbg/hook/detail/writer_thread.hpp"
+#include "tdbg/hook/detail/writer/publisher.hpp"
+#include "tdbg/hook/detail/writer/thread_control.hpp"
 
 namespace tdbg::detail {
 
@@ -154,7 +154,7 @@ TDBG_DECL void publisher::run_job(publish_job& p, std::uint64_t seq) {
     try {
         // The event file is complete on storage: an index may name its records.
         if (p.index) {
-            storage_.put(format::index_file_key(p.step, worker_), format::to_json(*p.index));
+            storage_.put(format::index_file_key(p.step, worker_), *p.index);
         }
     } catch (...) {
         failure_.record(std::current_exception(), seq);

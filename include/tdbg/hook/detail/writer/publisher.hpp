@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The publisher thread of the hook's writer (hook/detail/writer.hpp): it opens each step's
+/// The publisher thread of the hook's writer (hook/detail/writer/async_writer.hpp): it opens each step's
 /// event file ahead for the data threads, and publishes what they finish, whole, in the
 /// order the training thread queued it:
 ///
@@ -29,9 +29,9 @@
 
 #include "tdbg/config.hpp"
 #include "tdbg/format/index_file.hpp"
-#include "tdbg/hook/detail/write_failure.hpp"
-#include "tdbg/hook/detail/write_items.hpp"
-#include "tdbg/hook/detail/write_queue.hpp"
+#include "tdbg/hook/detail/writer/write_failure.hpp"
+#include "tdbg/hook/detail/writer/write_items.hpp"
+#include "tdbg/hook/detail/writer/write_queue.hpp"
 #include "tdbg/storage/storage.hpp"
 
 namespace tdbg::detail {
@@ -40,7 +40,7 @@ namespace tdbg::detail {
 struct publish_job {
     std::int64_t step = 0;
     std::optional<std::string> event_file; // committed; removed if its index cannot be published
-    std::optional<format::index_file> index;
+    std::optional<std::string> index; // the index file's JSON
     std::vector<std::pair<std::string, std::string>> tensorboard;
 };
 /// A whole object to publish.
@@ -120,5 +120,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/publisher.ipp"
+#include "tdbg/hook/impl/writer/publisher.ipp"
 #endif

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The first error that stops the hook's writer (hook/detail/writer.hpp), and which queued
+/// The first error that stops the hook's writer (hook/detail/writer/async_writer.hpp), and which queued
 /// items it stops: everything queued from the item it hit on is given up, nothing before it.
 
 #include <atomic>
@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "tdbg/config.hpp"
-#include "tdbg/hook/detail/write_items.hpp"
+#include "tdbg/hook/detail/writer/write_items.hpp"
 
 namespace tdbg::detail {
 
@@ -41,5 +41,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/write_failure.ipp"
+#include "tdbg/hook/impl/writer/write_failure.ipp"
 #endif

@@ -1,12 +1,12 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/hook/detail/writer.hpp.
+/// Definitions of tdbg/hook/detail/writer/async_writer.hpp.
 
 #include <string>
 
 #include "tdbg/format/layout.hpp"
-#include "tdbg/hook/detail/tensorboard_writer.hpp"
-#include "tdbg/hook/detail/writer.hpp"
+#include "tdbg/hook/detail/writer/tensorboard_writer.hpp"
+#include "tdbg/hook/detail/writer/async_writer.hpp"
 
 namespace tdbg::detail {
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// What the training thread hands to the hook's writer (hook/detail/writer.hpp), and the
+/// What the training thread hands to the hook's writer (hook/detail/writer/async_writer.hpp), and the
 /// writer's settings.
 
 #include <cstddef>
@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/tensor_value.hpp"
@@ -39,6 +40,25 @@ struct deferred_ref {
 struct tensor {
     format::tensor_event event;
     std::optional<deferred_ref> deferred;
+};
+/// Tensor records of one step encoded on the training thread (record_block.hpp): whole framed
+/// records, appended to the step's event file as they are, and their index entries, whose
+/// `start_idx` counts from the block's first byte. Small values travel this way: one hand-off
+/// for many records, no object per record.
+struct records {
+    /// A record's index entry: its name in `names`, its place in `bytes`.
+    struct entry {
+        std::size_t name_at = 0;
+        std::size_t name_size = 0;
+        std::uint64_t start = 0;
+        std::uint64_t length = 0;
+    };
+    std::int64_t step = 0;
+    tdbg::mode mode = tdbg::mode::global;
+    std::int64_t mode_step = 0;
+    std::string bytes;
+    std::string names; // the records' names, one after the other
+    std::vector<entry> entries;
 };
 /// A shape saved in the step's index file (ReductionConfig save_shape).
 struct shape {
@@ -79,8 +99,8 @@ struct object {
 } // namespace write_items
 
 /// Any item the writer takes.
-using write_item = std::variant<write_items::tensor, write_items::shape, write_items::step_end, write_items::tb_scalar,
-                                write_items::tb_histogram, write_items::object>;
+using write_item = std::variant<write_items::tensor, write_items::records, write_items::shape, write_items::step_end,
+                                write_items::tb_scalar, write_items::tb_histogram, write_items::object>;
 
 /// The place of a queued item in the order of pushes that no item has: "none", "after the last".
 inline constexpr std::uint64_t no_item_seq = std::numeric_limits<std::uint64_t>::max();

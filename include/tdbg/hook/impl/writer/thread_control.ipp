@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/hook/detail/writer_thread.hpp.
+/// Definitions of tdbg/hook/detail/writer/thread_control.hpp.
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #endif
 
-#include "tdbg/hook/detail/writer_thread.hpp"
+#include "tdbg/hook/detail/writer/thread_control.hpp"
 
 namespace tdbg::detail {
 

@@ -1,14 +1,14 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/hook/detail/write_lane.hpp.
+/// Definitions of tdbg/hook/detail/writer/write_lane.hpp.
 
 #include <utility>
 #include <variant>
 
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/deferred.hpp"
-#include "tdbg/hook/detail/write_lane.hpp"
-#include "tdbg/hook/detail/writer_thread.hpp"
+#include "tdbg/hook/detail/writer/write_lane.hpp"
+#include "tdbg/hook/detail/writer/thread_control.hpp"
 
 namespace tdbg::detail {
 
@@ -103,6 +103,18 @@ TDBG_DECL void write_lane::handle(write_items::tensor& t) {
         s.open(publisher_.take_event_file(s.step()));
     }
     s.add_tensor(t.event);
+}
+
+TDBG_DECL void write_lane::handle(write_items::records& r) {
+    step_file& s = step_for(r.step);
+    if (s.failed() || failure_.given_up(seq_)) {
+        s.fail();
+        return;
+    }
+    if (!s.is_open()) {
+        s.open(publisher_.take_event_file(s.step()));
+    }
+    s.add_records(r);
 }
 
 TDBG_DECL void write_lane::handle(write_items::shape& sh) { step_for(sh.step).add_shape(sh); }

@@ -1,0 +1,54 @@
+#pragma once
+/// \file
+/// The training thread's side of small records (write_items::records): each record encoded and
+/// framed where it is saved, into one block per step that reaches the writer in one hand-off.
+/// A record costs its encoding and an index entry, nothing more: no event, no value and no
+/// queue entry of its own to make on one thread and free on another. The bytes are those of the
+/// one event encoder (format::detail::write_tensor_event) and framer (format/tfrecord.hpp).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tdbg/config.hpp"
+#include "tdbg/format/event.hpp"
+#include "tdbg/hook/detail/writer/write_items.hpp"
+
+namespace tdbg::detail {
+
+/// The small records of one step, gathered.
+class record_block {
+public:
+    /// Values up to this size are encoded into the block (copied); larger ones go to the writer
+    /// as they are, to be written from their own memory.
+    static constexpr std::size_t max_value_bytes = 4096;
+    /// A block this large is handed over before the step ends, so that the writer works meanwhile.
+    static constexpr std::size_t hand_over_bytes = std::size_t{64} << 10U;
+
+    /// True when no record waits.
+    [[nodiscard]] bool empty() const noexcept { return block_.entries.empty(); }
+    /// The bytes waiting.
+    [[nodiscard]] std::size_t bytes() const noexcept { return block_.bytes.size(); }
+    /// True when the waiting records are of another step, mode or mode step than `ev`'s.
+    [[nodiscard]] TDBG_DECL bool other_step(const format::tensor_event& ev) const noexcept;
+
+    /// Appends the record of `ev` and its index entry (`ev`'s step, mode and mode step are the block's).
+    TDBG_DECL void add(const format::tensor_event& ev);
+
+    /// The waiting records as one write item; the block is empty again, its encoding memory kept.
+    [[nodiscard]] TDBG_DECL write_items::records take();
+
+private:
+    write_items::records block_;
+    struct sizes {
+        std::size_t bytes = 0;
+        std::size_t names = 0;
+        std::size_t entries = 0;
+    };
+    sizes last_; // the last block's, reserved for the next
+};
+
+} // namespace tdbg::detail
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/hook/impl/writer/record_block.ipp"
+#endif
