@@ -41,8 +41,8 @@ else()
 endif()
 
 if(TDBG_HAS_CUDA)
-  add_library(tdbg_cuda STATIC ${PROJECT_SOURCE_DIR}/include/tdbg/cuda/impl/multi_reducer.cpp
-                               ${PROJECT_SOURCE_DIR}/include/tdbg/cuda/impl/reduce_kernel.cu)
+  add_library(tdbg_cuda STATIC ${PROJECT_SOURCE_DIR}/include/tdbg/cuda/src/multi_reducer.cpp
+                               ${PROJECT_SOURCE_DIR}/include/tdbg/cuda/src/reduce_kernel.cu)
   add_library(tdbg::cuda ALIAS tdbg_cuda)
   if(NOT PROJECT_IS_TOP_LEVEL)
     # In a project that adds tdbg with add_subdirectory, nvcc runs only if something links it.

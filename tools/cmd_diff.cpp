@@ -15,7 +15,7 @@
 #include <fmt/core.h>
 
 #include "arguments.hpp"
-#include "commands.hpp"
+#include "command_registry.hpp"
 #include "open_run.hpp"
 #include "tdbg/cli/commands.hpp"
 #include "tdbg/core/error.hpp"

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "arguments.hpp"
-#include "commands.hpp"
+#include "command_registry.hpp"
 #include "open_run.hpp"
 #include "step_text.hpp"
 #include "tdbg/cli/commands.hpp"

@@ -27,10 +27,10 @@
 #include <fmt/format.h>
 
 #include "arguments.hpp"
-#include "commands.hpp"
+#include "command_registry.hpp"
 #include "open_run.hpp"
 #include "output_file.hpp"
-#include "report_diff.hpp"
+#include "report/diff_file.hpp"
 #include "report_html.hpp"
 #include "rule_selection.hpp"
 #include "tdbg/cli/commands.hpp"

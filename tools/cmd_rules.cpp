@@ -35,7 +35,7 @@
 #include <fmt/format.h>
 
 #include "arguments.hpp"
-#include "commands.hpp"
+#include "command_registry.hpp"
 #include "interruption.hpp"
 #include "open_run.hpp"
 #include "output_file.hpp"

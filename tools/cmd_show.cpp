@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 
 #include "arguments.hpp"
-#include "commands.hpp"
+#include "command_registry.hpp"
 #include "open_run.hpp"
 #include "tdbg/cli/commands.hpp"
 #include "tdbg/core/dtype.hpp"

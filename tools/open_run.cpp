@@ -10,7 +10,7 @@
 
 #include <fmt/core.h>
 
-#include "commands.hpp"
+#include "command_registry.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/json.hpp"
 #include "tdbg/storage/open.hpp"

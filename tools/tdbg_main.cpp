@@ -1,5 +1,5 @@
 // `tdbg`: the command line of the training debugger. Dispatches to the
-// subcommands registered in cmd_*.cpp (see commands.hpp).
+// subcommands registered in cmd_*.cpp (see command_registry.hpp).
 
 #include <algorithm>
 #include <iostream>
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "commands.hpp"
+#include "command_registry.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The error of a command line that cannot be taken: `tdbg <command>` prints its message with a
-// pointer to --help and exits with status 2 (commands.hpp's guarded()).
+// pointer to --help and exits with status 2 (command_registry.hpp's guarded()).
 
 #include "tdbg/core/error.hpp"
 

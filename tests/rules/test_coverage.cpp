@@ -19,7 +19,7 @@
 #include "tdbg/core/text.hpp"
 #include "tdbg/integrations/catch2.hpp"
 #include "tdbg/rules/builtin/dead_relu.hpp"
-#include "tdbg/rules/detail/selection.hpp"
+#include "tdbg/rules/detail/tensor_selection.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/junit.hpp"
 #include "tdbg/rules/registry.hpp"

@@ -28,6 +28,7 @@
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/cuda/detail/host_pass.hpp"
 #include "tdbg/cuda/detail/stats_ops.hpp"
+#include "tdbg/cuda/stats.hpp"
 #include "tdbg/reduce/detail/finish.hpp"
 
 struct CUstream_st; // cudaStream_t is CUstream_st*
@@ -41,7 +42,7 @@ struct device_tensor {
     std::size_t count = 0; ///< elements
 };
 
-// tensor_stats, what a pass leaves per tensor, is defined with its arithmetic in detail/stats_ops.hpp.
+// tensor_stats, what a pass leaves per tensor, is the CPU kernels' own type (cuda/stats.hpp).
 
 /// True when the CUDA runtime sees at least one device; device_status() says why not.
 [[nodiscard]] bool device_available() noexcept;
@@ -92,25 +93,6 @@ private:
 
 namespace detail {
 
-/// The same statistics as the CPU path's type.
-[[nodiscard]] inline tdbg::detail::real_stats to_real_stats(const tensor_stats& s) noexcept {
-    tdbg::detail::real_stats r;
-    r.count = s.count;
-    r.min = s.min;
-    r.max = s.max;
-    r.abs_min = s.abs_min;
-    r.sum = s.sum;
-    r.mean = s.mean;
-    r.m2 = s.m2;
-    r.abs_sum = s.abs_sum;
-    r.abs_mean = s.abs_mean;
-    r.abs_m2 = s.abs_m2;
-    r.sum_sq = s.sum_sq;
-    r.prod = s.prod;
-    r.prod_exp = s.prod_exp;
-    return r;
-}
-
 template <class T>
 [[nodiscard]] std::vector<tensor_value> finish_all(const tdbg::detail::real_stats& stats,
                                                    const std::vector<reduction>& which, unsigned ddof) {
@@ -130,12 +112,11 @@ template <class T>
 /// min and max of an empty tensor throw tdbg::error, as compute_reductions does.
 [[nodiscard]] inline std::vector<tensor_value> finish(const tensor_stats& stats, tdbg::dtype type,
                                                       const std::vector<reduction>& which, unsigned ddof = 0) {
-    const tdbg::detail::real_stats st = detail::to_real_stats(stats);
     switch (type) {
-    case dtype::float32: return detail::finish_all<float>(st, which, ddof);
-    case dtype::float64: return detail::finish_all<double>(st, which, ddof);
-    case dtype::float16: return detail::finish_all<float16>(st, which, ddof);
-    case dtype::bfloat16: return detail::finish_all<bfloat16>(st, which, ddof);
+    case dtype::float32: return detail::finish_all<float>(stats, which, ddof);
+    case dtype::float64: return detail::finish_all<double>(stats, which, ddof);
+    case dtype::float16: return detail::finish_all<float16>(stats, which, ddof);
+    case dtype::bfloat16: return detail::finish_all<bfloat16>(stats, which, ddof);
     default: break;
     }
     throw error("tdbg::cuda::finish: " + std::string(dtype_name(type)) +

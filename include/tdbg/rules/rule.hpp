@@ -46,7 +46,7 @@
 ///     longer than its threshold), and that step's own evaluation, when it comes, is
 ///     not recorded a second time;
 ///   - `std::vector<const detail::tensor_selection*> tensor_selections() const`: the
-///     tensor selections (rules/detail/selection.hpp) it reads, so that an evaluation
+///     tensor selections (rules/detail/tensor_selection.hpp) it reads, so that an evaluation
 ///     that evaluated no step says what they named and the run's nearest names, and
 ///     its coverage counts the selected tensors saved as reductions only;
 ///   - `static constexpr bool decides_by_reductions = true`: a selected tensor saved as
@@ -194,7 +194,7 @@ namespace detail {
 class rule_runner;
 class tensor_selection;
 /// What `selections` name over `t` and, where one selects nothing, the run's nearest
-/// tensor or collection names (defined with tensor_selection, rules/detail/selection.hpp).
+/// tensor or collection names (defined with tensor_selection, rules/detail/tensor_selection.hpp).
 [[nodiscard]] TDBG_DECL std::string explain_selections(const trial& t,
                                                        const std::vector<const tensor_selection*>& selections);
 /// Of the tensors `selections` select over `t`, those saved as reductions only (no value at

@@ -22,7 +22,7 @@
 #include "tdbg/hook/impl/step_clock.ipp"
 #include "tdbg/hook/impl/hook_engine.ipp"
 #include "tdbg/hook/impl/error_reporter.ipp"
-#include "tdbg/hook/impl/selection.ipp"
+#include "tdbg/hook/impl/collection_selection.ipp"
 #include "tdbg/hook/impl/selection_check.ipp"
 #include "tdbg/hook/impl/state_store.ipp"
 #include "tdbg/hook/impl/histogram.ipp"

@@ -19,7 +19,7 @@
 
 #include "tdbg/rules/impl/rule.ipp"
 #include "tdbg/rules/impl/rule_params.ipp"
-#include "tdbg/rules/impl/selection.ipp"
+#include "tdbg/rules/impl/tensor_selection.ipp"
 #include "tdbg/rules/impl/values.ipp"
 #include "tdbg/rules/impl/activity.ipp"
 #include "tdbg/rules/impl/any_rule.ipp"

@@ -1,8 +1,9 @@
 #pragma once
 /// \file
 /// The arithmetic of tdbg::cuda's reduction kernel, shared by the device and the host: the
-/// statistics a pass leaves (`tensor_stats`), the per-thread accumulator, the merge, the
-/// 16-bit float conversions and the order in which a block's threads visit a chunk. Compiled
+/// per-thread accumulator, the 16-bit float conversions and the order in which a block's
+/// threads visit a chunk. The statistics a pass leaves and their merge are the CPU path's own
+/// (`tensor_stats`, reduce/detail/real_stats.hpp). Compiled
 /// by nvcc as `__host__ __device__` functions and by any C++17 compiler as plain inline
 /// functions, with no CUDA header; the host replays the kernel with them (detail/host_pass.hpp).
 ///
@@ -22,12 +23,9 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-/// Marks a function both the device and the host compile.
-#define TDBG_CUDA_HD __host__ __device__
-#else
-#define TDBG_CUDA_HD
-#endif
+#include "tdbg/cuda/stats.hpp"
+#include "tdbg/reduce/detail/float_bits.hpp"
+
 #if defined(__CUDA_ARCH__)
 /// Unrolls the loop that follows in device code (the loops it marks have constant bounds), so
 /// that the values loaded stay in registers.
@@ -37,25 +35,6 @@
 #endif
 
 namespace tdbg::cuda {
-
-/// What one pass leaves per tensor: the fields and meaning of tdbg::detail::real_stats
-/// (reduce/detail/real_stats.hpp), in the same order. A default-constructed value is the
-/// statistics of no values (count 0), which is what an empty tensor gives.
-struct tensor_stats {
-    std::uint64_t count = 0;
-    double min = HUGE_VAL; ///< NaN values are skipped
-    double max = -HUGE_VAL;
-    double abs_min = HUGE_VAL;
-    double sum = 0; ///< Σx
-    double mean = 0; ///< mean of x (Chan), for m2
-    double m2 = 0; ///< Σ(x - mean)²
-    double abs_sum = 0; ///< Σ|x|; NaN exactly when a NaN was seen
-    double abs_mean = 0; ///< mean of |x| (Chan), for abs_m2
-    double abs_m2 = 0; ///< Σ(|x| - abs_mean)²
-    double sum_sq = 0; ///< Σx²
-    double prod = 1; ///< product = prod * 2^prod_exp
-    double prod_exp = 0;
-};
 
 namespace detail {
 
@@ -70,46 +49,14 @@ inline constexpr unsigned group_bytes = 16;
 /// Groups a thread loads before it accumulates them (loads in flight per thread).
 inline constexpr unsigned groups_in_flight = 4;
 
-/// The high 32 bits of a double.
-TDBG_CUDA_HD inline std::uint32_t high_word(double v) noexcept {
-#if defined(__CUDA_ARCH__)
-    return static_cast<std::uint32_t>(__double2hiint(v));
-#else
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof bits);
-    return static_cast<std::uint32_t>(bits >> 32U);
-#endif
-}
-
-/// v with its high 32 bits replaced.
-TDBG_CUDA_HD inline double with_high_word(double v, std::uint32_t high) noexcept {
-#if defined(__CUDA_ARCH__)
-    return __hiloint2double(static_cast<int>(high), __double2loint(v));
-#else
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof bits);
-    bits = (bits & 0xFFFFFFFFULL) | (static_cast<std::uint64_t>(high) << 32U);
-    double out = 0;
-    std::memcpy(&out, &bits, sizeof out);
-    return out;
-#endif
-}
-
-/// The double of the given bits.
-TDBG_CUDA_HD inline double double_from_bits(std::uint64_t bits) noexcept {
-#if defined(__CUDA_ARCH__)
-    return __longlong_as_double(static_cast<long long>(bits));
-#else
-    double out = 0;
-    std::memcpy(&out, &bits, sizeof out);
-    return out;
-#endif
-}
-
-/// The biased exponent field of a double (0: zero or subnormal, 0x7FF: inf or NaN).
-TDBG_CUDA_HD inline unsigned exponent_field(double v) noexcept { return (high_word(v) >> 20U) & 0x7FFU; }
-
-TDBG_CUDA_HD inline bool is_finite(double v) noexcept { return exponent_field(v) != 0x7FFU; }
+using tdbg::detail::double_from_bits;
+using tdbg::detail::exponent_field;
+using tdbg::detail::high_word;
+using tdbg::detail::is_finite;
+using tdbg::detail::merged;
+using tdbg::detail::normalise_product;
+using tdbg::detail::split_exponent;
+using tdbg::detail::with_high_word;
 
 TDBG_CUDA_HD inline double abs_value(double v) noexcept {
 #if defined(__CUDA_ARCH__)
@@ -134,29 +81,6 @@ TDBG_CUDA_HD inline double fused(double a, double b, double c) noexcept {
 #else
     return std::fma(a, b, c);
 #endif
-}
-
-/// std::frexp of a finite non-zero v: returns m in [0.5, 1) (with v's sign) and sets
-/// `exponent` so that v = m * 2^exponent. Subnormal v included.
-TDBG_CUDA_HD inline double split_exponent(double v, int& exponent) noexcept {
-    int adjust = 0;
-    unsigned field = exponent_field(v);
-    if (field == 0) { // subnormal: scale into the normal range first (exact)
-        v *= 0x1p54;
-        adjust = -54;
-        field = exponent_field(v);
-    }
-    exponent = static_cast<int>(field) - 1022 + adjust;
-    return with_high_word(v, (high_word(v) & 0x800FFFFFU) | (1022U << 20U));
-}
-
-/// tdbg::detail::normalise_product: moves the binary exponent of a finite non-zero p into e.
-TDBG_CUDA_HD inline void normalise_product(double& p, double& e) noexcept {
-    if (p != 0 && is_finite(p)) {
-        int exponent = 0;
-        p = split_exponent(p, exponent);
-        e += exponent;
-    }
 }
 
 /// IEEE binary16 bits to double, exactly (NaN payloads kept, not quieted).
@@ -306,41 +230,6 @@ struct thread_accumulator {
         return st;
     }
 };
-
-/// tdbg::detail::chan_merge: merges (mean_b, m2_b) of n_b values into (mean, m2) of n_a.
-TDBG_CUDA_HD inline void chan_merge(double& mean, double& m2, double n_a, double mean_b, double m2_b,
-                                    double n_b) noexcept {
-    const double n = n_a + n_b;
-    const double delta = mean_b - mean;
-    mean += delta * (n_b / n);
-    m2 += m2_b + delta * delta * (n_a * (n_b / n));
-}
-
-/// The statistics of a's values followed by b's: tdbg::detail::real_stats::merge.
-[[nodiscard]] TDBG_CUDA_HD inline tensor_stats merged(const tensor_stats& a, const tensor_stats& b) noexcept {
-    if (b.count == 0) {
-        return a;
-    }
-    if (a.count == 0) {
-        return b;
-    }
-    tensor_stats s = a;
-    const auto n_a = static_cast<double>(a.count);
-    const auto n_b = static_cast<double>(b.count);
-    s.min = b.min < s.min ? b.min : s.min;
-    s.max = b.max > s.max ? b.max : s.max;
-    s.abs_min = b.abs_min < s.abs_min ? b.abs_min : s.abs_min;
-    s.sum += b.sum;
-    s.abs_sum += b.abs_sum;
-    s.sum_sq += b.sum_sq;
-    chan_merge(s.mean, s.m2, n_a, b.mean, b.m2, n_b);
-    chan_merge(s.abs_mean, s.abs_m2, n_a, b.abs_mean, b.abs_m2, n_b);
-    s.prod *= b.prod;
-    s.prod_exp += b.prod_exp;
-    normalise_product(s.prod, s.prod_exp);
-    s.count += b.count;
-    return s;
-}
 
 /// Loads a group of group_width<E> elements: one 16-byte load on the device where `aligned`.
 template <class E>

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// What a hook is made of, behind the public class (hook/hook.hpp):
-///   - collection_selection (selection.hpp): which collections save a tensor now;
+///   - collection_selection (collection_selection.hpp): which collections save a tensor now;
 ///   - step_clock (step_clock.hpp): the global step and each mode's step;
 ///   - export_schedule (export_schedule.hpp): when the collections file is queued again;
 ///   - tensorboard_export.hpp: whether and where TensorBoard files go, and their tags;
@@ -50,7 +50,7 @@
 #include "tdbg/hook/detail/export_schedule.hpp"
 #include "tdbg/hook/detail/histogram.hpp"
 #include "tdbg/hook/detail/run_claim.hpp"
-#include "tdbg/hook/detail/selection.hpp"
+#include "tdbg/hook/detail/collection_selection.hpp"
 #include "tdbg/hook/detail/selection_check.hpp"
 #include "tdbg/hook/detail/tensor_checks.hpp"
 #include "tdbg/hook/detail/tensorboard_export.hpp"

@@ -16,7 +16,7 @@
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/deferred.hpp"
-#include "tdbg/hook/detail/selection.hpp"
+#include "tdbg/hook/detail/collection_selection.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/reduce/convention.hpp"
 

@@ -20,7 +20,7 @@
 #include "tdbg/core/detail/nearest_name.hpp"
 #include "tdbg/core/detail/pattern.hpp"
 #include "tdbg/hook/collection.hpp"
-#include "tdbg/hook/detail/selection.hpp"
+#include "tdbg/hook/detail/collection_selection.hpp"
 #include "tdbg/hook/options.hpp"
 
 namespace tdbg::detail {

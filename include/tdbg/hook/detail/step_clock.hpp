@@ -3,7 +3,7 @@
 /// The hook's step clock: the global step, the current mode and each mode's step, as smdebug's
 /// _increment_step and set_mode keep them, and the state a resumed job goes on from. It decides
 /// no saving: which collections save at the clock's step is the selection's
-/// (hook/detail/selection.hpp).
+/// (hook/detail/collection_selection.hpp).
 
 #include <array>
 #include <atomic>

@@ -19,7 +19,7 @@
 #include "tdbg/hook/detail/deferred_cell.hpp"
 #include "tdbg/hook/detail/metrics_writer.hpp"
 #include "tdbg/hook/detail/save_planning.hpp"
-#include "tdbg/hook/detail/selection.hpp"
+#include "tdbg/hook/detail/collection_selection.hpp"
 #include "tdbg/hook/options.hpp"
 #include "tdbg/reduce/compute.hpp"
 

@@ -1,10 +1,15 @@
 #pragma once
 /// \file
-/// Mergeable statistics of a run of real values, accumulated in double.
+/// Mergeable statistics of a run of real values, accumulated in double: the one type of them,
+/// which the CPU kernels accumulate and tdbg::cuda's kernel leaves per tensor
+/// (tdbg::cuda::tensor_stats). Its merge compiles for the host and, under nvcc, for the device,
+/// giving the same bits on both.
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
-#include <limits>
+
+#include "tdbg/reduce/detail/float_bits.hpp"
 
 namespace tdbg::detail {
 
@@ -13,18 +18,19 @@ namespace tdbg::detail {
 inline constexpr std::size_t block_size = 3072;
 
 /// Chan et al.'s update: merges (mean_b, m2_b) of n_b values into (mean, m2) of n_a.
-inline void chan_merge(double& mean, double& m2, double n_a, double mean_b, double m2_b, double n_b) noexcept {
+TDBG_CUDA_HD inline void chan_merge(double& mean, double& m2, double n_a, double mean_b, double m2_b,
+                                    double n_b) noexcept {
     const double n = n_a + n_b;
     const double delta = mean_b - mean;
     mean += delta * (n_b / n);
     m2 += m2_b + delta * delta * (n_a * (n_b / n));
 }
 
-/// Moves the binary exponent of a finite non-zero p into e (p in [0.5, 1)).
-inline void normalise_product(double& p, double& e) noexcept {
-    if (p != 0 && std::isfinite(p)) {
+/// Moves the binary exponent of a finite non-zero p into e (p in [0.5, 1)), as std::frexp does.
+TDBG_CUDA_HD inline void normalise_product(double& p, double& e) noexcept {
+    if (p != 0 && is_finite(p)) {
         int exponent = 0;
-        p = std::frexp(p, &exponent);
+        p = split_exponent(p, exponent);
         e += exponent;
     }
 }
@@ -40,12 +46,13 @@ inline void normalise_product(double& p, double& e) noexcept {
 }
 
 /// What the real kernel accumulates over a run of values. Fields the
-/// requested reductions do not need keep their initial values.
+/// requested reductions do not need keep their initial values. A default-constructed value is
+/// the statistics of no values (count 0), which is what an empty tensor gives.
 struct real_stats {
     std::uint64_t count = 0;
-    double min = std::numeric_limits<double>::infinity();
-    double max = -std::numeric_limits<double>::infinity();
-    double abs_min = std::numeric_limits<double>::infinity();
+    double min = HUGE_VAL; ///< NaN values are skipped
+    double max = -HUGE_VAL;
+    double abs_min = HUGE_VAL;
     double sum = 0; ///< Σx
     double mean = 0; ///< mean of x (Chan), for m2
     double m2 = 0; ///< Σ(x - mean)²
@@ -60,7 +67,7 @@ struct real_stats {
     [[nodiscard]] bool saw_nan() const noexcept { return std::isnan(abs_sum); }
 
     /// Adds the statistics of the values that follow these.
-    void merge(const real_stats& o) noexcept {
+    TDBG_CUDA_HD void merge(const real_stats& o) noexcept {
         if (o.count == 0) {
             return;
         }
@@ -84,5 +91,11 @@ struct real_stats {
         count += o.count;
     }
 };
+
+/// The statistics of a's values followed by b's (real_stats::merge).
+[[nodiscard]] TDBG_CUDA_HD inline real_stats merged(real_stats a, const real_stats& b) noexcept {
+    a.merge(b);
+    return a;
+}
 
 } // namespace tdbg::detail

@@ -21,7 +21,7 @@
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/selection.hpp"
+#include "tdbg/rules/detail/tensor_selection.hpp"
 #include "tdbg/rules/rule.hpp"
 
 namespace tdbg::rules {

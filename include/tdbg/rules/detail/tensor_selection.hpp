@@ -161,5 +161,5 @@ struct worker_inputs {
 } // namespace tdbg::rules::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/rules/impl/selection.ipp"
+#include "tdbg/rules/impl/tensor_selection.ipp"
 #endif

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/hook/detail/selection.hpp.
+/// Definitions of tdbg/hook/detail/collection_selection.hpp.
 
 #include <algorithm>
 #include <cstddef>
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "tdbg/hook/detail/selection.hpp"
+#include "tdbg/hook/detail/collection_selection.hpp"
 
 namespace tdbg::detail {
 

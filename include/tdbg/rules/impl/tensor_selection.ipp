@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/rules/detail/selection.hpp.
+/// Definitions of tdbg/rules/detail/tensor_selection.hpp.
 
 #include <algorithm>
 #include <cctype>
@@ -19,7 +19,7 @@
 #include <fmt/core.h>
 
 #include "tdbg/core/text.hpp"
-#include "tdbg/rules/detail/selection.hpp"
+#include "tdbg/rules/detail/tensor_selection.hpp"
 #include "tdbg/rules/values.hpp"
 
 namespace tdbg::rules::detail {
