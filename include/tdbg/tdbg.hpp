@@ -4,6 +4,7 @@
 /// (tdbg/storage/s3.hpp, tdbg/integrations/*.hpp), which need their own dependencies.
 /// Every header also compiles on its own; include only what you use to keep builds fast.
 
+#include "tdbg/core/array_text.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/half.hpp"

@@ -28,6 +28,7 @@ const char TDBG_DETAIL_ENGINE_ANCHOR = 0; // the engine's anchor for its C++ sta
 }
 #endif
 
+#include "tdbg/core/impl/array_text.ipp"
 #include "tdbg/core/impl/config_file.ipp"
 #include "tdbg/core/impl/error.ipp"
 #include "tdbg/core/impl/pattern.ipp"
