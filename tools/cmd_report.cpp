@@ -156,13 +156,7 @@ std::vector<tdbg::rules::evaluation_result> evaluate_rules(std::vector<tdbg::rul
     std::vector<tdbg::rules::evaluation_result> results;
     for (auto& r : rules) {
         tdbg::rules::invoke_options options;
-        options.step_timeout = std::chrono::milliseconds(0);
-        options.skip_late_steps = true;
-        const auto& trial = r.base_trial();
-        if (!trial.loaded_all_steps()) {
-            const auto steps = trial.steps(tdbg::mode::global, true);
-            options.end_step = steps.empty() ? 0 : steps.back() + 1;
-        }
+        options.snapshot = true; // the steps written so far; a live run's unfinished steps are skipped
         results.push_back(r.evaluate(options));
         if (!results.back().error.empty()) {
             err << "tdbg report: warning: rule " << results.back().display_name()

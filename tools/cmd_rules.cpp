@@ -391,40 +391,30 @@ class followed_rule {
 public:
     followed_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options options, bool follow,
                   const stop_requests& signals)
-        : rule_(&r), evaluation_(r.get(), with_signals(std::move(options), follow, signals)), follow_(follow),
-          signals_(&signals) {}
+        : rule_(&r), evaluation_(r.get(), with_signals(std::move(options), follow, signals)), follow_(follow) {}
 
     /// Evaluates what it can; true once the evaluation has ended.
     bool turn() {
-        try {
-            if (!follow_) {
-                evaluation_.run(); // a snapshot: steps not there yet are skipped, never waited for
-                return true;
-            }
-            const tdbg::rules::advance_result a = evaluation_.advance();
-            if (a.state == tdbg::rules::evaluation_state::done) {
-                return true;
-            }
-            if (a.state == tdbg::rules::evaluation_state::waiting) {
-                tdbg::rules::any_rule& r = *rule_;
-                if (announced_ != a.waiting_for) {
-                    announced_ = a.waiting_for;
-                    r->logger().debug(a.waiting_for
-                                          ? fmt::format("rule {}: waiting for step {}", r.name(), *a.waiting_for)
-                                          : fmt::format("rule {}: waiting for the run's first step", r.name()));
-                }
-                if (evaluation_.check_while_waiting()) {
-                    r->logger().debug(fmt::format("rule {}: fired while waiting for step {}", r.name(), *a.waiting_for));
-                }
-            }
-            return false;
-        } catch (const std::exception& e) {
-            // A read the signal cut short (an S3 request cancelled) is the signal's doing.
-            error_ = signals_->requested() ? std::nullopt
-                                           : std::optional<std::string>(*e.what() != '\0' ? e.what() : "unknown error");
-            interrupted_ = signals_->requested();
+        if (!follow_) {
+            evaluation_.run(); // a snapshot: steps not there yet are skipped, never waited for
             return true;
         }
+        const tdbg::rules::advance_result a = evaluation_.advance();
+        if (a.state == tdbg::rules::evaluation_state::done) {
+            return true;
+        }
+        if (a.state == tdbg::rules::evaluation_state::waiting) {
+            tdbg::rules::any_rule& r = *rule_;
+            if (announced_ != a.waiting_for) {
+                announced_ = a.waiting_for;
+                r->logger().debug(a.waiting_for ? fmt::format("rule {}: waiting for step {}", r.name(), *a.waiting_for)
+                                                : fmt::format("rule {}: waiting for the run's first step", r.name()));
+            }
+            if (evaluation_.check_while_waiting()) {
+                r->logger().debug(fmt::format("rule {}: fired while waiting for step {}", r.name(), *a.waiting_for));
+            }
+        }
+        return false;
     }
 
     /// Ends the evaluation at a signal that came while it waited for a step.
@@ -434,12 +424,6 @@ public:
     rule_outcome outcome() && {
         rule_outcome out;
         out.result = evaluation_.take_result();
-        if (error_) {
-            out.result.error = *error_;
-        }
-        if (interrupted_) {
-            out.result.end = tdbg::rules::evaluation_end::interrupted; // status Stopped unless it found issues
-        }
         out.interrupted = out.result.end == tdbg::rules::evaluation_end::interrupted;
         return out;
     }
@@ -448,6 +432,7 @@ private:
     static tdbg::rules::invoke_options with_signals(tdbg::rules::invoke_options options, bool follow,
                                                      const stop_requests& signals) {
         options.stop_requested = [&signals] { return signals.requested(); };
+        options.record_errors = true; // an error ends the rule's evaluation, not the command
         if (follow) {
             options.step_timeout.reset(); // waited for by the caller, as long as it takes
         }
@@ -457,9 +442,6 @@ private:
     tdbg::rules::any_rule* rule_;
     tdbg::rules::rule_evaluation evaluation_;
     bool follow_;
-    const stop_requests* signals_;
-    std::optional<std::string> error_;
-    bool interrupted_ = false;
     std::optional<std::optional<std::int64_t>> announced_; // the step whose wait was logged
 };
 
@@ -631,22 +613,13 @@ std::vector<tdbg::rules::any_rule> build_rules(const rules_options& o, const tdb
 
 // The options every rule's evaluation starts from: the steps asked for; without --follow, a
 // snapshot of the steps written so far.
-tdbg::rules::invoke_options base_invoke_options(const rules_options& o, const tdbg::trial& trial,
-                                                std::chrono::milliseconds poll_interval) {
+tdbg::rules::invoke_options base_invoke_options(const rules_options& o, std::chrono::milliseconds poll_interval) {
     tdbg::rules::invoke_options base_options;
     base_options.start_step = o.start_step;
     base_options.end_step = o.end_step;
     base_options.threads = o.threads;
     base_options.poll_interval = poll_interval;
-    if (!o.follow) {
-        // A snapshot: the steps written so far; a live run's unfinished steps are skipped.
-        base_options.step_timeout = std::chrono::milliseconds(0);
-        base_options.skip_late_steps = true;
-        if (!base_options.end_step && !trial.loaded_all_steps()) {
-            const auto steps = trial.steps(tdbg::mode::global, true);
-            base_options.end_step = steps.empty() ? 0 : steps.back() + 1;
-        }
-    }
+    base_options.snapshot = !o.follow; // the steps written so far; a live run's unfinished steps are skipped
     return base_options;
 }
 
@@ -827,7 +800,7 @@ int evaluate_rules(const rules_options& o, const stop_requests& signals, std::os
     const std::string& trial_name = first_trial.name();
     std::vector<tdbg::rules::any_rule> rules = build_rules(o, first_trial, logger, trial_options, wait);
     const tdbg::rules::invoke_options base_options =
-        base_invoke_options(o, first_trial, trial_options.poll_interval);
+        base_invoke_options(o, trial_options.poll_interval);
 
     progress_line bar(o.progress_bar, rules.size(), err);
     progress_file progress_lines(o.progress);

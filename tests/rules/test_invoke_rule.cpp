@@ -66,6 +66,25 @@ private:
     double threshold_;
 };
 
+// At step `at`, asks for a stop and fails as a read that the stop cancelled would.
+class cancelled_at : public tdbg::rules::rule<cancelled_at> {
+public:
+    static constexpr std::string_view rule_name = "CancelledAt";
+    cancelled_at(tdbg::trial base, std::int64_t at, bool& stop)
+        : rule(std::move(base), rule_params()), at_(at), stop_(&stop) {}
+    bool invoke_at_step(std::int64_t step) {
+        if (step == at_) {
+            *stop_ = true;
+            throw tdbg::storage_error("request cancelled");
+        }
+        return false;
+    }
+
+private:
+    std::int64_t at_;
+    bool* stop_;
+};
+
 // A run with a 0-d "loss" of value step / 10 at steps 0..9 (TRAIN), ended.
 void write_loss_run(const tdbg::test::rule_run& run, std::int64_t steps = 10, std::int64_t first = 0) {
     run.collections({{"losses", "^loss$"}});
@@ -468,6 +487,94 @@ TEST_CASE("an unknown parameter is an error, and other exceptions end the evalua
     CHECK(result.status() == tdbg::rules::evaluation_status::error);
     CHECK(result.error.find("2 elements") != std::string::npos);
     CHECK(result.not_triggered_steps == std::vector<std::int64_t>{0}); // what was found before is kept
+}
+
+TEST_CASE("snapshot: the steps a live run has written when the evaluation starts, none waited for") {
+    tdbg::test::temp_dir dir("invoke_snapshot");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"losses", "^loss$"}});
+    for (std::int64_t s = 0; s < 4; ++s) {
+        run.step(s, {{"loss", scalar(static_cast<float>(s) / 10.0F), {}}});
+    }
+    tdbg::trial_options fast;
+    fast.poll_interval = std::chrono::milliseconds(20);
+    tdbg::rules::invoke_options options;
+    options.snapshot = true;
+
+    // The run is live (no end marker): without snapshot this evaluation would wait for step 4.
+    loss_above r(tdbg::create_trial(dir.path().string(), std::nullopt, {}, fast), {{"threshold", "0.15"}});
+    r.set_logger(tdbg::rules::rule_logger::silent());
+    const auto result = tdbg::rules::invoke_rule(r, options);
+    CHECK(result.triggered_steps == range(2, 3));
+    CHECK(result.not_triggered_steps == range(0, 1));
+    CHECK(result.end == tdbg::rules::evaluation_end::end_step);
+    CHECK(result.next_step == 4);
+
+    SECTION("a step missing inside the snapshot is skipped as not yet available") {
+        run.step(6, {{"loss", scalar(0.9F), {}}}); // 4 and 5 never written
+        options.start_step = 3;
+        options.end_step = 7;
+        loss_above again(tdbg::create_trial(dir.path().string(), std::nullopt, {}, fast), {{"threshold", "0.15"}});
+        again.set_logger(tdbg::rules::rule_logger::silent());
+        const auto later = tdbg::rules::invoke_rule(again, options);
+        CHECK(later.triggered_steps == std::vector<std::int64_t>{3, 6});
+        CHECK(later.end == tdbg::rules::evaluation_end::end_step);
+    }
+    SECTION("a run with no step yet: nothing evaluated, at once") {
+        tdbg::test::temp_dir empty_dir("invoke_snapshot_empty");
+        tdbg::test::rule_run empty(empty_dir.path());
+        empty.collections({{"losses", "^loss$"}});
+        loss_above none(tdbg::create_trial(empty_dir.path().string(), std::nullopt, {}, fast), {});
+        none.set_logger(tdbg::rules::rule_logger::silent());
+        const auto nothing = tdbg::rules::invoke_rule(none, options);
+        CHECK(nothing.status() == tdbg::rules::evaluation_status::nothing_evaluated);
+        CHECK(nothing.end == tdbg::rules::evaluation_end::no_more_data);
+    }
+}
+
+TEST_CASE("record_errors: a rule's error ends its evaluation with status Error, and what it found before is kept") {
+    tdbg::test::temp_dir dir("invoke_record_errors");
+    tdbg::test::rule_run run(dir.path());
+    run.collections({{"losses", "^loss$"}});
+    run.step(0, {{"loss", scalar(0.5F), {}}});
+    run.step(1, {{"loss", scalar(0.1F), {}}});
+    run.step(2, {{"loss", f32({1, 2}), {}}}); // scalar_of throws dtype_mismatch
+    run.end();
+    const auto trial = tdbg::create_trial(dir.path().string());
+    tdbg::rules::invoke_options options;
+    options.record_errors = true;
+
+    loss_above r(trial, {{"threshold", "0.3"}});
+    r.set_logger(tdbg::rules::rule_logger::silent());
+    tdbg::rules::rule_evaluation evaluation(r, options);
+    const tdbg::rules::advance_result a = evaluation.advance();
+    CHECK(a.state == tdbg::rules::evaluation_state::done);
+    CHECK(evaluation.done());
+    const auto& result = evaluation.result();
+    CHECK(result.status() == tdbg::rules::evaluation_status::error);
+    CHECK(result.error.find("2 elements") != std::string::npos);
+    CHECK(result.triggered_steps == std::vector<std::int64_t>{0});
+    CHECK(result.not_triggered_steps == std::vector<std::int64_t>{1});
+
+    SECTION("an error once a stop was asked for is the stop's doing: interrupted, no error") {
+        // A read the stop cancels (an S3 request): the stop comes while step 1 is read, and the
+        // read fails because of it.
+        bool stop = false;
+        options.stop_requested = [&stop] { return stop; };
+        cancelled_at cut_rule(trial, 1, stop);
+        cut_rule.set_logger(tdbg::rules::rule_logger::silent());
+        tdbg::rules::rule_evaluation cut(cut_rule, options);
+        cut.run();
+        CHECK(cut.result().error.empty());
+        CHECK(cut.result().end == tdbg::rules::evaluation_end::interrupted);
+        CHECK(cut.result().not_triggered_steps == std::vector<std::int64_t>{0});
+    }
+    SECTION("without it the error propagates, as from smdebug's invoke_rule") {
+        options.record_errors = false;
+        loss_above plain(trial, {{"threshold", "0.3"}});
+        plain.set_logger(tdbg::rules::rule_logger::silent());
+        CHECK_THROWS_AS(tdbg::rules::invoke_rule(plain, options), tdbg::dtype_mismatch);
+    }
 }
 
 TEST_CASE("invoke_rule visits the steps a run has, however far apart, and records the steps between as one run") {

@@ -68,6 +68,16 @@ struct invoke_options {
     /// Asked between two steps and while waiting; once true the evaluation ends
     /// `interrupted` (the actions of a step where the condition was met run first).
     std::function<bool()> stop_requested;
+    /// A snapshot of a live run: the steps written when the evaluation starts, never waited for.
+    /// A step not there when it is reached is skipped (StepNotYetAvailable), and without
+    /// end_step the evaluation ends after the last step the base trial knows then, unless the
+    /// run has ended. What `tdbg rules` does without --follow, and `tdbg report`.
+    bool snapshot = false;
+    /// A rule's error (any exception but rule_evaluation_condition_met) ends the evaluation
+    /// with status Error: the result's `error` says what, and what was found before it is kept.
+    /// An error that comes once stop_requested says true (a read the stop cut short) ends it
+    /// `interrupted` instead. False: errors propagate, as from smdebug's invoke_rule.
+    bool record_errors = false;
 };
 
 /// Where a rule_evaluation stands after advance().
@@ -139,6 +149,10 @@ public:
 
 private:
     TDBG_DECL bool start();
+    TDBG_DECL advance_result advance_steps(clock::time_point deadline);
+    TDBG_DECL void run_steps();
+    // record_errors: the error that ended the evaluation, recorded.
+    TDBG_DECL advance_result ended_by_error(const std::exception& e);
     TDBG_DECL bool collect_batch(std::vector<detail::pending_outcome>& batch) const;
     TDBG_DECL void evaluate_batch(std::vector<detail::pending_outcome>& batch);
     TDBG_DECL void fold(detail::pending_outcome& o);

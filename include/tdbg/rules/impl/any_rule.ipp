@@ -11,16 +11,10 @@
 namespace tdbg::rules {
 
 TDBG_DECL evaluation_result any_rule::evaluate(const invoke_options& options) {
-    rule_evaluation evaluation(*self_, options);
-    try {
-        evaluation.run();
-    } catch (const rule_evaluation_condition_met&) {
-        throw;
-    } catch (const std::exception& e) {
-        evaluation_result result = evaluation.take_result(); // what was found before the error
-        result.error = *e.what() != '\0' ? e.what() : "unknown error";
-        return result;
-    }
+    invoke_options recording = options;
+    recording.record_errors = true; // what was found before an error is kept
+    rule_evaluation evaluation(*self_, recording);
+    evaluation.run();
     return evaluation.take_result();
 }
 

@@ -198,6 +198,11 @@ TDBG_DECL bool rule_evaluation::start() {
         }
         step_ = steps.front();
     }
+    if (options_.snapshot && !options_.end_step && !base.loaded_all_steps()) {
+        // The steps written so far: a live run's later steps are not evaluated.
+        const auto steps = base.steps(mode::global, true);
+        options_.end_step = steps.empty() ? step_ : steps.back() + 1;
+    }
     started_ = true;
     waiting_for_.reset();
     result_.first_step = step_;
@@ -388,6 +393,32 @@ TDBG_DECL void rule_evaluation::fold(detail::pending_outcome& o) {
 }
 
 TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
+    if (!options_.record_errors) {
+        return advance_steps(deadline);
+    }
+    try {
+        return advance_steps(deadline);
+    } catch (const rule_evaluation_condition_met&) {
+        throw;
+    } catch (const std::exception& e) {
+        return ended_by_error(e);
+    }
+}
+
+TDBG_DECL advance_result rule_evaluation::ended_by_error(const std::exception& e) {
+    if (stop_requested()) {
+        result_.end = evaluation_end::interrupted; // a read the stop cut short (an S3 request cancelled)
+    } else {
+        result_.error = *e.what() != '\0' ? e.what() : "unknown error";
+    }
+    done_ = true;
+    advance_result out;
+    out.state = evaluation_state::done;
+    out.progressed = true;
+    return out;
+}
+
+TDBG_DECL advance_result rule_evaluation::advance_steps(clock::time_point deadline) {
     advance_result out;
     if (done_) {
         out.state = evaluation_state::done;
@@ -397,6 +428,9 @@ TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
     if (stop_requested()) {
         interrupt();
     } else if (!started_ && !start()) {
+        if (options_.snapshot) {
+            skip_waited_step(); // no step written yet: nothing to evaluate
+        }
         out.state = done_ ? evaluation_state::done : evaluation_state::waiting;
         out.progressed = done_;
         return out;
@@ -432,6 +466,10 @@ TDBG_DECL advance_result rule_evaluation::advance(clock::time_point deadline) {
         }
         if (interrupted) {
             interrupt();
+        } else if (waiting && !done_ && options_.snapshot) {
+            waiting_for_ = step_;
+            skip_waited_step(); // a snapshot never waits: the step is skipped, and the next looked at
+            out.progressed = true;
         } else if (waiting && !done_) {
             waiting_for_ = step_;
             out.state = evaluation_state::waiting;
@@ -533,6 +571,20 @@ TDBG_DECL void rule_evaluation::interrupt() {
 }
 
 TDBG_DECL void rule_evaluation::run() {
+    if (!options_.record_errors) {
+        run_steps();
+        return;
+    }
+    try {
+        run_steps();
+    } catch (const rule_evaluation_condition_met&) {
+        throw;
+    } catch (const std::exception& e) {
+        (void)ended_by_error(e);
+    }
+}
+
+TDBG_DECL void rule_evaluation::run_steps() {
     // The step being waited for, -1 for the run's first step (steps are >= 0). A plain number,
     // not an optional: GCC's -O2 takes a disengaged optional compared here for an uninitialised one.
     constexpr std::int64_t first_step = -1;

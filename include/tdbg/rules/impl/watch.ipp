@@ -123,8 +123,7 @@ private:
     struct slot {
         slot(any_rule r, const invoke_options& options) : rule(std::move(r)), evaluation(rule.get(), options) {}
         any_rule rule;              // on the heap: the evaluation's reference to it survives moves
-        rule_evaluation evaluation;
-        std::optional<std::string> error; // what ended it, when a rule's error did
+        rule_evaluation evaluation; // records a rule's error in its result
         bool done = false;
     };
 
@@ -137,6 +136,7 @@ private:
         invoke.poll_interval = options_.poll_interval;
         // Heard between two steps (the actions of a step where the condition was met run first).
         invoke.stop_requested = [this] { return stop_flag_.load(); };
+        invoke.record_errors = true;
         slots_.emplace_back(std::move(r), invoke);
     }
 
@@ -179,17 +179,11 @@ private:
 
     // Evaluates the steps of `s` that are there; true when its result changed.
     static bool advance(slot& s) {
-        try {
-            const advance_result a = s.evaluation.advance();
-            s.done = a.state == evaluation_state::done;
-            // A rule watching the clock may fire while its next step is waited for.
-            const bool fired = a.state == evaluation_state::waiting && s.evaluation.check_while_waiting();
-            return a.progressed || fired;
-        } catch (const std::exception& e) {
-            s.error = *e.what() != '\0' ? e.what() : "unknown error";
-            s.done = true;
-            return true;
-        }
+        const advance_result a = s.evaluation.advance();
+        s.done = a.state == evaluation_state::done;
+        // A rule watching the clock may fire while its next step is waited for.
+        const bool fired = a.state == evaluation_state::waiting && s.evaluation.check_while_waiting();
+        return a.progressed || fired;
     }
 
     void publish() {
@@ -197,9 +191,6 @@ private:
         std::vector<bool> done;
         for (const slot& s : slots_) {
             results.push_back(s.evaluation.result());
-            if (s.error) {
-                results.back().error = *s.error;
-            }
             done.push_back(s.done);
         }
         const std::lock_guard<std::mutex> lock(mutex_);
