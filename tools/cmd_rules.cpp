@@ -51,6 +51,7 @@
 #include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/junit.hpp"
 #include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/schedule.hpp"
 #include "tdbg/rules/sarif.hpp"
 
 namespace {
@@ -380,177 +381,6 @@ struct rule_outcome {
     bool interrupted = false;
 };
 
-// One rule's evaluation (tdbg::rules::rule_evaluation) as this command takes turns at it:
-// an error becomes status Error and what was found before it is kept, as any_rule::evaluate
-// does; a signal ends it between two steps. turn() evaluates the steps that are there and
-// returns once the evaluation has ended or, with `follow`, must wait for a step not written
-// yet. The wait is the caller's (rule_turns), so that one thread can follow several rules and
-// a signal ends it at once; the rule is asked meanwhile whether it fires without the step
-// (StalledTrainingRule).
-class followed_rule {
-public:
-    followed_rule(tdbg::rules::any_rule& r, tdbg::rules::invoke_options options, bool follow,
-                  const stop_requests& signals)
-        : rule_(&r), evaluation_(r.get(), with_signals(std::move(options), follow, signals)), follow_(follow) {}
-
-    /// Evaluates what it can; true once the evaluation has ended.
-    bool turn() {
-        if (!follow_) {
-            evaluation_.run(); // a snapshot: steps not there yet are skipped, never waited for
-            return true;
-        }
-        const tdbg::rules::advance_result a = evaluation_.advance();
-        if (a.state == tdbg::rules::evaluation_state::done) {
-            return true;
-        }
-        if (a.state == tdbg::rules::evaluation_state::waiting) {
-            tdbg::rules::any_rule& r = *rule_;
-            if (announced_ != a.waiting_for) {
-                announced_ = a.waiting_for;
-                r->logger().debug(a.waiting_for ? fmt::format("rule {}: waiting for step {}", r.name(), *a.waiting_for)
-                                                : fmt::format("rule {}: waiting for the run's first step", r.name()));
-            }
-            if (evaluation_.check_while_waiting()) {
-                r->logger().debug(fmt::format("rule {}: fired while waiting for step {}", r.name(), *a.waiting_for));
-            }
-        }
-        return false;
-    }
-
-    /// Ends the evaluation at a signal that came while it waited for a step.
-    void interrupt() { evaluation_.interrupt(); }
-
-    /// The outcome, once turn() returned true (or interrupt() was called).
-    rule_outcome outcome() && {
-        rule_outcome out;
-        out.result = evaluation_.take_result();
-        out.interrupted = out.result.end == tdbg::rules::evaluation_end::interrupted;
-        return out;
-    }
-
-private:
-    static tdbg::rules::invoke_options with_signals(tdbg::rules::invoke_options options, bool follow,
-                                                     const stop_requests& signals) {
-        options.stop_requested = [&signals] { return signals.requested(); };
-        options.record_errors = true; // an error ends the rule's evaluation, not the command
-        if (follow) {
-            options.step_timeout.reset(); // waited for by the caller, as long as it takes
-        }
-        return options;
-    }
-
-    tdbg::rules::any_rule* rule_;
-    tdbg::rules::rule_evaluation evaluation_;
-    bool follow_;
-    std::optional<std::optional<std::int64_t>> announced_; // the step whose wait was logged
-};
-
-// The turns of rules evaluated side by side on a bounded number of threads: any thread that
-// calls work() takes the rule whose turn is due first, and a rule that waits for a step comes
-// back a poll interval later. So a thread follows several rules, however many there are.
-class rule_turns {
-public:
-    rule_turns(std::size_t rules, std::chrono::milliseconds poll, const stop_requests& signals,
-               std::function<bool(std::size_t)> turn, std::function<void(std::size_t)> interrupt)
-        : poll_(poll), signals_(signals), turn_(std::move(turn)), interrupt_(std::move(interrupt)), remaining_(rules) {
-        for (std::size_t i = 0; i < rules; ++i) {
-            queue_.push_back({i, clock::time_point{}});
-        }
-    }
-
-    /// Takes turns until every rule has ended. Never throws: an exception that is not a
-    /// rule's error is kept for rethrow().
-    void work() noexcept {
-        std::unique_lock<std::mutex> lock(mutex_);
-        for (;;) {
-            changed_.wait(lock, [this] { return remaining_ == 0 || !queue_.empty(); });
-            if (remaining_ == 0) {
-                return;
-            }
-            const due next = queue_.front();
-            queue_.pop_front();
-            lock.unlock();
-            bool ended = true;
-            try {
-                const auto now = clock::now();
-                if (next.at > now &&
-                    signals_.wait(std::chrono::ceil<std::chrono::milliseconds>(next.at - now))) {
-                    interrupt_(next.rule); // a signal while it waited for a step
-                } else {
-                    ended = turn_(next.rule);
-                }
-            } catch (...) {
-                const std::lock_guard<std::mutex> guard(mutex_);
-                if (!error_) {
-                    error_ = std::current_exception();
-                }
-            }
-            lock.lock();
-            if (ended) {
-                --remaining_;
-            } else {
-                queue_.push_back({next.rule, clock::now() + poll_}); // the queue stays ordered by time
-            }
-            changed_.notify_all();
-        }
-    }
-
-    /// After work() returned on every thread: the first exception a turn threw, if any.
-    void rethrow() const {
-        if (error_) {
-            std::rethrow_exception(error_);
-        }
-    }
-
-private:
-    using clock = std::chrono::steady_clock;
-    struct due {
-        std::size_t rule;
-        clock::time_point at;
-    };
-
-    std::chrono::milliseconds poll_;
-    const stop_requests& signals_;
-    std::function<bool(std::size_t)> turn_;
-    std::function<void(std::size_t)> interrupt_;
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    std::deque<due> queue_;
-    std::size_t remaining_;
-    std::exception_ptr error_;
-};
-
-// Runs `work` on `threads` threads, this one among them; a thread that cannot be started
-// (a limit on processes, RLIMIT_NPROC) leaves the work to those there. Returns how many
-// could not be started and why.
-std::pair<std::size_t, std::string> run_on_threads(std::size_t threads, const std::function<void()>& work) {
-    std::vector<std::thread> helpers;
-    std::pair<std::size_t, std::string> missing{0, ""};
-    // Joined however this function is left: a joinable std::thread must never be destroyed.
-    struct joiner {
-        explicit joiner(std::vector<std::thread>& to_join) : threads(to_join) {}
-        std::vector<std::thread>& threads;
-        joiner(const joiner&) = delete;
-        joiner& operator=(const joiner&) = delete;
-        ~joiner() {
-            for (std::thread& t : threads) {
-                t.join();
-            }
-        }
-    } const join_all{helpers};
-    helpers.reserve(threads);
-    for (std::size_t i = 1; i < threads; ++i) {
-        try {
-            helpers.emplace_back(work);
-        } catch (const std::system_error& e) {
-            missing = {threads - i, e.what()};
-            break;
-        }
-    }
-    work();
-    return missing;
-}
-
 // The "smdebug-rules/1" document; when a signal cut evaluations short, it names the signal.
 tdbg::format::json_value results_document(const std::vector<rule_outcome>& outcomes, const std::string& trial_name,
                                           const tdbg::rules::invoke_record& invoked, std::string_view signal) {
@@ -651,59 +481,65 @@ evaluation_progress progress_of(const std::vector<tdbg::rules::any_rule>& rules,
     return progress;
 }
 
-// An evaluation per rule, each reporting its steps to `progress` (which must outlive them).
-std::vector<followed_rule> start_evaluations(std::vector<tdbg::rules::any_rule>& rules,
-                                             const tdbg::rules::invoke_options& base_options, bool follow,
-                                             const stop_requests& signals, const evaluation_progress& progress) {
-    std::vector<followed_rule> evaluations;
+// An evaluation per rule, each reporting its steps to `progress` (which must outlive them):
+// an error ends a rule's evaluation, not the command; a signal ends it between two steps.
+std::vector<std::unique_ptr<tdbg::rules::rule_evaluation>>
+start_evaluations(std::vector<tdbg::rules::any_rule>& rules, const tdbg::rules::invoke_options& base_options,
+                  bool follow, const stop_requests& signals, const evaluation_progress& progress) {
+    std::vector<std::unique_ptr<tdbg::rules::rule_evaluation>> evaluations;
     for (std::size_t i = 0; i < rules.size(); ++i) {
         tdbg::rules::invoke_options options = base_options;
         options.on_step = [&progress, i](std::int64_t step, tdbg::rules::step_outcome what) {
             progress.bar->step(i, step);
             progress.lines->step(progress.names[i], step, what);
         };
-        evaluations.emplace_back(rules[i], std::move(options), follow, signals);
+        options.stop_requested = [&signals] { return signals.requested(); };
+        options.record_errors = true;
+        if (follow) {
+            options.step_timeout.reset(); // waited for by the scheduler, as long as it takes
+        }
+        evaluations.push_back(std::make_unique<tdbg::rules::rule_evaluation>(rules[i].get(), std::move(options)));
     }
     return evaluations;
 }
 
 // Evaluates every rule to its end: a snapshot one rule after the other (each with --threads
 // for its steps); --follow takes turns at its rules on up to --jobs threads, as their steps come.
-std::vector<rule_outcome> take_turns(std::vector<followed_rule>& evaluations, const evaluation_progress& progress,
-                                     const rules_options& o, const stop_requests& signals,
-                                     std::chrono::milliseconds poll_interval, std::ostream& err) {
-    std::vector<char> begun(evaluations.size(), 0); // each touched by the thread taking the rule's turn
-    rule_turns turns(
-        evaluations.size(), poll_interval, signals,
-        [&](std::size_t i) {
-            if (begun[i] == 0) {
-                begun[i] = 1;
-                progress.bar->start(i, progress.names[i], progress.first, progress.end);
-            }
-            const bool ended = evaluations[i].turn();
-            if (ended) {
-                progress.bar->done(i);
-            }
-            return ended;
-        },
-        [&](std::size_t i) {
-            evaluations[i].interrupt();
+std::vector<rule_outcome> take_turns(std::vector<std::unique_ptr<tdbg::rules::rule_evaluation>>& evaluations,
+                                     const evaluation_progress& progress, const rules_options& o,
+                                     const stop_requests& signals, std::chrono::milliseconds poll_interval,
+                                     std::ostream& err) {
+    std::vector<tdbg::rules::rule_evaluation*> each;
+    for (auto& e : evaluations) {
+        each.push_back(e.get());
+    }
+    tdbg::rules::schedule_options schedule;
+    schedule.jobs = o.follow ? o.jobs : 1;
+    schedule.poll_interval = poll_interval;
+    schedule.wait = [&signals](std::chrono::milliseconds d) { return signals.wait(d); };
+    schedule.on_turn = [&progress](std::size_t i, const tdbg::rules::turn& t) {
+        if (t.first) {
+            progress.bar->start(i, progress.names[i], progress.first, progress.end);
+        }
+        if (t.advanced.state == tdbg::rules::evaluation_state::done) {
             progress.bar->done(i);
-        });
-    const std::size_t jobs = o.jobs == 0 ? std::max(1U, std::thread::hardware_concurrency()) : o.jobs;
-    const std::size_t threads = o.follow ? std::min(evaluations.size(), jobs) : 1;
-    const auto [missing, why] = run_on_threads(threads, [&turns] { turns.work(); });
-    if (missing > 0) {
+        }
+    };
+    const tdbg::rules::schedule_report report = tdbg::rules::take_turns(each, schedule);
+    if (report.threads_missing > 0) {
+        const std::size_t threads = std::min(each.size(), o.jobs == 0 ? std::size_t{std::max(1U, std::thread::hardware_concurrency())} : o.jobs);
+        const std::size_t running = threads - report.threads_missing;
         err << fmt::format("tdbg rules: note: only {} of {} threads could be started ({}): the rules take turns "
                            "on {}\n",
-                           threads - missing, threads, tdbg::terminal_safe(why),
-                           threads - missing == 1 ? "one" : "them");
+                           running, threads, tdbg::terminal_safe(report.why), running == 1 ? "one" : "them");
     }
-    turns.rethrow();
     std::vector<rule_outcome> outcomes;
     outcomes.reserve(evaluations.size());
-    for (followed_rule& e : evaluations) {
-        outcomes.push_back(std::move(e).outcome());
+    for (auto& e : evaluations) {
+        rule_outcome out;
+        out.result = e->take_result();
+        out.interrupted = out.result.end == tdbg::rules::evaluation_end::interrupted;
+        outcomes.push_back(std::move(out));
     }
     return outcomes;
 }
@@ -805,7 +641,7 @@ int evaluate_rules(const rules_options& o, const stop_requests& signals, std::os
     progress_line bar(o.progress_bar, rules.size(), err);
     progress_file progress_lines(o.progress);
     const evaluation_progress progress = progress_of(rules, base_options, first_trial, bar, progress_lines);
-    std::vector<followed_rule> evaluations = start_evaluations(rules, base_options, o.follow, signals, progress);
+    auto evaluations = start_evaluations(rules, base_options, o.follow, signals, progress);
     const auto started = std::chrono::steady_clock::now();
     const std::vector<rule_outcome> outcomes =
         take_turns(evaluations, progress, o, signals, trial_options.poll_interval, err);

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "json_support.hpp"
+#include "loss_rules.hpp"
 #include "rule_run.hpp"
 #include "support.hpp"
 #include "tdbg/core/error.hpp"
@@ -29,25 +31,9 @@ namespace {
 
 using tdbg::rules::rule_params;
 using tdbg::test::f32;
+using tdbg::test::loss_above;
+using tdbg::test::range;
 using tdbg::test::scalar;
-
-// Met when the scalar "loss" at the step is above `threshold`.
-class loss_above : public tdbg::rules::rule<loss_above> {
-public:
-    static constexpr std::string_view rule_name = "LossAbove";
-    loss_above(tdbg::trial base, const rule_params& params)
-        : rule(std::move(base), params), threshold_(params.get("threshold", 0.5)),
-          tensor_(params.get("tensor", "loss")) {}
-    bool invoke_at_step(std::int64_t step) {
-        visited.push_back(step);
-        return tdbg::rules::scalar_of(value(tensor_, step)) > threshold_;
-    }
-    std::vector<std::int64_t> visited;
-
-private:
-    double threshold_;
-    std::string tensor_;
-};
 
 // The same condition, declared free of state so that steps run in parallel.
 class parallel_loss_above : public tdbg::rules::rule<parallel_loss_above> {
@@ -94,13 +80,6 @@ void write_loss_run(const tdbg::test::rule_run& run, std::int64_t steps = 10, st
     run.end();
 }
 
-std::vector<std::int64_t> range(std::int64_t first, std::int64_t last) {
-    std::vector<std::int64_t> out;
-    for (std::int64_t s = first; s <= last; ++s) {
-        out.push_back(s);
-    }
-    return out;
-}
 
 } // namespace
 
@@ -463,10 +442,7 @@ TEST_CASE("invoke_rule waits for the steps of a live run, or gives up after step
 TEST_CASE("an unknown parameter is an error, and other exceptions end the evaluation (Error status via evaluate)") {
     tdbg::test::temp_dir dir("invoke_errors");
     tdbg::test::rule_run run(dir.path());
-    run.collections({{"losses", "^loss$"}});
-    run.step(0, {{"loss", scalar(0.1F), {}}});
-    run.step(1, {{"loss", f32({1, 2}), {}}}); // scalar_of throws dtype_mismatch
-    run.end();
+    tdbg::test::write_run_failing_after(run, {0.1F});
     const auto trial = tdbg::create_trial(dir.path().string());
 
     loss_above typo(trial, {{"treshold", "0.1"}});
@@ -535,11 +511,7 @@ TEST_CASE("snapshot: the steps a live run has written when the evaluation starts
 TEST_CASE("record_errors: a rule's error ends its evaluation with status Error, and what it found before is kept") {
     tdbg::test::temp_dir dir("invoke_record_errors");
     tdbg::test::rule_run run(dir.path());
-    run.collections({{"losses", "^loss$"}});
-    run.step(0, {{"loss", scalar(0.5F), {}}});
-    run.step(1, {{"loss", scalar(0.1F), {}}});
-    run.step(2, {{"loss", f32({1, 2}), {}}}); // scalar_of throws dtype_mismatch
-    run.end();
+    tdbg::test::write_run_failing_after(run, {0.5F, 0.1F});
     const auto trial = tdbg::create_trial(dir.path().string());
     tdbg::rules::invoke_options options;
     options.record_errors = true;

@@ -141,6 +141,8 @@ public:
     TDBG_DECL void interrupt();
 
     [[nodiscard]] bool done() const noexcept { return done_; }
+    /// The rule evaluated.
+    [[nodiscard]] rule_base& rule() const noexcept { return *rule_; }
     /// The step waited for (meaningful while waiting; none: the run's first step).
     [[nodiscard]] const std::optional<std::int64_t>& waiting_for() const noexcept { return waiting_for_; }
     /// What was found so far (final once done()).

@@ -31,4 +31,5 @@
 #include "tdbg/rules/impl/evaluation.ipp"
 #include "tdbg/rules/impl/junit.ipp"
 #include "tdbg/rules/impl/sarif.ipp"
+#include "tdbg/rules/impl/schedule.ipp"
 #include "tdbg/rules/impl/watch.ipp"

@@ -19,6 +19,7 @@
 #include "tdbg/format/layout.hpp"
 #include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/schedule.hpp"
 #include "tdbg/rules/watch.hpp"
 
 namespace tdbg::rules {
@@ -177,15 +178,6 @@ private:
         opened_ = true;
     }
 
-    // Evaluates the steps of `s` that are there; true when its result changed.
-    static bool advance(slot& s) {
-        const advance_result a = s.evaluation.advance();
-        s.done = a.state == evaluation_state::done;
-        // A rule watching the clock may fire while its next step is waited for.
-        const bool fired = a.state == evaluation_state::waiting && s.evaluation.check_while_waiting();
-        return a.progressed || fired;
-    }
-
     void publish() {
         std::vector<evaluation_result> results;
         std::vector<bool> done;
@@ -204,45 +196,47 @@ private:
         wake_.notify_all();
     }
 
+    // Waits at most `d` for a stop or a look asked for (wait_for_step, finish); true at a stop.
+    bool wait(std::chrono::milliseconds d) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.notify_all();
+        wake_.wait_for(lock, d, [this] { return stopping_ || poked_; });
+        poked_ = false;
+        return stopping_;
+    }
+
     void run() {
         try {
-            for (;;) {
-                if (!opened_ && !stop_flag_) {
-                    open();
+            // The run opened (its collections file there), or a stop first.
+            while (!opened_ && !stop_flag_) {
+                open();
+                if (!opened_) {
+                    (void)wait(options_.poll_interval);
                 }
-                bool changed = false;
-                for (slot& s : slots_) {
-                    if (!s.done && !stop_flag_) {
-                        changed = advance(s) || changed;
-                    }
-                }
-                bool all_done = opened_;
-                for (const slot& s : slots_) {
-                    all_done = all_done && s.done;
-                }
-                if (!all_done && stop_flag_) {
-                    for (slot& s : slots_) {
-                        if (!s.done) {
-                            s.evaluation.interrupt(); // status Stopped unless it found issues
-                            s.done = true;
-                        }
-                    }
-                    all_done = true;
-                    changed = true;
-                }
-                if (changed || opened_ != opened_shared_) {
-                    publish();
-                }
-                std::unique_lock<std::mutex> lock(mutex_);
-                if (all_done) {
-                    ended_ = true;
-                    changed_.notify_all();
-                    return;
-                }
-                changed_.notify_all();
-                wake_.wait_for(lock, options_.poll_interval, [this] { return stopping_ || poked_; });
-                poked_ = false;
             }
+            if (opened_ != opened_shared_) {
+                publish();
+            }
+            std::vector<rule_evaluation*> evaluations;
+            for (slot& s : slots_) {
+                evaluations.push_back(&s.evaluation);
+            }
+            schedule_options schedule; // one thread: the watcher's
+            schedule.poll_interval = options_.poll_interval;
+            schedule.wait = [this](std::chrono::milliseconds d) { return wait(d); };
+            schedule.on_turn = [this](std::size_t i, const turn& t) {
+                slots_[i].done = t.advanced.state == evaluation_state::done;
+                if (t.advanced.progressed || t.fired_while_waiting) {
+                    publish();
+                    const std::lock_guard<std::mutex> lock(mutex_);
+                    changed_.notify_all();
+                }
+            };
+            take_turns(evaluations, schedule);
+            publish();
+            const std::lock_guard<std::mutex> lock(mutex_);
+            ended_ = true;
+            changed_.notify_all();
         } catch (...) {
             const std::lock_guard<std::mutex> lock(mutex_);
             error_ = std::current_exception();
