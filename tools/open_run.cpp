@@ -3,9 +3,7 @@
 #include "open_run.hpp"
 
 #include <chrono>
-#include <filesystem>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include <fmt/core.h>
@@ -13,7 +11,6 @@
 #include "command_registry.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/json.hpp"
-#include "tdbg/storage/open.hpp"
 
 namespace tdbg::cli {
 
@@ -28,23 +25,9 @@ trial open_run(const std::string& location, trial_options options, const wait_fu
         };
     }
     try {
+        // create_trial's errors say what is wrong with the place given (no such directory, not a
+        // directory, not a run): passed on as they are.
         return create_trial(location, std::nullopt, {}, options);
-    } catch (const missing_collection_files&) {
-        // Said as the command's user needs it: what is wrong with the place given.
-        const resolved_location where = resolve_location(location);
-        std::error_code ec;
-        const auto status = std::filesystem::status(where.text, ec);
-        if (!where.url && (ec || !std::filesystem::exists(status))) {
-            throw tdbg::error(fmt::format("{}: no such directory{}", location,
-                                          options.collection_wait.count() > 0 ? " (waited for it to appear)" : ""));
-        }
-        if (!where.url && !std::filesystem::is_directory(status)) {
-            throw tdbg::error(fmt::format(
-                "{}: not a directory (give the run's directory, the one holding index/ and events/)", location));
-        }
-        throw tdbg::error(fmt::format("{}: not a run{} (no collections/000000000/<worker>_collections.json; "
-                                      "expected the out_dir of a tdbg or smdebug hook)",
-                                      location, where.url ? "" : " directory"));
     } catch (const wait_interrupted&) {
         throw;
     } catch (const tdbg::error&) {

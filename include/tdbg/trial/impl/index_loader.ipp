@@ -70,8 +70,14 @@ TDBG_DECL run_collections read_collections(const any_storage& storage, const std
         wait.pause();
     }
     if (files.empty()) {
-        throw missing_collection_files(fmt::format(
-            "no collection files under {}collections: not a run written by smdebug or tdbg, or not started yet", root));
+        std::string run = root; // "dir/" or "s3://bucket/prefix/"
+        while (run.size() > 1 && run.back() == '/') {
+            run.pop_back();
+        }
+        throw missing_collection_files(
+            fmt::format("{}: not a run directory (no collections/000000000/<worker>_collections.json; expected the "
+                        "out_dir of a tdbg or smdebug hook, or a run that has not started yet)",
+                        run.empty() ? std::string(".") : run));
     }
     for (const auto& c : out.file.collections) {
         out.by_name[c.name] = c;

@@ -275,7 +275,7 @@ TDBG_DECL trial create_trial(std::string_view location, const std::optional<std:
             if (wait.over()) {
                 const bool exists = std::filesystem::exists(where.text, ec);
                 throw missing_collection_files(fmt::format(
-                    "create_trial: {}: {}", where.text,
+                    "{}: {}", where.text,
                     exists ? "not a directory (give the run's directory, the one holding index/ and events/)"
                     : options.collection_wait.count() > 0 ? "no such directory (waited for it to appear)"
                                                           : "no such directory"));
