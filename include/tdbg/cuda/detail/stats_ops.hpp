@@ -34,9 +34,7 @@
 #define TDBG_CUDA_UNROLL
 #endif
 
-namespace tdbg::cuda {
-
-namespace detail {
+namespace tdbg::cuda::detail {
 
 /// Threads per block of the kernel.
 inline constexpr unsigned block_threads = 256;
@@ -311,5 +309,4 @@ struct partial_range {
     return {begin < chunks ? begin : chunks, end < chunks ? end : chunks};
 }
 
-} // namespace detail
-} // namespace tdbg::cuda
+} // namespace tdbg::cuda::detail

@@ -3,11 +3,8 @@
 /// Definitions of tdbg/format/index_file.hpp.
 
 #include <charconv>
-#include <iterator>
 #include <string>
 #include <string_view>
-
-#include <fmt/core.h>
 
 #include "tdbg/format/detail/index_parser.hpp"
 #include "tdbg/format/index_file.hpp"
@@ -43,7 +40,9 @@ TDBG_DECL std::string index_writer::text() const {
     out.reserve(160 + event_file_name_.size() + tensor_json_.size() + shape_json_.size());
     out += R"({"meta": {"mode": )";
     append_json_string(out, mode_name(mode_));
-    fmt::format_to(std::back_inserter(out), R"(, "mode_step": {})", mode_step_);
+    char digits[24];
+    out += R"(, "mode_step": )";
+    out.append(digits, static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, mode_step_).ptr - digits));
     if (!event_file_name_.empty()) {
         out += ", \"event_file_name\": ";
         append_json_string(out, event_file_name_);

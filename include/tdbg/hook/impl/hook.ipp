@@ -24,16 +24,16 @@ namespace detail {
 // The public calls that act: nothing in a forked child (inert), else through the call gate
 // (hook/detail/call_gate.hpp). `call` names the function in the message of a second thread.
 template <class Result, class F>
-Result gated(hook_engine& engine, const char* call, Result inert, F&& f) {
+Result gated(hook_engine& engine, const char* call, F&& f) {
     if (engine.gate().in_forked_child()) {
-        return inert;
+        return Result{}; // inert: false, nothing planned
     }
     const call_gate::pass pass(engine.gate(), call);
     return std::forward<F>(f)();
 }
 
 template <class F>
-void gated(hook_engine& engine, const char* call, F&& f) {
+void gated_call(hook_engine& engine, const char* call, F&& f) {
     if (engine.gate().in_forked_child()) {
         return;
     }
@@ -97,29 +97,31 @@ TDBG_DECL collection& hook::get_collection(std::string_view name) {
 }
 TDBG_DECL const collection* hook::find_collection(std::string_view name) const { return engine_->selection().find(name); }
 TDBG_DECL void hook::add_collection(collection c) {
-    detail::gated(*engine_, "add_collection", [&] { engine_->selection().add(std::move(c)); });
+    detail::gated_call(*engine_, "add_collection", [&] { engine_->selection().add(std::move(c)); });
 }
 TDBG_DECL std::vector<std::string> hook::collection_names() const { return engine_->selection().names(); }
 TDBG_DECL bool hook::is_collection_included(std::string_view name) const { return engine_->selection().is_included(name); }
 
-TDBG_DECL void hook::set_mode(tdbg::mode m) { detail::gated(*engine_, "set_mode", [&] { engine_->set_mode(m); }); }
+TDBG_DECL void hook::set_mode(tdbg::mode m) {
+    detail::gated_call(*engine_, "set_mode", [&] { engine_->set_mode(m); });
+}
 TDBG_DECL tdbg::mode hook::current_mode() const noexcept { return engine_->clock().current(); }
 TDBG_DECL std::int64_t hook::global_step() const noexcept { return engine_->clock().global(); }
 TDBG_DECL std::int64_t hook::mode_step() const noexcept { return engine_->clock().mode_step(); }
 TDBG_DECL std::int64_t hook::mode_step(tdbg::mode m) const noexcept { return engine_->clock().mode_step(m); }
-TDBG_DECL void hook::begin_step() { detail::gated(*engine_, "begin_step", [&] { engine_->begin_step(); }); }
-TDBG_DECL void hook::end_step() { detail::gated(*engine_, "end_step", [&] { engine_->end_step(); }); }
+TDBG_DECL void hook::begin_step() { detail::gated_call(*engine_, "begin_step", [&] { engine_->begin_step(); }); }
+TDBG_DECL void hook::end_step() { detail::gated_call(*engine_, "end_step", [&] { engine_->end_step(); }); }
 
 TDBG_DECL bool hook::is_saving_step() {
-    return detail::gated(*engine_, "is_saving_step", false, [&] { return engine_->is_saving_step(); });
+    return detail::gated<bool>(*engine_, "is_saving_step", [&] { return engine_->is_saving_step(); });
 }
 TDBG_DECL bool hook::should_save_tensor(std::string_view name) {
-    return detail::gated(*engine_, "should_save_tensor", false, [&] { return engine_->should_save(name); });
+    return detail::gated<bool>(*engine_, "should_save_tensor", [&] { return engine_->should_save(name); });
 }
 
 TDBG_DECL void hook::save_tensor(std::string_view name, const tensor_value& value,
                                  std::initializer_list<std::string_view> collections) {
-    detail::gated(*engine_, "save_tensor", [&] {
+    detail::gated_call(*engine_, "save_tensor", [&] {
         if (engine_->prepare_save(name, collections)) {
             engine_->save_prepared(name, value, &compute_reductions); // any dtype, known at run time
         }
@@ -129,34 +131,35 @@ TDBG_DECL void hook::save_tensor(std::string_view name, const tensor_value& valu
 TDBG_DECL void hook::save_tensor(std::string_view name, const tensor_value& value,
                                  std::initializer_list<std::string_view> collections,
                                  reduction_convention convention) {
-    detail::gated(*engine_, "save_tensor", [&] {
+    detail::gated_call(*engine_, "save_tensor", [&] {
         if (engine_->prepare_save(name, collections)) {
             engine_->save_prepared(name, value, &compute_reductions, convention);
         }
     });
 }
 TDBG_DECL bool hook::prepare_save(std::string_view name, std::initializer_list<std::string_view> collections) {
-    return detail::gated(*engine_, "save_tensor", false, [&] { return engine_->prepare_save(name, collections); });
+    return detail::gated<bool>(*engine_, "save_tensor", [&] { return engine_->prepare_save(name, collections); });
 }
 TDBG_DECL void hook::save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce) {
-    detail::gated(*engine_, "save_tensor", [&] { engine_->save_prepared(name, value, reduce); });
+    detail::gated_call(*engine_, "save_tensor", [&] { engine_->save_prepared(name, value, reduce); });
 }
 TDBG_DECL std::optional<save_plan> hook::plan_save(std::string_view name, dtype type,
                                                    const std::vector<std::size_t>& shape,
                                                    std::initializer_list<std::string_view> collections) {
-    return detail::gated(*engine_, "plan_save", std::optional<save_plan>(),
-                         [&] { return engine_->plan_save(name, type, shape, collections); });
+    return detail::gated<std::optional<save_plan>>(*engine_, "plan_save",
+                                                  [&] { return engine_->plan_save(name, type, shape, collections); });
 }
 TDBG_DECL void hook::save_deferred(std::string_view name, dtype type, const std::vector<std::size_t>& shape,
                                    const save_plan& plan, deferred_source source) {
-    detail::gated(*engine_, "save_deferred", [&] { engine_->save_deferred(name, type, shape, plan, std::move(source)); });
+    detail::gated_call(*engine_, "save_deferred",
+                       [&] { engine_->save_deferred(name, type, shape, plan, std::move(source)); });
 }
 TDBG_DECL void hook::save_scalar(std::string_view name, double value, bool sm_metric, std::optional<double> timestamp) {
-    detail::gated(*engine_, "save_scalar", [&] { engine_->save_scalar(name, value, sm_metric, timestamp); });
+    detail::gated_call(*engine_, "save_scalar", [&] { engine_->save_scalar(name, value, sm_metric, timestamp); });
 }
 
-TDBG_DECL void hook::flush() { detail::gated(*engine_, "flush", [&] { engine_->flush(); }); }
-TDBG_DECL void hook::close() { detail::gated(*engine_, "close", [&] { engine_->close(); }); }
+TDBG_DECL void hook::flush() { detail::gated_call(*engine_, "flush", [&] { engine_->flush(); }); }
+TDBG_DECL void hook::close() { detail::gated_call(*engine_, "close", [&] { engine_->close(); }); }
 TDBG_DECL bool hook::should_stop() const noexcept { return engine_->stop().has_value(); }
 TDBG_DECL const std::optional<tdbg::stop_request>& hook::stop_request() const noexcept { return engine_->stop(); }
 

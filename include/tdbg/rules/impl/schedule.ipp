@@ -84,7 +84,7 @@ private:
         clock::time_point at;
     };
 
-    bool stop_during(std::chrono::milliseconds d) const {
+    [[nodiscard]] bool stop_during(std::chrono::milliseconds d) const {
         if (options_.wait) {
             return options_.wait(d);
         }

@@ -39,9 +39,7 @@
 
 #include "tdbg/core/error.hpp"
 
-namespace tdbg {
-
-namespace detail {
+namespace tdbg::detail {
 
 inline std::string errno_text(int e) { return std::strerror(e); }
 
@@ -527,6 +525,4 @@ inline bool list_below(const local_root& root, int root_fd, const std::string& r
     return true;
 }
 
-} // namespace detail
-
-} // namespace tdbg
+} // namespace tdbg::detail

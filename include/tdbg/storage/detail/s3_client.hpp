@@ -34,9 +34,7 @@
 #include "tdbg/storage/storage.hpp"
 #include "tdbg/storage/s3_options.hpp"
 
-namespace tdbg {
-
-namespace detail {
+namespace tdbg::detail {
 
 /// The state every copy of an s3_storage (and its writers) shares: settings,
 /// connection pool and counters. Thread-safe.
@@ -684,6 +682,4 @@ private:
     std::atomic<bool> no_conditional_put_{false}; // the server answered a conditional PUT with 501
 };
 
-} // namespace detail
-
-} // namespace tdbg
+} // namespace tdbg::detail
