@@ -371,11 +371,10 @@ std::vector<rule_outcome> take_turns(std::vector<std::unique_ptr<tdbg::rules::ru
     };
     const tdbg::rules::schedule_report report = tdbg::rules::take_turns(each, schedule);
     if (report.threads_missing > 0) {
-        const std::size_t threads = std::min(each.size(), o.jobs == 0 ? std::size_t{std::max(1U, std::thread::hardware_concurrency())} : o.jobs);
-        const std::size_t running = threads - report.threads_missing;
+        const std::size_t running = report.threads - report.threads_missing;
         err << fmt::format("tdbg rules: note: only {} of {} threads could be started ({}): the rules take turns "
                            "on {}\n",
-                           running, threads, tdbg::terminal_safe(report.why), running == 1 ? "one" : "them");
+                           running, report.threads, tdbg::terminal_safe(report.why), running == 1 ? "one" : "them");
     }
     std::vector<rule_outcome> outcomes;
     outcomes.reserve(evaluations.size());

@@ -54,6 +54,8 @@ struct schedule_options {
 /// What take_turns could not do: threads it could not start (a limit on processes), and why.
 /// The evaluations then took turns on the threads there were.
 struct schedule_report {
+    /// Threads it meant to take turns on (jobs, at most one per evaluation).
+    std::size_t threads = 0;
     std::size_t threads_missing = 0;
     std::string why;
 };

@@ -467,7 +467,6 @@ TDBG_DECL advance_result rule_evaluation::advance_steps(clock::time_point deadli
         if (interrupted) {
             interrupt();
         } else if (waiting && !done_ && options_.snapshot) {
-            waiting_for_ = step_;
             skip_waited_step(); // a snapshot never waits: the step is skipped, and the next looked at
             out.progressed = true;
         } else if (waiting && !done_) {

@@ -148,6 +148,7 @@ TDBG_DECL schedule_report take_turns(const std::vector<rule_evaluation*>& evalua
     const std::size_t jobs = options.jobs == 0 ? std::max(1U, std::thread::hardware_concurrency()) : options.jobs;
     const std::size_t threads = std::max<std::size_t>(1, std::min(evaluations.size(), jobs));
     schedule_report report;
+    report.threads = threads;
     {
         std::vector<std::thread> helpers;
         // Joined however this block is left: a joinable std::thread must never be destroyed.

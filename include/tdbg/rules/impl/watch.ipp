@@ -125,7 +125,6 @@ private:
         slot(any_rule r, const invoke_options& options) : rule(std::move(r)), evaluation(rule.get(), options) {}
         any_rule rule;              // on the heap: the evaluation's reference to it survives moves
         rule_evaluation evaluation; // records a rule's error in its result
-        bool done = false;
     };
 
     void add_slot(any_rule r) {
@@ -183,7 +182,7 @@ private:
         std::vector<bool> done;
         for (const slot& s : slots_) {
             results.push_back(s.evaluation.result());
-            done.push_back(s.done);
+            done.push_back(s.evaluation.done());
         }
         const std::lock_guard<std::mutex> lock(mutex_);
         results_ = std::move(results);
@@ -224,8 +223,7 @@ private:
             schedule_options schedule; // one thread: the watcher's
             schedule.poll_interval = options_.poll_interval;
             schedule.wait = [this](std::chrono::milliseconds d) { return wait(d); };
-            schedule.on_turn = [this](std::size_t i, const turn& t) {
-                slots_[i].done = t.advanced.state == evaluation_state::done;
+            schedule.on_turn = [this](std::size_t, const turn& t) {
                 if (t.advanced.progressed || t.fired_while_waiting) {
                     publish();
                     const std::lock_guard<std::mutex> lock(mutex_);
