@@ -5,8 +5,10 @@ data the C++ test wrote (raw little-endian float32 / int32 files), batch by batc
 in the C++ trainer's order.
 
 usage: SMDEBUG_SRC=DIR python3 port_pytorch.py DATA_DIR OUT_DIR STEPS
+       SMDEBUG_SRC=DIR python3 port_pytorch.py --check
 
-Prints "SKIPPED: ..." and exits 77 when torch or smdebug cannot be imported.
+Prints "SKIPPED: ..." and exits 77 when torch or smdebug cannot be imported;
+--check does only that (exit 0 when both can).
 """
 import os
 import sys
@@ -19,8 +21,8 @@ def skip(why):
     sys.exit(SKIP)
 
 
-def main():
-    data_dir, out_dir, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def import_modules():
+    """numpy, torch, torch.nn and smdebug.pytorch; a skip when one cannot be imported."""
     try:
         import numpy as np
         import torch
@@ -34,6 +36,15 @@ def main():
         import smdebug.pytorch as smd
     except ImportError as e:
         skip(f"Python smdebug cannot be imported from {src} ({e}); it is set up from the shared reference material")
+    return np, torch, nn, smd
+
+
+def main():
+    if sys.argv[1:] == ["--check"]:
+        import_modules()
+        return
+    data_dir, out_dir, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    np, torch, nn, smd = import_modules()
 
     def load(name, dtype, shape):
         return torch.from_numpy(np.fromfile(os.path.join(data_dir, name), dtype=dtype).reshape(shape))

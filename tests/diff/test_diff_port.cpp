@@ -126,25 +126,37 @@ fs::path work_dir(const std::string& name) {
 
 TEST_CASE(
     "diff: a C++ port of a PyTorch trainer agrees with Python smdebug's run, and a changed learning rate parts it") {
+    // Decided before the first assertion (a skip after one fails): the reference material lies
+    // beside the checkout, and the port's script can import torch and smdebug.
+    const fs::path tools = fs::path(TDBG_SHARED_DIR) / "tools" / "smdebug";
+    const auto port_script = [&tools](const std::string& args) {
+        return tdbg::test::run_shell("SMDEBUG_SRC=" + tdbg::test::shell_quote(TDBG_SMDEBUG_SRC) +
+                                     " TDBG_SMDEBUG_TOOLS=" + tdbg::test::shell_quote(tools.string()) + " " +
+                                     tdbg::test::shell_quote(TDBG_PYTHON3) + " " +
+                                     tdbg::test::shell_quote(TDBG_PORT_SCRIPT) + " " + args);
+    };
+    std::string skip_reason;
+    if (!fs::is_directory(tools)) {
+        skip_reason = "no " + tools.string() +
+                      " (the shared reference material is not beside the checkout: ../shared, or TDBG_SHARED_DIR)";
+    } else if (const auto check = port_script("--check"); check.status == 77) {
+        const std::string_view prefix = "SKIPPED: ";
+        const std::string why = check.out.rfind(prefix, 0) == 0 ? check.out.substr(prefix.size()) : check.out;
+        skip_reason = why.substr(0, why.find_last_not_of('\n') + 1);
+    }
+    if (!skip_reason.empty()) {
+        if (required()) {
+            FAIL(skip_reason << " (TDBG_REQUIRE_SMDEBUG or TDBG_REQUIRE_TORCH is 1)");
+        }
+        TDBG_SKIP(skip_reason);
+    }
+
     const fs::path dir = work_dir("diff_port");
     const port_setup setup = make_setup();
     write_setup(setup, dir / "data");
-
     const fs::path python_run = dir / "python_run";
-    const fs::path tools = fs::path(TDBG_SHARED_DIR) / "tools" / "smdebug";
-    const auto python = tdbg::test::run_shell(
-        "SMDEBUG_SRC=" + tdbg::test::shell_quote(TDBG_SMDEBUG_SRC) +
-        " TDBG_SMDEBUG_TOOLS=" + tdbg::test::shell_quote(tools.string()) + " " + tdbg::test::shell_quote(TDBG_PYTHON3) +
-        " " + tdbg::test::shell_quote(TDBG_PORT_SCRIPT) + " " + tdbg::test::shell_quote((dir / "data").string()) + " " +
-        tdbg::test::shell_quote(python_run.string()) + " " + std::to_string(port_steps));
-    if (python.status == 77) {
-        if (required()) {
-            FAIL(python.out << " (TDBG_REQUIRE_SMDEBUG or TDBG_REQUIRE_TORCH is 1)");
-        }
-        const std::string_view prefix = "SKIPPED: ";
-        const std::string why = python.out.rfind(prefix, 0) == 0 ? python.out.substr(prefix.size()) : python.out;
-        TDBG_SKIP(why.substr(0, why.find_last_not_of('\n') + 1));
-    }
+    const auto python = port_script(tdbg::test::shell_quote((dir / "data").string()) + " " +
+                                    tdbg::test::shell_quote(python_run.string()) + " " + std::to_string(port_steps));
     INFO("port_pytorch.py: " << python.out << python.err);
     REQUIRE(python.status == 0);
 
