@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cuda_support.hpp"
+#include "device_support.hpp"
 #include "support.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
@@ -30,53 +31,13 @@
 using namespace tdbg;
 using tdbg::cuda::device_tensor;
 using tdbg::cuda::tensor_stats;
+using tdbg::test::check_cuda;
+using tdbg::test::device_memory;
 using tdbg::test::make_data;
 using tdbg::test::specials;
-
-// Skips the test without a device, or fails it when TDBG_REQUIRE_CUDA=1.
-#define TDBG_REQUIRE_DEVICE()                                                                                          \
-    do {                                                                                                               \
-        if (!cuda::device_available()) {                                                                               \
-            const char* required = std::getenv("TDBG_REQUIRE_CUDA");                                                   \
-            if (required != nullptr && std::string_view(required) == "1") {                                            \
-                FAIL("TDBG_REQUIRE_CUDA=1 but " << cuda::device_status());                                             \
-            }                                                                                                          \
-            TDBG_SKIP("no CUDA device (" << cuda::device_status() << ")");                                             \
-        }                                                                                                              \
-    } while (false)
+using tdbg::test::stream;
 
 namespace {
-
-void check_cuda(cudaError_t status, const char* what) {
-    INFO(what << ": " << cudaGetErrorString(status));
-    REQUIRE(status == cudaSuccess);
-}
-
-/// Device memory, freed at scope exit.
-class device_memory {
-public:
-    explicit device_memory(std::size_t bytes) { check_cuda(cudaMalloc(&p_, bytes == 0 ? 1 : bytes), "cudaMalloc"); }
-    ~device_memory() { (void)cudaFree(p_); }
-    device_memory(const device_memory&) = delete;
-    device_memory& operator=(const device_memory&) = delete;
-    [[nodiscard]] std::byte* get() const { return static_cast<std::byte*>(p_); }
-
-private:
-    void* p_ = nullptr;
-};
-
-/// A stream, destroyed at scope exit.
-class stream {
-public:
-    stream() { check_cuda(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
-    ~stream() { (void)cudaStreamDestroy(s_); }
-    stream(const stream&) = delete;
-    stream& operator=(const stream&) = delete;
-    [[nodiscard]] cudaStream_t get() const { return s_; }
-
-private:
-    cudaStream_t s_ = nullptr;
-};
 
 /// A test tensor: its values on the host, and how many elements its device copy starts past a
 /// 256-byte boundary (0: the kernel's 16-byte loads; else element by element).
@@ -120,9 +81,9 @@ public:
     pass(cuda::multi_reducer& reducer, const std::vector<device_tensor>& tensors, cudaStream_t s)
         : out_(sizeof(tensor_stats) * tensors.size()), host_(tensors.size()) {
         reducer.enqueue(tensors.data(), tensors.size(), reinterpret_cast<tensor_stats*>(out_.get()), s);
-        check_cuda(cudaMemcpyAsync(host_.data(), out_.get(), sizeof(tensor_stats) * host_.size(),
-                                   cudaMemcpyDeviceToHost, s),
-                   "cudaMemcpyAsync to the host");
+        check_cuda(
+            cudaMemcpyAsync(host_.data(), out_.get(), sizeof(tensor_stats) * host_.size(), cudaMemcpyDeviceToHost, s),
+            "cudaMemcpyAsync to the host");
     }
     /// The statistics, once the stream has reached them.
     [[nodiscard]] const std::vector<tensor_stats>& results(cudaStream_t s) const {
@@ -145,10 +106,9 @@ void check_results(const std::vector<sample>& samples, const std::vector<tensor_
         INFO("tensor " << i << ": " << s.what << ", " << dtype_name(s.value.type()) << ", n=" << s.value.size()
                        << ", misaligned by " << s.misalign);
         const tensor_stats want = cuda::host_stats(s.value.bytes().data(), s.value.type(), s.value.size());
-        INFO("device: count " << got[i].count << " sum " << got[i].sum << " m2 " << got[i].m2 << " prod "
-                              << got[i].prod << "*2^" << got[i].prod_exp << "; host: count " << want.count
-                              << " sum " << want.sum << " m2 " << want.m2 << " prod " << want.prod << "*2^"
-                              << want.prod_exp);
+        INFO("device: count " << got[i].count << " sum " << got[i].sum << " m2 " << got[i].m2 << " prod " << got[i].prod
+                              << "*2^" << got[i].prod_exp << "; host: count " << want.count << " sum " << want.sum
+                              << " m2 " << want.m2 << " prod " << want.prod << "*2^" << want.prod_exp);
         CHECK(same_bits(got[i], want));
         tdbg::test::check_against_cpu(got[i], s.value);
     }
@@ -157,9 +117,9 @@ void check_results(const std::vector<sample>& samples, const std::vector<tensor_
 template <class T>
 void add_mixed(std::vector<sample>& out, std::uint32_t& seed, std::size_t misalign) {
     const std::string kind = std::string(dtype_name(dtype_v<T>));
-    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{255}, std::size_t{257},
-                                std::size_t{4096}, std::size_t{65535}, std::size_t{65536}, std::size_t{65537},
-                                std::size_t{300001}}) {
+    for (const std::size_t n :
+         {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{255}, std::size_t{257}, std::size_t{4096},
+          std::size_t{65535}, std::size_t{65536}, std::size_t{65537}, std::size_t{300001}}) {
         out.push_back(make_sample(make_data<T>(n, ++seed), "normal(0, 1)", n % 3 == 0 ? misalign : 0));
     }
     out.push_back(make_sample(make_data<T>(100000, ++seed, 1e4, 1), "1e4 + normal(0, 1)"));
@@ -185,9 +145,8 @@ std::vector<sample> mixed_samples(std::uint32_t seed) {
 TEST_CASE("tdbg::cuda multi_reducer names the tensor it cannot reduce, before it enqueues anything") {
     const std::vector<float> host(4, 1.0F);
     // Host pointers: nothing may reach a device (none is needed to run this test).
-    std::vector<device_tensor> tensors{{host.data(), dtype::float32, 4},
-                                       {host.data(), dtype::float16, 2},
-                                       {host.data(), dtype::int32, 4}};
+    std::vector<device_tensor> tensors{
+        {host.data(), dtype::float32, 4}, {host.data(), dtype::float16, 2}, {host.data(), dtype::int32, 4}};
     cuda::multi_reducer reducer;
     try {
         reducer.enqueue(tensors.data(), tensors.size(), nullptr, nullptr);

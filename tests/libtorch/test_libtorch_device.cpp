@@ -31,6 +31,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "run_records.hpp"
 #include "support.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/layout.hpp"
@@ -39,152 +40,23 @@
 #include "tdbg/storage/local_storage.hpp"
 
 namespace fs = std::filesystem;
+using tdbg::test::differences;
+using tdbg::test::element;
+using tdbg::test::everything;
+using tdbg::test::histograms_of;
+using tdbg::test::records_of;
+using tdbg::test::reduction_of;
+using tdbg::test::save_everything;
 using tdbg::test::temp_dir;
 
 namespace {
-
-// Every tensor record of a run's event files, by (step, tensor name).
-std::map<std::pair<std::int64_t, std::string>, tdbg::tensor_value> records_of(const fs::path& run) {
-    const tdbg::local_storage storage(run);
-    std::map<std::pair<std::int64_t, std::string>, tdbg::tensor_value> out;
-    for (const std::string& key : storage.list("events/")) {
-        if (!tdbg::format::parse_event_file_key(key)) {
-            continue;
-        }
-        const std::string data = storage.read(key);
-        tdbg::format::record_reader reader(data, key);
-        while (const auto rec = reader.next()) {
-            auto ev = tdbg::format::decode_tensor_event(rec->payload, nullptr, key, rec->payload_offset());
-            out.emplace(std::make_pair(ev.step, ev.tag), std::move(ev.value));
-        }
-    }
-    return out;
-}
-
-// Every TensorBoard histogram of a run (tensorboard/<MODE>/...), by (step, tag).
-std::map<std::pair<std::int64_t, std::string>, tdbg::format::histogram> histograms_of(const fs::path& run) {
-    std::map<std::pair<std::int64_t, std::string>, tdbg::format::histogram> out;
-    const fs::path dir = run / "tensorboard";
-    if (!fs::exists(dir)) {
-        return out;
-    }
-    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-        if (!entry.is_regular_file()) {
-            continue;
-        }
-        const tdbg::local_storage storage(entry.path().parent_path());
-        const std::string key = entry.path().filename().string();
-        const std::string data = storage.read(key);
-        tdbg::format::record_reader reader(data, key);
-        while (const auto rec = reader.next()) {
-            const auto ev = tdbg::format::decode_event(rec->payload, key, rec->payload_offset(), nullptr);
-            for (const auto& v : ev.values) {
-                if (v.histo) {
-                    out.emplace(std::make_pair(ev.step, v.tag), *v.histo);
-                }
-            }
-        }
-    }
-    return out;
-}
-
-// smdebug's name of reduction `r` (as "abs_mean") of tensor `name`.
-std::string reduction_of(const std::string& r, const std::string& name) {
-    return fmt::format("smdebug/reductions/{}/{}", r, name);
-}
-
-double element(const tdbg::tensor_value& v, std::size_t i) {
-    return tdbg::visit_dtype(v.type(), [&](auto tag) -> double {
-        using T = typename decltype(tag)::type;
-        if constexpr (std::is_same_v<T, std::string>) {
-            return 0.0;
-        } else if constexpr (tdbg::is_complex_element_v<T>) {
-            return std::abs(v.data_as<T>()[i]);
-        } else {
-            return tdbg::as_double(v.data_as<T>()[i]);
-        }
-    });
-}
-
-// Relative tolerance of a value computed in `type` by different (correct) summation orders.
-double tolerance_of(tdbg::dtype type) {
-    switch (type) {
-    case tdbg::dtype::float16: return 4e-3;
-    case tdbg::dtype::bfloat16: return 3e-2;
-    case tdbg::dtype::float32:
-    case tdbg::dtype::complex64: return 2e-5;
-    default: return 1e-10;
-    }
-}
-
-// The records of the two runs: the same names and steps, dtypes and shapes; raw values bit for
-// bit, reductions within the dtype's tolerance. Returns the differences, one line each.
-std::vector<std::string> differences(const fs::path& expected_run, const fs::path& actual_run) {
-    const auto expected = records_of(expected_run);
-    const auto actual = records_of(actual_run);
-    std::vector<std::string> out;
-    for (const auto& [key, value] : expected) {
-        const auto it = actual.find(key);
-        if (it == actual.end()) {
-            out.push_back(fmt::format("step {} '{}': missing", key.first, key.second));
-            continue;
-        }
-        const tdbg::tensor_value& got = it->second;
-        if (got.type() != value.type() || got.shape() != value.shape()) {
-            out.push_back(fmt::format("step {} '{}': {} of {} dims, expected {} of {} dims", key.first, key.second,
-                                      tdbg::dtype_name(got.type()), got.dimension(), tdbg::dtype_name(value.type()),
-                                      value.dimension()));
-            continue;
-        }
-        const bool reduction = tdbg::format::parse_reduction_tensor_name(key.second).has_value();
-        if (!reduction) {
-            if (got.bytes() != value.bytes()) {
-                out.push_back(fmt::format("step {} '{}': raw bytes differ", key.first, key.second));
-            }
-            continue;
-        }
-        const double a = element(value, 0);
-        const double b = element(got, 0);
-        const bool same = (std::isnan(a) && std::isnan(b)) || a == b ||
-                          std::abs(a - b) <= tolerance_of(value.type()) * std::max(std::abs(a), std::abs(b));
-        if (!same) {
-            out.push_back(fmt::format("step {} '{}': {} where the CPU path wrote {}", key.first, key.second, b, a));
-        }
-    }
-    for (const auto& [key, value] : actual) {
-        if (expected.count(key) == 0) {
-            out.push_back(fmt::format("step {} '{}': not written by the CPU path", key.first, key.second));
-        }
-    }
-    return out;
-}
-
-// A hook saving everything: every reduction and its abs_ form, raw values, TensorBoard histograms.
-tdbg::hook_options everything(const fs::path& dir) {
-    tdbg::hook_options o;
-    o.out_dir = dir.string();
-    o.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt});
-    o.include_collections = {"everything"};
-    o.export_tensorboard = true;
-    return o;
-}
-
-void save_everything(tdbg::hook& hook) {
-    tdbg::collection& c = hook.get_collection("everything");
-    c.include(".*");
-    c.set_reduction_config(tdbg::reduction_config::parse(
-        "min,max,mean,std,variance,sum,prod,l1_norm,l2_norm,abs_min,abs_max,abs_mean,abs_std,abs_variance,abs_sum,"
-        "abs_prod,abs_l1_norm,abs_l2_norm",
-        /*save_raw_tensor=*/true, /*save_shape=*/true));
-    c.set_save_histogram(true);
-}
 
 // Tensors of every dtype torch has on CUDA, with negative values, zeros and a one-element tensor.
 std::vector<std::pair<std::string, torch::Tensor>> tensors_of_every_dtype(const torch::Device& device, int step) {
     const auto base = torch::linspace(-3.0, 5.0, 48, torch::kDouble).reshape({6, 8}) * (1.0 + 0.25 * step);
     std::vector<std::pair<std::string, torch::Tensor>> out;
-    for (const auto type : {torch::kFloat, torch::kDouble, torch::kHalf, torch::kBFloat16, torch::kInt8,
-                            torch::kInt16, torch::kInt, torch::kLong, torch::kByte, torch::kBool}) {
+    for (const auto type : {torch::kFloat, torch::kDouble, torch::kHalf, torch::kBFloat16, torch::kInt8, torch::kInt16,
+                            torch::kInt, torch::kLong, torch::kByte, torch::kBool}) {
         torch::Tensor t = type == torch::kByte ? (base.abs() * 7).to(type) : (base * 3).to(type);
         out.emplace_back(fmt::format("t_{}", c10::toString(type)), t.to(device));
     }
@@ -236,24 +108,11 @@ TEST_CASE("the device path forced on CPU tensors writes the CPU path's records, 
     CHECK(diff.empty());
     CHECK(records_of(dir.path() / "device").size() == cpu.size());
 
-    const auto cpu_histograms = histograms_of(dir.path() / "cpu");
-    const auto device_histograms = histograms_of(dir.path() / "device");
-    REQUIRE(cpu_histograms.size() >= 20);
-    REQUIRE(device_histograms.size() == cpu_histograms.size());
-    for (const auto& [key, h] : cpu_histograms) {
-        INFO("histogram of " << key.second << " at step " << key.first);
-        const auto& d = device_histograms.at(key);
-        CHECK(d.bucket == h.bucket);
-        CHECK(d.bucket_limit == h.bucket_limit);
-        CHECK(d.num == h.num);
-        const auto close = [](double a, double b) {
-            return (std::isnan(a) && std::isnan(b)) || a == b || std::abs(a - b) <= 1e-12 * std::abs(a);
-        };
-        CHECK(close(d.sum, h.sum));
-        CHECK(close(d.sum_squares, h.sum_squares));
-        CHECK(((std::isnan(d.min) && std::isnan(h.min)) || d.min == h.min));
-        CHECK(((std::isnan(d.max) && std::isnan(h.max)) || d.max == h.max));
-    }
+    REQUIRE(histograms_of(dir.path() / "cpu").size() >= 20);
+    const std::vector<std::string> histogram_diff =
+        tdbg::test::histogram_differences(dir.path() / "cpu", dir.path() / "device");
+    INFO(fmt::format("{} differences:\n{}", histogram_diff.size(), fmt::join(histogram_diff, "\n")));
+    CHECK(histogram_diff.empty());
 }
 
 TEST_CASE("the device path copies raw values through a bounded pool: a full pool blocks, or drops by the policy") {
@@ -276,7 +135,7 @@ TEST_CASE("the device path copies raw values through a bounded pool: a full pool
         th.register_module(*net, "Net");
         for (int step = 0; step < 3; ++step) {
             th.begin_step(); // the two weights and two biases as one batch
-            hook.flush();    // the writer has written them: the pool is empty again
+            hook.flush(); // the writer has written them: the pool is empty again
             CHECK(th.pinned_bytes_in_use() == 0);
         }
         hook.close();
@@ -294,9 +153,9 @@ TEST_CASE("the device path copies raw values through a bounded pool: a full pool
         }
     }
 
-    // Drop: in each batch (the pool empty at its start) the first raw value takes the whole pool (a request larger than the pool
-    // is served when nothing else is lent); the other three find it full and are dropped, their
-    // reductions still written.
+    // Drop: in each batch (the pool empty at its start) the first raw value takes the whole pool (a request larger than
+    // the pool is served when nothing else is lent); the other three find it full and are dropped, their reductions
+    // still written.
     const auto [dropped, kept] = run("drop", tdbg::full_queue_policy::drop);
     CHECK(dropped == 9);
     for (std::int64_t step = 0; step < 3; ++step) {

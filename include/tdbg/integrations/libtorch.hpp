@@ -66,13 +66,15 @@
 /// thread in one fused pass.
 ///
 /// Values on a device (CUDA): never copied to the host whole for reductions, and the training
-/// thread never waits for the device (libtorch_device.hpp). The device tensors of one call (all
-/// parameters at begin_step, all gradients at after_backward) are reduced on their device as one
-/// batch, by tdbg::cuda's fused kernel where it is built and torch has CUDA (TDBG_TORCH_HAS_CUDA,
-/// set by CMake), else by torch operations; the results, raw values (into a bounded pool of
-/// pinned host memory: torch_hook_options::pinned_pool_bytes) and histogram counts (binned on the
-/// device) are copied with non-blocking copies behind an event that the hook's writer waits for
-/// (hook/deferred.hpp). force_device_path sends CPU tensors this way too.
+/// thread never waits for the device (detail/libtorch_batch.hpp). The device tensors of one call
+/// (all parameters at begin_step, all gradients at after_backward) go as one batch per device:
+/// where tdbg::cuda is built and torch has CUDA (TDBG_TORCH_HAS_CUDA, set by CMake), through
+/// tdbg::cuda::device_saver, the save path any CUDA program can use (cuda/save.hpp), on torch's
+/// current stream; else by torch operations on their device. Either way the results, raw values
+/// (into a bounded pool of pinned host memory: torch_hook_options::pinned_pool_bytes) and
+/// histogram counts (binned on the device) are copied with non-blocking copies behind an event
+/// that the hook's writer waits for (hook/deferred.hpp). force_device_path sends CPU tensors
+/// through the torch operations too.
 ///
 /// Records: as smdebug's PyTorch hook writes them (reduce/convention.hpp): a reduction is a 0-d
 /// tensor of torch's result dtype, std and variance are unbiased, and a reduction torch refuses
@@ -111,52 +113,11 @@
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/deferred.hpp"
 #include "tdbg/hook/hook.hpp"
-#include "tdbg/integrations/detail/libtorch_device.hpp"
+#include "tdbg/integrations/detail/libtorch_batch.hpp"
+#include "tdbg/integrations/torch_dtype.hpp"
 #include "tdbg/reduce/convention.hpp"
 
 namespace tdbg {
-
-/// tdbg's dtype for a torch scalar type; nullopt for those tdbg has no dtype for (quantized, complex half).
-[[nodiscard]] inline std::optional<dtype> dtype_from_torch(c10::ScalarType type) noexcept {
-    switch (type) {
-    case c10::ScalarType::Float: return dtype::float32;
-    case c10::ScalarType::Double: return dtype::float64;
-    case c10::ScalarType::Half: return dtype::float16;
-    case c10::ScalarType::BFloat16: return dtype::bfloat16;
-    case c10::ScalarType::Char: return dtype::int8;
-    case c10::ScalarType::Short: return dtype::int16;
-    case c10::ScalarType::Int: return dtype::int32;
-    case c10::ScalarType::Long: return dtype::int64;
-    case c10::ScalarType::Byte: return dtype::uint8;
-    case c10::ScalarType::Bool: return dtype::boolean;
-    case c10::ScalarType::ComplexFloat: return dtype::complex64;
-    case c10::ScalarType::ComplexDouble: return dtype::complex128;
-    default: return std::nullopt;
-    }
-}
-
-/// torch's scalar type for a tdbg dtype; nullopt for those torch has none for (uint16, uint32, uint64, string).
-[[nodiscard]] inline std::optional<c10::ScalarType> torch_scalar_type(dtype type) noexcept {
-    switch (type) {
-    case dtype::float32: return c10::ScalarType::Float;
-    case dtype::float64: return c10::ScalarType::Double;
-    case dtype::float16: return c10::ScalarType::Half;
-    case dtype::bfloat16: return c10::ScalarType::BFloat16;
-    case dtype::int8: return c10::ScalarType::Char;
-    case dtype::int16: return c10::ScalarType::Short;
-    case dtype::int32: return c10::ScalarType::Int;
-    case dtype::int64: return c10::ScalarType::Long;
-    case dtype::uint8: return c10::ScalarType::Byte;
-    case dtype::boolean: return c10::ScalarType::Bool;
-    case dtype::complex64: return c10::ScalarType::ComplexFloat;
-    case dtype::complex128: return c10::ScalarType::ComplexDouble;
-    case dtype::uint16:
-    case dtype::uint32:
-    case dtype::uint64:
-    case dtype::string: return std::nullopt;
-    }
-    return std::nullopt;
-}
 
 namespace detail {
 
@@ -268,8 +229,8 @@ private:
 
 /// How torch_hook reduces tensors that are not on the CPU.
 enum class device_reducer {
-    /// The fused CUDA kernel (tdbg::cuda) where it is built and the tensor is on a CUDA device,
-    /// else batched torch operations on the tensor's device.
+    /// tdbg::cuda::device_saver (the fused kernel, device histograms) where tdbg::cuda is built
+    /// and the tensor is on a CUDA device, else batched torch operations on the tensor's device.
     automatic,
     /// Batched torch operations on the tensor's device, even where tdbg::cuda is built.
     torch_ops,
@@ -465,7 +426,7 @@ public:
             if (auto item = plan_device(name, tensor, collections)) {
                 batch.push_back(std::move(*item));
             }
-            launch(batch);
+            device_.launch(batch);
         } else {
             save_on_cpu(name, tensor, collections);
         }
@@ -473,9 +434,9 @@ public:
 
     /// Raw values of device tensors not saved because the pool of host memory was full
     /// (torch_hook_options::pinned_pool_bytes, with full_queue_policy::drop).
-    [[nodiscard]] std::uint64_t dropped_tensors() const noexcept { return dropped_; }
+    [[nodiscard]] std::uint64_t dropped_tensors() const noexcept { return device_.dropped(); }
     /// Bytes of host memory that copies of device tensors hold now (written or not yet).
-    [[nodiscard]] std::size_t pinned_bytes_in_use() const { return buffers_->lent(); }
+    [[nodiscard]] std::size_t pinned_bytes_in_use() const { return device_.pinned_bytes_in_use(); }
 
 private:
     struct parameter {
@@ -483,31 +444,7 @@ private:
         torch::Tensor tensor; // shares the parameter: its data and .grad() as they are when read
     };
 
-    // A device tensor this step saves, and what of it.
-    struct device_item {
-        std::string name;
-        torch::Tensor tensor;
-        dtype type = dtype::float32;
-        tensor_value::shape_type shape;
-        save_plan plan;
-    };
-
-    // What a batch's device work leaves in host memory, read once its event has completed.
-    struct batch_result {
-        torch::Tensor host; // the reductions, statistics and histogram counts of every tensor
-        [[nodiscard]] const std::byte* at(std::size_t offset) const {
-            return static_cast<const std::byte*>(host.data_ptr()) + offset;
-        }
-    };
-
-    // Where a tensor's values lie in a batch_result.
-    struct item_layout {
-        std::vector<std::pair<std::size_t, std::size_t>> reductions; // (plan index, byte offset) of a torch result
-        std::vector<dtype> reduction_types;                          // their dtypes, in the same order
-        std::optional<std::size_t> stats;                            // the fused kernel's statistics
-        std::optional<std::size_t> histogram;
-        std::shared_ptr<torch::Tensor> raw; // host memory of the raw value, from the pool
-    };
+    using device_item = detail::torch_device_batches::device_item;
 
     static constexpr std::string_view gradient_prefix = "gradient/";
 
@@ -528,7 +465,7 @@ private:
                 save_on_cpu(name, *tensor, {});
             }
         }
-        launch(batch);
+        device_.launch(batch);
     }
 
     // A CPU tensor: viewed without a copy, reduced on this thread, copied only when saved raw.
@@ -571,241 +508,6 @@ private:
         return device_item{std::string(name), tensor, *type, std::move(shape), std::move(*plan)};
     }
 
-    // Launches the device work of `items`, one batch per device, and hands each to the hook
-    // as a deferred save.
-    void launch(std::vector<device_item>& items) {
-        while (!items.empty()) {
-            const c10::Device device = items.front().tensor.device();
-            std::vector<device_item> group;
-            std::vector<device_item> rest;
-            for (device_item& item : items) {
-                (item.tensor.device() == device ? group : rest).push_back(std::move(item));
-            }
-            launch_on(device, group);
-            items = std::move(rest);
-        }
-    }
-
-    // A device error while launching (out of memory, say) is a write error like one the writer
-    // meets later: every tensor of the batch gets it as its deferred values, so that the hook's
-    // policy applies (hook_options::on_write_error) and training is not taken down.
-    void launch_on(const c10::Device& device, std::vector<device_item>& items) {
-        std::size_t handed = 0; // items given to the hook
-        std::string failure;
-        try {
-            launch_now(device, items, handed);
-            return;
-        } catch (const c10::Error& e) {
-            failure = e.what_without_backtrace();
-        }
-        for (; handed < items.size(); ++handed) {
-            const device_item& item = items[handed];
-            hook_->save_deferred(item.name, item.type, item.shape, item.plan, [failure]() -> deferred_values {
-                throw error(fmt::format("the device work failed: {}", failure));
-            });
-        }
-    }
-
-    void launch_now(const c10::Device& device, std::vector<device_item>& items, std::size_t& handed) {
-        const torch::NoGradGuard no_grad;
-        const c10::DeviceGuard guard(device);
-        const bool pinned = device.is_cuda();
-        std::vector<torch::Tensor> pieces;
-        std::size_t offset = 0;
-        const auto add_piece = [&](torch::Tensor bytes) {
-            const std::size_t at = offset;
-            offset += static_cast<std::size_t>(bytes.numel());
-            pieces.push_back(std::move(bytes));
-            return at;
-        };
-        std::vector<item_layout> layouts(items.size());
-        std::vector<std::size_t> fused;
-        for (std::size_t i = 0; i < items.size(); ++i) {
-            device_item& item = items[i];
-            item.tensor = dense(item.tensor);
-            if (item.plan.reductions.empty()) {
-                continue;
-            }
-            if (use_fused(device, item.type)) {
-                fused.push_back(i);
-                continue;
-            }
-            const std::vector<torch::Tensor> results = detail::torch_reductions(item.tensor, item.type, item.plan.reductions);
-            for (std::size_t k = 0; k < results.size(); ++k) {
-                if (results[k].defined()) {
-                    layouts[i].reductions.emplace_back(k, add_piece(detail::as_bytes(results[k])));
-                    layouts[i].reduction_types.push_back(*dtype_from_torch(results[k].scalar_type()));
-                }
-            }
-        }
-        if (!fused.empty()) {
-            launch_fused(device, items, fused, layouts, add_piece);
-        }
-        for (std::size_t i = 0; i < items.size(); ++i) {
-            if (items[i].plan.histogram) {
-                const torch::Tensor counts = detail::torch_histogram(items[i].tensor, edges_on(device));
-                layouts[i].histogram = add_piece(counts.view(torch::kByte));
-            }
-        }
-        auto result = std::make_shared<batch_result>();
-        if (!pieces.empty()) {
-            const torch::Tensor bytes = pieces.size() == 1 ? pieces.front() : torch::cat(pieces);
-            result->host = torch::empty({bytes.numel()}, torch::TensorOptions().dtype(torch::kByte).pinned_memory(pinned));
-            result->host.copy_(bytes, /*non_blocking=*/true);
-        }
-        // Tensors go to the hook behind an event recorded after their copies. The pool's memory
-        // comes back only from tensors the hook has, so before waiting for it those launched so
-        // far go to the hook first, behind an event of their own.
-        const auto hand_over = [&](std::size_t end) {
-            auto done = std::make_shared<detail::once_event>(detail::device_event::record(device));
-            for (; handed < end; ++handed) {
-                device_item& item = items[handed];
-                hook_->save_deferred(item.name, item.type, item.shape, item.plan,
-                                     deliver(result, done, item.type, item.shape, item.plan, std::move(layouts[handed]),
-                                             static_cast<std::size_t>(item.tensor.numel())));
-            }
-        };
-        const bool block = hook_->options().on_full_queue == full_queue_policy::block;
-        for (std::size_t i = 0; i < items.size(); ++i) {
-            const device_item& item = items[i];
-            if (!item.plan.raw) {
-                continue;
-            }
-            const std::size_t nbytes = static_cast<std::size_t>(item.tensor.numel()) * dtype_size(item.type);
-            layouts[i].raw = buffers_->take(nbytes, pinned, /*wait=*/false);
-            if (!layouts[i].raw && block) {
-                hand_over(i);
-                layouts[i].raw = buffers_->take(nbytes, pinned, /*wait=*/true);
-            }
-            if (!layouts[i].raw) {
-                ++dropped_;
-                continue;
-            }
-            layouts[i].raw->view(item.tensor.scalar_type()).view(item.tensor.sizes()).copy_(item.tensor, /*non_blocking=*/true);
-        }
-        hand_over(items.size());
-    }
-
-    // The function a writer thread runs to read a tensor's values from the batch's host memory.
-    static deferred_source deliver(std::shared_ptr<const batch_result> result, std::shared_ptr<detail::once_event> done,
-                                   dtype type, tensor_value::shape_type shape, save_plan plan, item_layout layout,
-                                   std::size_t count) {
-        return [result = std::move(result), done = std::move(done), type, shape = std::move(shape),
-                plan = std::move(plan), layout = std::move(layout), count]() mutable {
-            done->wait();
-            deferred_values values;
-            values.reductions.resize(plan.reductions.size());
-            for (std::size_t j = 0; j < layout.reductions.size(); ++j) {
-                const auto [k, at] = layout.reductions[j];
-                const dtype rtype = layout.reduction_types[j];
-                values.reductions[k] = tensor_value::from_bytes(
-                    rtype, {}, std::string_view(reinterpret_cast<const char*>(result->at(at)), dtype_size(rtype)));
-            }
-            if (layout.stats) {
-                read_fused(*result, *layout.stats, type, plan, values);
-            }
-            if (layout.histogram) {
-                const std::size_t buckets = histogram_edges().size() - 1;
-                std::vector<double> data(buckets + 4);
-                std::memcpy(data.data(), result->at(*layout.histogram), data.size() * sizeof(double));
-                values.histogram = detail::read_histogram(data.data(), buckets, count);
-            }
-            if (layout.raw) {
-                const torch::Tensor& host = *layout.raw;
-                const std::string_view bytes(static_cast<const char*>(host.data_ptr()),
-                                             static_cast<std::size_t>(host.numel()));
-                values.raw = tensor_value::view_bytes(type, shape, bytes,
-                                                      std::shared_ptr<const void>(layout.raw, host.data_ptr()));
-            }
-            return values;
-        };
-    }
-
-    // The dense, resolved tensor whose bytes are read: lazy conjugate and negative views and
-    // sparse layouts materialised on the tensor's device.
-    static torch::Tensor dense(const torch::Tensor& tensor) {
-        torch::Tensor out = tensor;
-        if (out.layout() != c10::kStrided) {
-            out = out.to_dense();
-        }
-        return out.resolve_conj().resolve_neg();
-    }
-
-    // The histogram edges on `device`, copied there once.
-    const torch::Tensor& edges_on(const c10::Device& device) {
-        for (const auto& [where, edges] : edges_) {
-            if (where == device) {
-                return edges;
-            }
-        }
-        const std::vector<double>& edges = histogram_edges();
-        torch::Tensor host = torch::from_blob(const_cast<double*>(edges.data()), {static_cast<std::int64_t>(edges.size())},
-                                              torch::TensorOptions().dtype(torch::kDouble));
-        edges_.emplace_back(device, host.to(device, /*non_blocking=*/false, /*copy=*/true));
-        return edges_.back().second;
-    }
-
-#if TDBG_DETAIL_TORCH_FUSED
-    [[nodiscard]] bool use_fused(const c10::Device& device, dtype type) const noexcept {
-        return options_.reducer == device_reducer::automatic && device.is_cuda() && cuda::reducible(type);
-    }
-
-    // The fused kernel over the floating tensors `which` of the batch: one launch, their
-    // statistics in one device buffer, finished on the host by the writer (read_fused).
-    template <class AddPiece>
-    void launch_fused(const c10::Device& device, std::vector<device_item>& items, const std::vector<std::size_t>& which,
-                      std::vector<item_layout>& layouts, AddPiece& add_piece) {
-        std::vector<cuda::device_tensor> refs;
-        refs.reserve(which.size());
-        for (const std::size_t i : which) {
-            items[i].tensor = items[i].tensor.contiguous();
-            refs.push_back(cuda::device_tensor{items[i].tensor.data_ptr(), items[i].type,
-                                               static_cast<std::size_t>(items[i].tensor.numel())});
-        }
-        const auto stat_bytes = static_cast<std::int64_t>(refs.size() * sizeof(cuda::tensor_stats));
-        torch::Tensor stats = torch::empty({stat_bytes}, torch::TensorOptions().dtype(torch::kByte).device(device));
-        const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device.index());
-        fused_reducer(stream.stream()).enqueue(refs.data(), refs.size(),
-                                               reinterpret_cast<cuda::tensor_stats*>(stats.data_ptr()), stream.stream());
-        const std::size_t at = add_piece(stats);
-        for (std::size_t j = 0; j < which.size(); ++j) {
-            layouts[which[j]].stats = at + j * sizeof(cuda::tensor_stats);
-        }
-    }
-
-    static void read_fused(const batch_result& result, std::size_t at, dtype type, const save_plan& plan,
-                           deferred_values& values) {
-        cuda::tensor_stats stats{};
-        std::memcpy(&stats, result.at(at), sizeof stats);
-        const std::vector<tensor_value> computed =
-            cuda::finish(stats, type, plan.reductions, reduction_ddof(reduction_convention::pytorch));
-        for (std::size_t k = 0; k < computed.size(); ++k) {
-            values.reductions[k] = stored_reduction(reduction_convention::pytorch, type, plan.reductions[k], computed[k]);
-        }
-    }
-
-    cuda::multi_reducer& fused_reducer(CUstream_st* stream) {
-        for (auto& [s, reducer] : reducers_) {
-            if (s == stream) {
-                return *reducer;
-            }
-        }
-        reducers_.emplace_back(stream, std::make_unique<cuda::multi_reducer>());
-        return *reducers_.back().second;
-    }
-#else
-    [[nodiscard]] static constexpr bool use_fused(const c10::Device& /*device*/, dtype /*type*/) noexcept {
-        return false;
-    }
-    template <class AddPiece>
-    static void launch_fused(const c10::Device& /*device*/, std::vector<device_item>& /*items*/,
-                             const std::vector<std::size_t>& /*which*/, std::vector<item_layout>& /*layouts*/,
-                             AddPiece& /*add_piece*/) {}
-    static void read_fused(const batch_result& /*result*/, std::size_t /*at*/, dtype /*type*/,
-                           const save_plan& /*plan*/, deferred_values& /*values*/) {}
-#endif
-
-
     static constexpr std::string_view output_suffix = "_output_";
     static constexpr std::string_view input_suffix = "_input_";
 
@@ -839,13 +541,8 @@ private:
 
     hook_type* hook_; // a pointer, not a reference: keeps torch_hook movable
     torch_hook_options options_;
-    std::shared_ptr<detail::host_buffers> buffers_ =
-        std::make_shared<detail::host_buffers>(options_.pinned_pool_bytes);
-    std::vector<std::pair<c10::Device, torch::Tensor>> edges_; // histogram edges per device
-#if TDBG_DETAIL_TORCH_FUSED
-    std::vector<std::pair<CUstream_st*, std::unique_ptr<cuda::multi_reducer>>> reducers_; // one per stream
-#endif
-    std::uint64_t dropped_ = 0;
+    detail::torch_device_batches device_{*hook_, options_.pinned_pool_bytes,
+                                         options_.reducer == device_reducer::automatic};
     std::vector<parameter> parameters_;
     std::unordered_set<const void*> seen_parameters_; // TensorImpl pointers, to save a shared parameter once
     std::unordered_map<const torch::nn::Module*, std::string> module_names_;

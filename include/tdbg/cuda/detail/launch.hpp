@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// What the host hands the kernel (reduce_kernel.cu): the tensors of one launch as a kernel
-/// parameter, and the launch itself. Plain types only, so multi_reducer.cpp and nvcc share it.
+/// What the host hands the kernels (reduce_kernel.cu, histogram_kernel.cu): the tensors of a
+/// launch as a kernel parameter, and the launches themselves. Plain types only, so the host
+/// side (multi_reducer.cpp, runtime_ops.cpp) and nvcc share it.
 
 #include <cstddef>
 #include <cstdint>
@@ -52,5 +53,20 @@ static_assert(sizeof(launch_params<large_launch_tensors>) <= 32764, "large launc
 /// the two capacities above.
 template <std::size_t Capacity>
 int launch_reduce(const launch_params<Capacity>& params, std::uint32_t blocks, CUstream_st* stream) noexcept;
+
+/// One tensor's histogram: its values binned over `edge_count` ascending edges in device
+/// memory, each bucket's count added to counts[bucket] (zeroed by the caller).
+struct histogram_params {
+    const void* data = nullptr;
+    std::uint64_t count = 0;
+    element_kind kind = element_kind::float32;
+    const double* edges = nullptr;
+    std::uint32_t edge_count = 0;
+    std::uint64_t* counts = nullptr;
+};
+
+/// Launches the histogram kernel on `stream`; returns the launch's cudaError_t as an int.
+/// Defined in histogram_kernel.cu.
+int launch_histogram(const histogram_params& params, CUstream_st* stream) noexcept;
 
 } // namespace tdbg::cuda::detail

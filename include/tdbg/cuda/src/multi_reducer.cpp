@@ -19,26 +19,13 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/cuda/detail/launch.hpp"
 #include "tdbg/cuda/reduce.hpp"
+#include "tdbg/cuda/src/runtime.hpp"
 
 namespace tdbg::cuda {
 namespace {
 
-/// Throws tdbg::error for a failed CUDA call.
-void check(cudaError_t status, const char* what) {
-    if (status != cudaSuccess) {
-        throw error(std::string("tdbg::cuda: ") + what + ": " + cudaGetErrorString(status) + " (" +
-                    cudaGetErrorName(status) + ")");
-    }
-}
-
-[[nodiscard]] detail::element_kind kind_of(dtype type) noexcept {
-    switch (type) {
-    case dtype::float64: return detail::element_kind::float64;
-    case dtype::float16: return detail::element_kind::float16;
-    case dtype::bfloat16: return detail::element_kind::bfloat16;
-    default: return detail::element_kind::float32;
-    }
-}
+using detail::check;
+using detail::kind_of;
 
 /// cudaGetDeviceCount, leaving no error behind for the caller's next cudaGetLastError.
 cudaError_t device_count(int& count) noexcept {
@@ -188,8 +175,8 @@ void multi_reducer::enqueue(const device_tensor* tensors, std::size_t n, tensor_
                         ", which the kernel does not reduce (float16, bfloat16, float32, float64)");
         }
         if (t.data == nullptr && t.count != 0) {
-            throw error("tdbg::cuda::multi_reducer: tensor " + std::to_string(i) + " has " +
-                        std::to_string(t.count) + " elements at a null pointer");
+            throw error("tdbg::cuda::multi_reducer: tensor " + std::to_string(i) + " has " + std::to_string(t.count) +
+                        " elements at a null pointer");
         }
     }
     if (n == 0) {

@@ -1,11 +1,11 @@
 #pragma once
 /// \file
-/// torch_hook's device path: the reductions, histograms and raw values of tensors that are not
-/// on the CPU, computed where they live and copied to the host without stalling the training
-/// stream. A step's tensors go as one batch per device:
-///   1. reductions by the fused CUDA kernel (tdbg::cuda, where it is built and the tensor is a
-///      floating CUDA tensor) or by torch operations on the tensor's device, and histogram
-///      counts by torch operations; every result lands in one small device buffer;
+/// torch_hook's device path, its parts: the reductions, histograms and raw values of tensors
+/// that are not on the CPU, computed where they live and copied to the host without stalling
+/// the training stream. A step's tensors go as one batch per device (libtorch_batch.hpp):
+///   1. reductions and histogram counts by torch operations on the tensor's device (CUDA
+///      tensors go through tdbg::cuda::device_saver instead, where it is built); every result
+///      lands in one small device buffer;
 ///   2. that buffer and each raw value copied to host memory with non-blocking copies (pinned
 ///      memory from a bounded pool for raw values), then one event recorded on the stream;
 ///   3. each tensor handed to the hook as a deferred save (hook/deferred.hpp) whose values a
@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -35,6 +34,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/types.h>
 
+#include "tdbg/core/detail/byte_budget.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/reduction.hpp"
@@ -42,14 +42,6 @@
 #include "tdbg/hook/deferred.hpp"
 #include "tdbg/reduce/convention.hpp"
 
-#if defined(TDBG_HAS_CUDA) && defined(TDBG_TORCH_HAS_CUDA)
-#include <c10/cuda/CUDAStream.h>
-
-#include "tdbg/cuda/reduce.hpp"
-#define TDBG_DETAIL_TORCH_FUSED 1
-#else
-#define TDBG_DETAIL_TORCH_FUSED 0
-#endif
 
 namespace tdbg::detail {
 
@@ -57,66 +49,39 @@ namespace tdbg::detail {
 /// returns its bytes when the last reference to it goes (after the writer has encoded it).
 class host_buffers : public std::enable_shared_from_this<host_buffers> {
 public:
-    explicit host_buffers(std::size_t max_bytes) : max_bytes_(max_bytes) {}
+    explicit host_buffers(std::size_t max_bytes) : budget_(max_bytes) {}
 
     /// A host tensor of `n` bytes, page-locked when `pinned` (what a non-blocking copy from a
     /// CUDA device needs). While the pool's bytes are lent: waits for them (`wait`), or returns
     /// nullptr. A request larger than the whole pool is served when nothing else is lent.
     std::shared_ptr<torch::Tensor> take(std::size_t n, bool pinned, bool wait) {
-        {
-            std::unique_lock<std::mutex> lock(mutex_);
-            const auto fits = [&] { return lent_ == 0 || lent_ + n <= max_bytes_; };
-            if (!fits()) {
-                if (!wait) {
-                    return nullptr;
-                }
-                ++waits_;
-                returned_.wait(lock, fits);
-            }
-            lent_ += n;
+        if (!budget_.take(n, wait)) {
+            return nullptr;
         }
         torch::Tensor buffer;
         try {
             buffer = torch::empty({static_cast<std::int64_t>(n)},
                                   torch::TensorOptions().dtype(torch::kByte).pinned_memory(pinned));
         } catch (...) {
-            give_back(n);
+            budget_.give_back(n);
             throw;
         }
         std::weak_ptr<host_buffers> pool = weak_from_this();
         return std::shared_ptr<torch::Tensor>(new torch::Tensor(std::move(buffer)), [pool, n](torch::Tensor* t) {
             delete t;
             if (auto alive = pool.lock()) {
-                alive->give_back(n);
+                alive->budget_.give_back(n);
             }
         });
     }
 
     /// Bytes lent now.
-    [[nodiscard]] std::size_t lent() const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return lent_;
-    }
+    [[nodiscard]] std::size_t lent() const { return budget_.lent(); }
     /// How many take() calls had to wait for bytes to come back.
-    [[nodiscard]] std::uint64_t waits() const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return waits_;
-    }
+    [[nodiscard]] std::uint64_t waits() const { return budget_.waits(); }
 
 private:
-    void give_back(std::size_t n) {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            lent_ -= n;
-        }
-        returned_.notify_all();
-    }
-
-    mutable std::mutex mutex_;
-    std::condition_variable returned_;
-    std::size_t lent_ = 0;
-    std::uint64_t waits_ = 0;
-    std::size_t max_bytes_;
+    byte_budget budget_;
 };
 
 /// An event recorded on a device's current stream after the copies of a batch; an empty one
