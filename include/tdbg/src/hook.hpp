@@ -33,8 +33,6 @@
 #include "tdbg/hook/impl/metrics_writer.ipp"
 #include "tdbg/hook/impl/tensorboard_export.ipp"
 #include "tdbg/hook/impl/save_planning.ipp"
-#include "tdbg/hook/impl/state_keeper.ipp"
-#include "tdbg/hook/impl/tensor_checks.ipp"
 #include "tdbg/hook/impl/step_scalars.ipp"
 #include "tdbg/hook/impl/reduction_config.ipp"
 #include "tdbg/hook/impl/json_config.ipp"

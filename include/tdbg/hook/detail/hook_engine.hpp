@@ -7,8 +7,8 @@
 ///   - tensorboard_export.hpp: whether and where TensorBoard files go, and their tags;
 ///   - save_planning.hpp: what the collections save of a tensor now (shape, reductions, raw
 ///     value, histogram), and its reductions computed;
-///   - state_keeper (state_keeper.hpp): smdebug's state store, for a resumed job;
-///   - tensor_checks.hpp: the names and ranks a saved tensor may have;
+///   - state_keeper (state_store.hpp): smdebug's state store, for a resumed job;
+///   - check_tensor_name, check_tensor_rank (save_planning.hpp): the names and ranks a saved tensor may have;
 ///   - step_scalars (step_scalars.hpp): the step's scalars and the SageMaker metrics;
 ///   - selection_check (selection_check.hpp): a selection that can never save;
 ///   - the writer (writer/async_writer.hpp): background threads, their queue and the publisher;
@@ -52,10 +52,9 @@
 #include "tdbg/hook/detail/run_claim.hpp"
 #include "tdbg/hook/detail/collection_selection.hpp"
 #include "tdbg/hook/detail/selection_check.hpp"
-#include "tdbg/hook/detail/tensor_checks.hpp"
 #include "tdbg/hook/detail/tensorboard_export.hpp"
 #include "tdbg/hook/detail/save_planning.hpp"
-#include "tdbg/hook/detail/state_keeper.hpp"
+#include "tdbg/hook/detail/state_store.hpp"
 #include "tdbg/hook/detail/step_clock.hpp"
 #include "tdbg/hook/detail/step_scalars.hpp"
 #include "tdbg/hook/detail/stop_watch.hpp"

@@ -4,10 +4,13 @@
 /// collections that save the tensor now (collection_selection::active): its shape, its reductions
 /// (each once, computed by a collection's compiled kernel or one runtime pass), its raw value, a
 /// TensorBoard histogram and scalar. The engine (hook/detail/hook_engine.hpp) queues the records.
+/// Also what a saved tensor must be: a name that can name it in the run's files, and no more
+/// dimensions than a reader takes.
 
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -66,6 +69,14 @@ struct save_decision {
 [[nodiscard]] TDBG_DECL std::vector<std::optional<tensor_value>>
 saved_reductions(const collection_selection& selection, const active_collections& active, const save_plan& plan,
                  const tensor_value& value, reductions_function reduce, reduction_convention convention);
+
+/// Throws invalid_name unless `name` can name a tensor: not empty, UTF-8 (names go into JSON
+/// files, which hold UTF-8 only), no NUL byte.
+TDBG_DECL void check_tensor_name(std::string_view name);
+
+/// Throws usage_error when a tensor `name` of `rank` dimensions has more than max_tensor_rank:
+/// neither smdebug (numpy) nor tdbg could read it back.
+TDBG_DECL void check_tensor_rank(std::string_view name, std::size_t rank);
 
 } // namespace tdbg::detail
 
