@@ -80,6 +80,28 @@ TEST_CASE("json: strings as json.dumps writes them (ensure_ascii), invalid UTF-8
     }
 }
 
+TEST_CASE("json: a character that needs escaping is found at every place of a long string") {
+    // Strings long enough for the eight-bytes-at-a-time scan, with one character that needs a
+    // look at each place; the expected text escapes that character alone (a string shorter than
+    // eight bytes, scanned byte by byte).
+    const auto escaped = [](const std::string& text) {
+        std::string out;
+        tdbg::format::append_json_string(out, text);
+        return out.substr(1, out.size() - 2);
+    };
+    std::size_t checked = 0;
+    for (const std::string special : {"\"", "\\", "\n", "\x1f", "\x7f", "\xc3\xa9", "\x01", " ", "~"}) {
+        for (std::size_t at = 0; at <= 24; ++at) {
+            const std::string before(at, 'a');
+            const std::string after(24 - at, 'z');
+            INFO("'" << special << "' at " << at);
+            CHECK(escaped(before + special + after) == before + escaped(special) + after);
+            ++checked;
+        }
+    }
+    CHECK(checked == 9 * 25);
+}
+
 TEST_CASE("json: documents laid out as json.dumps(indent=1, sort_keys=True), and on one line") {
     const json_value doc = parse_json(R"({"b": [1, 2.5, {"z": null, "a": true}], "a": {}, "c": [], "d": -7})");
     CHECK(dump_json(doc, golden_style()) ==

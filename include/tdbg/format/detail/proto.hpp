@@ -94,25 +94,30 @@ public:
     ~string_cursor() { out_->resize(size_); } // shrinking: no allocation, no throw
 
     void append(const char* p, std::size_t n) {
+        const std::size_t at = size_;
         reserve(n);
-        std::memcpy(out_->data() + size_, p, n);
-        size_ += n;
+        std::memcpy(out_->data() + at, p, n);
+        size_ = at + n;
     }
     void push(char c) {
+        const std::size_t at = size_;
         reserve(1);
-        (*out_)[size_++] = c;
+        out_->data()[at] = c;
+        size_ = at + 1;
     }
-    /// Appends `value` as a varint.
+    /// Appends `value` as a varint. The position is kept in a local: the stores go through a
+    /// char pointer, which may alias any member, and would make the compiler reload it.
     void varint(std::uint64_t value) {
+        const std::size_t at = size_;
         reserve(10);
-        char* p = out_->data() + size_;
+        char* const p = out_->data() + at;
         std::size_t n = 0;
         while (value >= 0x80U) {
             p[n++] = static_cast<char>((value & 0x7FU) | 0x80U);
             value >>= 7U;
         }
         p[n++] = static_cast<char>(value);
-        size_ += n;
+        size_ = at + n;
     }
     /// The bytes written so far (the string's own included).
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
