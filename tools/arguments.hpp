@@ -5,8 +5,9 @@
 //
 //     tdbg::cli::arguments args("tdbg ls DIR [--no-values]", "Summarises the run in DIR ...");
 //     args.flag("--no-values", "do not read one value per tensor", o.no_values);
-//     const auto positional = args.parse_or_help(argv, out);   // usage_error on a bad argument
-//     if (!positional) { return exit_ok; }                     // the help was asked and written
+//     return args.run_or_help(argv, out, [&](const std::vector<std::string>& positional) {
+//         return ...;                                          // usage_error on a bad argument;
+//     });                                                      // exit_ok after the help
 //
 // What is accepted, for every subcommand alike:
 // - `--name VALUE`, `--name=VALUE`, `-n VALUE`; a value is the next word as it is, even one
@@ -24,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tdbg/core/mode.hpp"
@@ -69,7 +71,8 @@ public:
     /// An option whose value is any non-empty text.
     arguments& text(const std::string& names, std::string metavar, std::string help, std::string& target);
     /// An option whose value is any non-empty text, unset unless given.
-    arguments& text(const std::string& names, std::string metavar, std::string help, std::optional<std::string>& target);
+    arguments& text(const std::string& names, std::string metavar, std::string help,
+                    std::optional<std::string>& target);
     /// An option whose value is a number from `min` to `max` (parse_number).
     template <class T>
     arguments& number(const std::string& names, std::string metavar, std::string help, T& target, T min, T max) {
@@ -96,7 +99,15 @@ public:
     /// parse(), for a subcommand: the positional words, or nothing when help was asked (then
     /// written to `out`: the subcommand has nothing more to do).
     [[nodiscard]] std::optional<std::vector<std::string>> parse_or_help(const std::vector<std::string>& args,
-                                                                       std::ostream& out) const;
+                                                                        std::ostream& out) const;
+
+    /// parse_or_help(), then `run(positional words)`: a subcommand's exit status, or 0 (exit_ok)
+    /// when help was asked.
+    template <class Run>
+    [[nodiscard]] int run_or_help(const std::vector<std::string>& args, std::ostream& out, Run&& run) const {
+        const auto positional = parse_or_help(args, out);
+        return positional ? std::forward<Run>(run)(*positional) : 0;
+    }
 
     /// The help text: usage, description, the options by section, the epilog.
     [[nodiscard]] std::string help() const;
@@ -104,7 +115,7 @@ public:
 private:
     struct definition {
         std::vector<std::string> names; // "-o", "--output"
-        std::string metavar;            // empty for a flag
+        std::string metavar; // empty for a flag
         std::string help;
         std::function<void(const std::string&, const std::string&)> store;
         std::size_t section = 0;

@@ -41,8 +41,10 @@ void declare_diff_arguments(tdbg::cli::arguments& args, tdbg::commands::diff_opt
             target = tdbg::cli::parse_number(opt, value, 0.0, std::numeric_limits<double>::max());
         };
     };
-    args.option("--rtol", "X", fmt::format("relative tolerance (default {:g})", o.comparison.rtol), tolerance(o.comparison.rtol));
-    args.option("--atol", "X", fmt::format("absolute tolerance (default {:g})", o.comparison.atol), tolerance(o.comparison.atol));
+    args.option("--rtol", "X", fmt::format("relative tolerance (default {:g})", o.comparison.rtol),
+                tolerance(o.comparison.rtol));
+    args.option("--atol", "X", fmt::format("absolute tolerance (default {:g})", o.comparison.atol),
+                tolerance(o.comparison.atol));
     args.option("--tensors", "REGEX",
                 "only tensors whose name in run A matches (searched, as smdebug's tensor regexes)",
                 [&o](const std::string&, const std::string& value) { o.comparison.tensor_regex = value; });
@@ -218,29 +220,23 @@ void print_text(std::ostream& out, const tdbg::commands::diff_options& o, const 
 
 int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     tdbg::commands::diff_options o;
-    tdbg::cli::arguments parser(
-        "tdbg diff RUN_A RUN_B [options]",
-        "Compares run B with the reference run A tensor by tensor and step by step\n"
-        "(steps matched by mode and mode step, workers by name) and prints the first\n"
-        "divergence: its step, mode, tensor, the largest absolute and relative\n"
-        "difference and the element index; then a table of the tensors that diverge,\n"
-        "ordered by the step where each first does. Runs are directories, or\n"
-        "s3://bucket/prefix when built with S3; they are read one value at a time.\n\n"
-        "An element of B is close to A's when |b - a| <= atol + rtol * |a| (numpy's\n"
-        "isclose with A as the reference); NaN equals NaN only where both runs hold\n"
-        "NaN, an infinity only the same infinity. A different dtype or shape, and a\n"
-        "tensor, step or worker saved in one run only, is a difference.\n");
+    tdbg::cli::arguments parser("tdbg diff RUN_A RUN_B [options]",
+                                "Compares run B with the reference run A tensor by tensor and step by step\n"
+                                "(steps matched by mode and mode step, workers by name) and prints the first\n"
+                                "divergence: its step, mode, tensor, the largest absolute and relative\n"
+                                "difference and the element index; then a table of the tensors that diverge,\n"
+                                "ordered by the step where each first does. Runs are directories, or\n"
+                                "s3://bucket/prefix when built with S3; they are read one value at a time.\n\n"
+                                "An element of B is close to A's when |b - a| <= atol + rtol * |a| (numpy's\n"
+                                "isclose with A as the reference); NaN equals NaN only where both runs hold\n"
+                                "NaN, an infinity only the same infinity. A different dtype or shape, and a\n"
+                                "tensor, step or worker saved in one run only, is a difference.\n");
     declare_diff_arguments(parser, o);
-    const auto positional = parser.parse_or_help(args, out);
-    if (!positional) {
-        return tdbg::cli::exit_ok;
-    }
-    check_diff_options(o, *positional);
-    return tdbg::commands::diff(o, out, err);
+    return parser.run_or_help(args, out, [&](const std::vector<std::string>& positional) {
+        check_diff_options(o, positional);
+        return tdbg::commands::diff(o, out, err);
+    });
 }
-
-const tdbg::cli::command_registrar register_diff{
-    tdbg::cli::command{"diff", "compare two runs step by step and print where they first part", &run_diff}};
 
 } // namespace
 
@@ -279,3 +275,8 @@ int tdbg::commands::diff(const diff_options& options, std::ostream& out, std::os
         return result.agree() ? tdbg::cli::exit_ok : tdbg::cli::exit_differ;
     });
 }
+
+namespace {
+const tdbg::cli::command_registrar register_diff{
+    tdbg::cli::command{"diff", "compare two runs step by step and print where they first part", &run_diff}};
+} // namespace

@@ -23,25 +23,25 @@ namespace {
 int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     bool json = true;
     tdbg::commands::dump_options o;
-    tdbg::cli::arguments parser(
-        "tdbg dump DIR [--json] [--tensors REGEX] [--steps A:B] [--mode MODE]",
-        "Prints everything the trial reads from the run in DIR (a directory, or\n"
-        "s3://bucket/prefix when built with S3) as JSON, in the\n"
-        "\"smdebug-golden/1\" schema: workers, modes, steps, collections, and for\n"
-        "every tensor, step and worker its dtype, shape, SHA-256 of its elements,\n"
-        "the values of tensors with at most 16 elements, and all 18 reductions\n"
-        "(stored ones as saved, the others computed). Keys are sorted and indented\n"
-        "as Python's json.dumps(indent=1, sort_keys=True), so the output can be\n"
-        "compared with a dump of Python smdebug's reading.\n"
-        "\n"
-        "The filters keep part of the run: \"tensors\" holds the tensors matched\n"
-        "(with the entries and steps kept, perhaps none), \"steps\" and\n"
-        "\"global_step_to_mode\" the steps kept, and the lists of tensor names only\n"
-        "the tensors matched; the rest describes the whole run.\n");
+    tdbg::cli::arguments parser("tdbg dump DIR [--json] [--tensors REGEX] [--steps A:B] [--mode MODE]",
+                                "Prints everything the trial reads from the run in DIR (a directory, or\n"
+                                "s3://bucket/prefix when built with S3) as JSON, in the\n"
+                                "\"smdebug-golden/1\" schema: workers, modes, steps, collections, and for\n"
+                                "every tensor, step and worker its dtype, shape, SHA-256 of its elements,\n"
+                                "the values of tensors with at most 16 elements, and all 18 reductions\n"
+                                "(stored ones as saved, the others computed). Keys are sorted and indented\n"
+                                "as Python's json.dumps(indent=1, sort_keys=True), so the output can be\n"
+                                "compared with a dump of Python smdebug's reading.\n"
+                                "\n"
+                                "The filters keep part of the run: \"tensors\" holds the tensors matched\n"
+                                "(with the entries and steps kept, perhaps none), \"steps\" and\n"
+                                "\"global_step_to_mode\" the steps kept, and the lists of tensor names only\n"
+                                "the tensors matched; the rest describes the whole run.\n");
     parser.flag("--json", "the output format (the default and, for now, the only one)", json);
     tdbg::golden_filter& filter = o.filter;
     parser.section("filters");
-    parser.option("--tensors", "REGEX", "only the tensors whose name it matches (searched, as smdebug's tensor regexes)",
+    parser.option("--tensors", "REGEX",
+                  "only the tensors whose name it matches (searched, as smdebug's tensor regexes)",
                   [&filter](const std::string&, const std::string& value) { filter.tensor_regex = value; });
     parser.option("--steps", "A:B",
                   "only the steps from A up to, not including, B (as Python's A:B; either may be left out): "
@@ -53,16 +53,11 @@ int run_dump(const std::vector<std::string>& args, std::ostream& out, std::ostre
                   [&filter](const std::string& opt, const std::string& value) {
                       filter.only_mode = tdbg::cli::parse_mode_option(opt, value);
                   });
-    const auto positional = parser.parse_or_help(args, out);
-    if (!positional) {
-        return tdbg::cli::exit_ok;
-    }
-    o.run = tdbg::cli::single_run_argument(*positional);
-    return tdbg::commands::dump(o, out, err);
+    return parser.run_or_help(args, out, [&](const std::vector<std::string>& positional) {
+        o.run = tdbg::cli::single_run_argument(positional);
+        return tdbg::commands::dump(o, out, err);
+    });
 }
-
-const tdbg::cli::command_registrar register_dump{
-    tdbg::cli::command{"dump", "print a run's full reading as JSON (the golden schema)", &run_dump}};
 
 } // namespace
 
@@ -78,3 +73,8 @@ int tdbg::commands::dump(const dump_options& options, std::ostream& out, std::os
         return tdbg::cli::exit_ok;
     });
 }
+
+namespace {
+const tdbg::cli::command_registrar register_dump{
+    tdbg::cli::command{"dump", "print a run's full reading as JSON (the golden schema)", &run_dump}};
+} // namespace

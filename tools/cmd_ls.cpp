@@ -55,7 +55,6 @@ std::string describe_steps(const std::vector<std::int64_t>& steps) {
     return out + count;
 }
 
-
 struct tensor_row {
     std::string name, dtype, shape, steps, modes, saved;
 };
@@ -153,8 +152,9 @@ int print_run(const tdbg::trial& t, bool read_values, std::ostream& out) {
     }
     out << "\n";
     for (const auto& r : rows) {
-        out << r.name << std::string(w_name - r.name.size() + 2, ' ') << r.dtype << std::string(w_dtype - r.dtype.size() + 2, ' ')
-            << r.shape << std::string(w_shape - r.shape.size() + 2, ' ') << std::string(w_steps - r.steps.size(), ' ') << r.steps
+        out << r.name << std::string(w_name - r.name.size() + 2, ' ') << r.dtype
+            << std::string(w_dtype - r.dtype.size() + 2, ' ') << r.shape
+            << std::string(w_shape - r.shape.size() + 2, ' ') << std::string(w_steps - r.steps.size(), ' ') << r.steps
             << "  " << r.modes << std::string(w_modes - r.modes.size() + 2, ' ') << r.saved << "\n";
     }
     return tdbg::cli::exit_ok;
@@ -170,19 +170,20 @@ int run_ls(const std::vector<std::string>& args, std::ostream& out, std::ostream
                                 "a shape, stored reductions).\n");
     parser.flag("--no-values", "do not read the head of one value per tensor (dtype shown as '?')", o.read_values,
                 false);
-    const auto positional = parser.parse_or_help(args, out);
-    if (!positional) {
-        return tdbg::cli::exit_ok;
-    }
-    o.run = tdbg::cli::single_run_argument(*positional);
-    return tdbg::commands::ls(o, out, err);
+    return parser.run_or_help(args, out, [&](const std::vector<std::string>& positional) {
+        o.run = tdbg::cli::single_run_argument(positional);
+        return tdbg::commands::ls(o, out, err);
+    });
 }
-
-const tdbg::cli::command_registrar register_ls{
-    tdbg::cli::command{"ls", "summarise a run: steps, modes, workers, collections, tensors", &run_ls}};
 
 } // namespace
 
 int tdbg::commands::ls(const ls_options& options, std::ostream& out, std::ostream& err) {
-    return tdbg::cli::guarded("ls", err, [&] { return print_run(tdbg::cli::open_run(options.run), options.read_values, out); });
+    return tdbg::cli::guarded("ls", err,
+                              [&] { return print_run(tdbg::cli::open_run(options.run), options.read_values, out); });
 }
+
+namespace {
+const tdbg::cli::command_registrar register_ls{
+    tdbg::cli::command{"ls", "summarise a run: steps, modes, workers, collections, tensors", &run_ls}};
+} // namespace

@@ -39,12 +39,12 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
+#include "tdbg/core/text.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/rules/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/registry.hpp"
 #include "tdbg/trial/tensor.hpp"
-#include "tdbg/core/text.hpp"
 
 namespace {
 
@@ -87,8 +87,9 @@ void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
                 [&o](const std::string&, const std::string& value) { o.tensor_regex = value; });
     args.option("--collection", "NAME", "only tensors of this collection",
                 [&o](const std::string&, const std::string& value) { o.collection = value; });
-    args.number("--max-tensors", "N", "at most N tensors on the page, in the order of its sections (default 20; 0: all)",
-                o.max_tensors, std::size_t{0}, std::size_t{100000});
+    args.number("--max-tensors", "N",
+                "at most N tensors on the page, in the order of its sections (default 20; 0: all)", o.max_tensors,
+                std::size_t{0}, std::size_t{100000});
     args.number("--per-section", "N",
                 "without --tensors and --collection, the page shows the tensors a rule flagged, then each "
                 "collection's (losses, gradients, weights, biases, the others), then the rest, at most N of each, "
@@ -114,8 +115,8 @@ void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
     args.number("--max-steps", "N", "steps per heatmap at most, evenly sampled (default 120)", o.max_steps,
                 std::size_t{1}, std::size_t{5000});
     args.flag("--no-distributions", "no heatmaps (they read every sampled value)", o.distributions, false);
-    tdbg::cli::declare_rule_selection(args, o.rules, o.config_files, o.others, "rules (as in tdbg rules, over the steps written so far)",
-                                      true);
+    tdbg::cli::declare_rule_selection(args, o.rules, o.config_files, o.others,
+                                      "rules (as in tdbg rules, over the steps written so far)", true);
     args.epilog("A tensor saved only as reductions gets their plots and no heatmap; a run\n"
                 "without steps gets a page that says so. The exit status is 0 when the page\n"
                 "was written, whatever the rules found (use tdbg rules as a CI gate), and 2\n"
@@ -133,8 +134,8 @@ void check_report_options(report_options& o, const std::vector<std::string>& pos
         throw tdbg::cli::usage_error(fmt::format("at most {} runs in one report, got {}", max_runs, o.runs.size()));
     }
     if (o.names.size() > o.runs.size()) {
-        throw tdbg::cli::usage_error(
-            fmt::format("{} --name options for {} run{}", o.names.size(), o.runs.size(), o.runs.size() == 1 ? "" : "s"));
+        throw tdbg::cli::usage_error(fmt::format("{} --name options for {} run{}", o.names.size(), o.runs.size(),
+                                                 o.runs.size() == 1 ? "" : "s"));
     }
 }
 
@@ -182,30 +183,23 @@ std::string generated_line() {
 
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     tdbg::commands::report_options o;
-    tdbg::cli::arguments parser(
-        "tdbg report DIR [-o FILE] [options]\n"
-        "tdbg report DIR DIR... [--name NAME]... [--diff FILE] [-o FILE] [options]",
-        "Writes one self-contained HTML page about the run in DIR (a directory, or\n"
-        "s3://bucket/prefix when built with S3): for each tensor, line plots of\n"
-        "reductions over steps (a line per mode and worker) and a heatmap of the\n"
-        "distribution of its values step by step; with rules, the steps where each\n"
-        "rule triggered are marked on every step axis and listed in a table. The\n"
-        "page needs no network: open it in any browser, attach it to a CI job.\n\n"
-        "Given several runs (8 at most), the page compares them: a line per run (and\n"
-        "mode and worker) on each plot, the runs' distributions side by side, the\n"
-        "rules evaluated over each run.\n");
+    tdbg::cli::arguments parser("tdbg report DIR [-o FILE] [options]\n"
+                                "tdbg report DIR DIR... [--name NAME]... [--diff FILE] [-o FILE] [options]",
+                                "Writes one self-contained HTML page about the run in DIR (a directory, or\n"
+                                "s3://bucket/prefix when built with S3): for each tensor, line plots of\n"
+                                "reductions over steps (a line per mode and worker) and a heatmap of the\n"
+                                "distribution of its values step by step; with rules, the steps where each\n"
+                                "rule triggered are marked on every step axis and listed in a table. The\n"
+                                "page needs no network: open it in any browser, attach it to a CI job.\n\n"
+                                "Given several runs (8 at most), the page compares them: a line per run (and\n"
+                                "mode and worker) on each plot, the runs' distributions side by side, the\n"
+                                "rules evaluated over each run.\n");
     declare_report_arguments(parser, o);
-    const auto positional = parser.parse_or_help(args, out);
-    if (!positional) {
-        return tdbg::cli::exit_ok;
-    }
-    check_report_options(o, *positional);
-    return tdbg::commands::report(o, out, err);
+    return parser.run_or_help(args, out, [&](const std::vector<std::string>& positional) {
+        check_report_options(o, positional);
+        return tdbg::commands::report(o, out, err);
+    });
 }
-
-const tdbg::cli::command_registrar register_report{
-    tdbg::cli::command{"report", "write one HTML page of plots: reductions, value distributions, rule triggers",
-                       &run_report}};
 
 } // namespace
 
@@ -261,7 +255,8 @@ int tdbg::commands::report(const report_options& o, std::ostream& out, std::ostr
         }
         doc.diff = std::move(diff);
         doc.generated = generated_line();
-        // Written through a link, in place into a FIFO or device, else replaced whole: a browser never shows half a page.
+        // Written through a link, in place into a FIFO or device, else replaced whole: a browser never shows half a
+        // page.
         tdbg::cli::write_output(o.output, tdbg::cli::report::render_html(doc), out);
         if (o.output != "-") {
             std::size_t issues = 0;
@@ -278,3 +273,8 @@ int tdbg::commands::report(const report_options& o, std::ostream& out, std::ostr
         return tdbg::cli::exit_ok;
     });
 }
+
+namespace {
+const tdbg::cli::command_registrar register_report{tdbg::cli::command{
+    "report", "write one HTML page of plots: reductions, value distributions, rule triggers", &run_report}};
+} // namespace

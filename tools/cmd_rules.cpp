@@ -210,25 +210,20 @@ int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                 "does: a step that was not saved, or where a tensor the rule needs has no\n"
                                 "value, is skipped; the rule's condition is checked at every other step.\n");
     declare_rules_arguments(parser, o);
-    const auto positional = parser.parse_or_help(args, out);
-    if (!positional) {
-        return tdbg::cli::exit_ok;
-    }
-    if (!o.describe) {
-        check_rules_options(o, *positional);
-    }
-    if (o.describe || o.list) {
+    return parser.run_or_help(args, out, [&](const std::vector<std::string>& positional) {
+        if (!o.describe) {
+            check_rules_options(o, positional);
+        }
+        if (o.describe || o.list) {
+            return tdbg::commands::rules(o, out, err);
+        }
+        o.progress_bar = ::isatty(STDERR_FILENO) == 1;
+        // From here on a signal stops the evaluation, and what was found is reported.
+        const tdbg::cli::interruption signals;
+        o.stop = tdbg::cli::stop_at_signals(signals);
         return tdbg::commands::rules(o, out, err);
-    }
-    o.progress_bar = ::isatty(STDERR_FILENO) == 1;
-    // From here on a signal stops the evaluation, and what was found is reported.
-    const tdbg::cli::interruption signals;
-    o.stop = tdbg::cli::stop_at_signals(signals);
-    return tdbg::commands::rules(o, out, err);
+    });
 }
-
-const tdbg::cli::command_registrar register_rules{
-    tdbg::cli::command{"rules", "evaluate rules (VanishingGradient, ...) over a run; a CI gate", &run_rules}};
 
 } // namespace
 
@@ -260,3 +255,8 @@ int tdbg::commands::rules(const rules_options& o, std::ostream& out, std::ostrea
         }
     });
 }
+
+namespace {
+const tdbg::cli::command_registrar register_rules{
+    tdbg::cli::command{"rules", "evaluate rules (VanishingGradient, ...) over a run; a CI gate", &run_rules}};
+} // namespace

@@ -56,7 +56,8 @@ std::vector<tdbg::tensor_step_info> entries_to_show(const tdbg::tensor& tensor, 
     std::vector<tdbg::tensor_step_info> picked;
     for (tdbg::tensor_step_info& e : tensor.entries(o.mode)) {
         const std::int64_t at = o.mode == tdbg::mode::global ? e.step : e.mode_step;
-        if ((o.worker && e.worker != *o.worker) || !window.contains(at) || (!picked.empty() && picked.back().step == e.step)) {
+        if ((o.worker && e.worker != *o.worker) || !window.contains(at) ||
+            (!picked.empty() && picked.back().step == e.step)) {
             continue;
         }
         picked.push_back(std::move(e));
@@ -156,12 +157,14 @@ void print_values(std::ostream& out, const tdbg::tensor& tensor, const std::vect
         const std::string worker = several_workers ? "  worker " + terminal_safe(e.worker) : "";
         out << (i == 0 ? "" : "\n") << terminal_safe(tensor.name()) << "  " << step_text(e) << worker;
         if (!e.has_value) {
-            out << (e.stored_reductions.empty() ? "  no value saved at this step\n"
-                                                : "  no value saved at this step, only reductions (see --reductions)\n");
+            out << (e.stored_reductions.empty()
+                        ? "  no value saved at this step\n"
+                        : "  no value saved at this step, only reductions (see --reductions)\n");
             continue;
         }
         const tdbg::tensor_value value = tensor.value(e.step, tdbg::mode::global, e.worker);
-        out << "  " << tdbg::dtype_name(value.type()) << " " << tdbg::shape_text(value.shape()) << "\n" << tdbg::array_text(value) << "\n";
+        out << "  " << tdbg::dtype_name(value.type()) << " " << tdbg::shape_text(value.shape()) << "\n"
+            << tdbg::array_text(value) << "\n";
     }
 }
 
@@ -188,8 +191,7 @@ std::string no_match_message(const tdbg::trial& t, const std::string& regex, tdb
         }
     }
     const std::vector<std::string> names = t.tensor_names(std::nullopt, m);
-    const std::vector<std::string> near =
-        tdbg::nearest_names(tdbg::regex_literal(regex), names, true);
+    const std::vector<std::string> near = tdbg::nearest_names(tdbg::regex_literal(regex), names, true);
     if (!near.empty()) {
         return message + "; did you mean " + quoted_names(near) + "?";
     }
@@ -202,16 +204,14 @@ void declare_show_arguments(tdbg::cli::arguments& args, show_options& o) {
                     o.step = tdbg::cli::parse_number<std::int64_t>(opt, value, 0,
                                                                    std::numeric_limits<std::int64_t>::max() - 1);
                 });
-    args.option("--steps", "A:B",
-                "the steps from A up to, not including, B (as Python's A:B; either may be left out, "
-                "':' is every step)",
-                [&o](const std::string& opt, const std::string& value) {
-                    o.steps = tdbg::cli::parse_step_range(opt, value);
-                });
-    args.option("--mode", "MODE", "only the steps of TRAIN, EVAL or PREDICT (GLOBAL: every mode, the default)",
-                [&o](const std::string& opt, const std::string& value) {
-                    o.mode = tdbg::cli::parse_mode_option(opt, value);
-                });
+    args.option(
+        "--steps", "A:B",
+        "the steps from A up to, not including, B (as Python's A:B; either may be left out, "
+        "':' is every step)",
+        [&o](const std::string& opt, const std::string& value) { o.steps = tdbg::cli::parse_step_range(opt, value); });
+    args.option(
+        "--mode", "MODE", "only the steps of TRAIN, EVAL or PREDICT (GLOBAL: every mode, the default)",
+        [&o](const std::string& opt, const std::string& value) { o.mode = tdbg::cli::parse_mode_option(opt, value); });
     args.option("--worker", "W", "the values worker W saved (default: the first worker, by name, that saved the step)",
                 [&o](const std::string& opt, const std::string& value) {
                     if (value.empty()) {
@@ -226,40 +226,34 @@ void declare_show_arguments(tdbg::cli::arguments& args, show_options& o) {
 
 int run_show(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     show_options o;
-    tdbg::cli::arguments parser(
-        "tdbg show RUN TENSOR_REGEX [--step N | --steps A:B] [--mode MODE] [--worker W]\n"
-        "                [--reductions]",
-        "Prints the values of the tensors of the run in RUN (a directory, or\n"
-        "s3://bucket/prefix when built with S3) whose names TENSOR_REGEX matches\n"
-        "(searched, as smdebug's tensor regexes), a step at a time, as numpy prints\n"
-        "arrays: nested brackets by shape, and only the first and last 3 items of\n"
-        "each dimension around '...' when there are more than 1000 elements. A line\n"
-        "before each gives the tensor, its global step, mode and mode step, dtype\n"
-        "and shape. By default only the last step each tensor was saved at is\n"
-        "shown; --steps : shows them all.\n"
-        "\n"
-        "With --reductions, a table instead, a row per step: the reductions stored\n"
-        "for the tensor, else min, max, mean, std and l2 computed from its values.\n"
-        "A tensor saved as reductions only is shown that way in any case.\n");
+    tdbg::cli::arguments parser("tdbg show RUN TENSOR_REGEX [--step N | --steps A:B] [--mode MODE] [--worker W]\n"
+                                "                [--reductions]",
+                                "Prints the values of the tensors of the run in RUN (a directory, or\n"
+                                "s3://bucket/prefix when built with S3) whose names TENSOR_REGEX matches\n"
+                                "(searched, as smdebug's tensor regexes), a step at a time, as numpy prints\n"
+                                "arrays: nested brackets by shape, and only the first and last 3 items of\n"
+                                "each dimension around '...' when there are more than 1000 elements. A line\n"
+                                "before each gives the tensor, its global step, mode and mode step, dtype\n"
+                                "and shape. By default only the last step each tensor was saved at is\n"
+                                "shown; --steps : shows them all.\n"
+                                "\n"
+                                "With --reductions, a table instead, a row per step: the reductions stored\n"
+                                "for the tensor, else min, max, mean, std and l2 computed from its values.\n"
+                                "A tensor saved as reductions only is shown that way in any case.\n");
     declare_show_arguments(parser, o);
-    const auto positional = parser.parse_or_help(args, out);
-    if (!positional) {
-        return tdbg::cli::exit_ok;
-    }
-    if (positional->size() != 2) {
-        throw tdbg::cli::usage_error(
-            fmt::format("expected the run and a tensor regex, RUN TENSOR_REGEX, got {} arguments", positional->size()));
-    }
-    if (o.step && o.steps) {
-        throw tdbg::cli::usage_error("--step and --steps cannot be given together");
-    }
-    o.run = (*positional)[0];
-    o.tensor_regex = (*positional)[1];
-    return tdbg::commands::show(o, out, err);
+    return parser.run_or_help(args, out, [&](const std::vector<std::string>& positional) {
+        if (positional.size() != 2) {
+            throw tdbg::cli::usage_error(fmt::format(
+                "expected the run and a tensor regex, RUN TENSOR_REGEX, got {} arguments", positional.size()));
+        }
+        if (o.step && o.steps) {
+            throw tdbg::cli::usage_error("--step and --steps cannot be given together");
+        }
+        o.run = (positional)[0];
+        o.tensor_regex = (positional)[1];
+        return tdbg::commands::show(o, out, err);
+    });
 }
-
-const tdbg::cli::command_registrar register_show{
-    tdbg::cli::command{"show", "print tensors' values (numpy's layout) or reductions, step by step", &run_show}};
 
 } // namespace
 
@@ -269,7 +263,8 @@ int tdbg::commands::show(const show_options& o, std::ostream& out, std::ostream&
         const tdbg::trial t = tdbg::cli::open_run(o.run);
         const std::vector<std::string> workers = t.workers();
         if (o.worker && std::find(workers.begin(), workers.end(), *o.worker) == workers.end()) {
-            throw tdbg::error(fmt::format("no worker '{}' in the run (its workers: {})", *o.worker, quoted_names(workers)));
+            throw tdbg::error(
+                fmt::format("no worker '{}' in the run (its workers: {})", *o.worker, quoted_names(workers)));
         }
         tdbg::tensor_name_query query;
         query.regex = {regex};
@@ -303,3 +298,8 @@ int tdbg::commands::show(const show_options& o, std::ostream& out, std::ostream&
         return tdbg::cli::exit_ok;
     });
 }
+
+namespace {
+const tdbg::cli::command_registrar register_show{
+    tdbg::cli::command{"show", "print tensors' values (numpy's layout) or reductions, step by step", &run_show}};
+} // namespace

@@ -26,14 +26,10 @@ namespace {
 
 using detail::check;
 
+// Neither copied nor moved (device_ops is neither).
 class runtime_device_ops final : public device_ops {
 public:
     runtime_device_ops() = default;
-    runtime_device_ops(const runtime_device_ops&) = delete;
-    runtime_device_ops& operator=(const runtime_device_ops&) = delete;
-    runtime_device_ops(runtime_device_ops&&) = delete;
-    runtime_device_ops& operator=(runtime_device_ops&&) = delete;
-
     ~runtime_device_ops() override {
         // Errors are ignored: the runtime may be shutting down at exit.
         for (const auto& [device, edges] : edges_) {

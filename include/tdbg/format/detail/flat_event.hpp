@@ -146,19 +146,18 @@ inline void append_flat_tensor_event(std::string& out, const tensor_event& ev) {
     }
     if (has_metadata) {
         w.open(9, metadata_body);
+        const auto plugin = [&w](std::size_t body, std::string_view name, std::string_view content) {
+            w.open(1, body);
+            w.open(1, name.size());
+            w.bytes(name);
+            w.open(2, content.size());
+            w.bytes(content);
+        };
         if (ev.mode_step) {
-            w.open(1, mode_step_plugin);
-            w.open(1, mode_step_plugin_name.size());
-            w.bytes(mode_step_plugin_name);
-            w.open(2, mode_step_text.size);
-            w.bytes(mode_step_text.view());
+            plugin(mode_step_plugin, mode_step_plugin_name, mode_step_text.view());
         }
         if (ev.mode) {
-            w.open(1, mode_plugin);
-            w.open(1, mode_plugin_name.size());
-            w.bytes(mode_plugin_name);
-            w.open(2, mode_text.size);
-            w.bytes(mode_text.view());
+            plugin(mode_plugin, mode_plugin_name, mode_text.view());
         }
     }
 }
