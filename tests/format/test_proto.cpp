@@ -7,6 +7,7 @@
 
 #include "support.hpp"
 #include "tdbg/format/detail/proto.hpp"
+#include "tdbg/format/detail/proto_reader.hpp"
 
 using tdbg::test::bytes;
 

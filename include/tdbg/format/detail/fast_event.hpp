@@ -20,6 +20,7 @@
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/format/detail/proto.hpp"
+#include "tdbg/format/detail/proto_reader.hpp"
 
 namespace tdbg::format::detail {
 

@@ -19,6 +19,7 @@
 
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/event.hpp"
+#include "tdbg/format/detail/proto_reader.hpp"
 
 namespace tdbg::format {
 

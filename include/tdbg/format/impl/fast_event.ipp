@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "tdbg/format/detail/fast_event.hpp"
+#include "tdbg/format/detail/proto_reader.hpp"
 
 namespace tdbg::format::detail {
 

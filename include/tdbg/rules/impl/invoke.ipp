@@ -1,6 +1,8 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/rules/invoke.hpp.
+/// Definitions of tdbg/rules/invoke.hpp. One file (about 640 lines) on purpose: rule_evaluation's
+/// members are one state machine (start, batches of steps, folding in step order, waiting for a
+/// live run, interruption) over the same private state and helpers; invoke_rule is its loop.
 
 #include <algorithm>
 #include <chrono>
