@@ -33,11 +33,9 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +51,7 @@
 #include "tdbg/cuda/device_ops.hpp"
 #include "tdbg/cuda/reduce.hpp"
 #include "tdbg/hook/deferred.hpp"
+#include "tdbg/hook/detail/deferred_sources.hpp"
 #include "tdbg/hook/detail/histogram.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/reduce/compute.hpp"
@@ -70,32 +69,6 @@ struct device_saver_options {
 };
 
 namespace detail {
-
-/// An event waited for once, by whichever thread asks first; its error is thrown every time.
-class once_waiter {
-public:
-    explicit once_waiter(std::function<void()> wait) : wait_(std::move(wait)) {}
-
-    void wait() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (wait_) {
-            try {
-                wait_();
-            } catch (...) {
-                failure_ = std::current_exception();
-            }
-            wait_ = nullptr;
-        }
-        if (failure_) {
-            std::rethrow_exception(failure_);
-        }
-    }
-
-private:
-    std::mutex mutex_;
-    std::function<void()> wait_;
-    std::exception_ptr failure_;
-};
 
 /// The histogram of a tensor from the device's bucket counts and its statistics.
 [[nodiscard]] inline histogram_counts histogram_from_stats(const std::uint64_t* counts, std::size_t buckets,
@@ -173,9 +146,7 @@ public:
         }
         for (; handed < items.size(); ++handed) {
             const item& it = items[handed];
-            hook_->save_deferred(it.name, it.tensor.type, it.shape, it.plan, [failure]() -> deferred_values {
-                throw error(fmt::format("the device work failed: {}", failure));
-            });
+            hook_->save_deferred(it.name, it.tensor.type, it.shape, it.plan, tdbg::detail::failed_source(failure));
         }
     }
 
@@ -251,7 +222,7 @@ private:
         // comes back only from tensors the hook has, so before waiting for it those launched so
         // far go to the hook first, behind an event of their own.
         const auto hand_over = [&](std::size_t end) {
-            auto done = std::make_shared<detail::once_waiter>(ops_->record_event(stream));
+            auto done = std::make_shared<tdbg::detail::once_waiter>(ops_->record_event(stream));
             for (; handed < end; ++handed) {
                 const item& it = items[handed];
                 hook_->save_deferred(it.name, it.tensor.type, it.shape, it.plan,
@@ -279,7 +250,7 @@ private:
     }
 
     // The function a writer thread runs to read a tensor's values once the device is done.
-    static deferred_source deliver(std::shared_ptr<void> results, std::shared_ptr<detail::once_waiter> done,
+    static deferred_source deliver(std::shared_ptr<void> results, std::shared_ptr<tdbg::detail::once_waiter> done,
                                    const item& it, layout where, reduction_convention convention) {
         return [results = std::move(results), done = std::move(done), type = it.tensor.type, shape = it.shape,
                 count = it.tensor.count, plan = it.plan, where = std::move(where), convention]() {

@@ -19,14 +19,13 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/core.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/types.h>
 
 #include "tdbg/core/dtype.hpp"
-#include "tdbg/core/error.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/deferred.hpp"
+#include "tdbg/hook/detail/deferred_sources.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/integrations/detail/libtorch_device.hpp"
 #include "tdbg/integrations/torch_dtype.hpp"
@@ -51,7 +50,6 @@ public:
     torch_device_batches(hook& target, std::size_t pinned_pool_bytes, bool use_cuda)
         : hook_(&target), pinned_pool_bytes_(pinned_pool_bytes), use_cuda_(use_cuda) {}
 
-public:
     /// A device tensor this step saves, and what of it.
     struct device_item {
         std::string name;
@@ -61,24 +59,6 @@ public:
         save_plan plan;
     };
 
-private:
-    // What a batch's device work leaves in host memory, read once its event has completed.
-    struct batch_result {
-        torch::Tensor host; // the reductions, statistics and histogram counts of every tensor
-        [[nodiscard]] const std::byte* at(std::size_t offset) const {
-            return static_cast<const std::byte*>(host.data_ptr()) + offset;
-        }
-    };
-
-    // Where a tensor's values lie in a batch_result.
-    struct item_layout {
-        std::vector<std::pair<std::size_t, std::size_t>> reductions; // (plan index, byte offset) of a torch result
-        std::vector<dtype> reduction_types;                          // their dtypes, in the same order
-        std::optional<std::size_t> histogram;
-        std::shared_ptr<torch::Tensor> raw; // host memory of the raw value, from the pool
-    };
-
-public:
     /// Launches the device work of `items`, one batch per device, and hands each to the hook
     /// as a deferred save.
     void launch(std::vector<device_item>& items) {
@@ -118,6 +98,21 @@ public:
     }
 
 private:
+    // What a batch's device work leaves in host memory, read once its event has completed.
+    struct batch_result {
+        torch::Tensor host; // the reductions, statistics and histogram counts of every tensor
+        [[nodiscard]] const std::byte* at(std::size_t offset) const {
+            return static_cast<const std::byte*>(host.data_ptr()) + offset;
+        }
+    };
+
+    // Where a tensor's values lie in a batch_result.
+    struct item_layout {
+        std::vector<std::pair<std::size_t, std::size_t>> reductions; // (plan index, byte offset) of a torch result
+        std::vector<dtype> reduction_types; // their dtypes, in the same order
+        std::optional<std::size_t> histogram;
+        std::shared_ptr<torch::Tensor> raw; // host memory of the raw value, from the pool
+    };
 
     // A device error while launching (out of memory, say) is a write error like one the writer
     // meets later: every tensor of the batch gets it as its deferred values, so that the hook's
@@ -135,9 +130,7 @@ private:
     void fail(const std::vector<device_item>& items, std::size_t from, const std::string& failure) {
         for (; from < items.size(); ++from) {
             const device_item& item = items[from];
-            hook_->save_deferred(item.name, item.type, item.shape, item.plan, [failure]() -> deferred_values {
-                throw error(fmt::format("the device work failed: {}", failure));
-            });
+            hook_->save_deferred(item.name, item.type, item.shape, item.plan, failed_source(failure));
         }
     }
 
@@ -195,7 +188,8 @@ private:
             if (item.plan.reductions.empty()) {
                 continue;
             }
-            const std::vector<torch::Tensor> results = detail::torch_reductions(item.tensor, item.type, item.plan.reductions);
+            const std::vector<torch::Tensor> results =
+                detail::torch_reductions(item.tensor, item.type, item.plan.reductions);
             for (std::size_t k = 0; k < results.size(); ++k) {
                 if (results[k].defined()) {
                     layouts[i].reductions.emplace_back(k, add_piece(detail::as_bytes(results[k])));
@@ -212,14 +206,15 @@ private:
         auto result = std::make_shared<batch_result>();
         if (!pieces.empty()) {
             const torch::Tensor bytes = pieces.size() == 1 ? pieces.front() : torch::cat(pieces);
-            result->host = torch::empty({bytes.numel()}, torch::TensorOptions().dtype(torch::kByte).pinned_memory(pinned));
+            result->host =
+                torch::empty({bytes.numel()}, torch::TensorOptions().dtype(torch::kByte).pinned_memory(pinned));
             result->host.copy_(bytes, /*non_blocking=*/true);
         }
         // Tensors go to the hook behind an event recorded after their copies. The pool's memory
         // comes back only from tensors the hook has, so before waiting for it those launched so
         // far go to the hook first, behind an event of their own.
         const auto hand_over = [&](std::size_t end) {
-            auto done = std::make_shared<detail::once_event>(detail::device_event::record(device));
+            auto done = std::make_shared<once_waiter>([event = device_event::record(device)] { event.wait(); });
             for (; handed < end; ++handed) {
                 device_item& item = items[handed];
                 hook_->save_deferred(item.name, item.type, item.shape, item.plan,
@@ -243,13 +238,16 @@ private:
                 ++dropped_;
                 continue;
             }
-            layouts[i].raw->view(item.tensor.scalar_type()).view(item.tensor.sizes()).copy_(item.tensor, /*non_blocking=*/true);
+            layouts[i]
+                .raw->view(item.tensor.scalar_type())
+                .view(item.tensor.sizes())
+                .copy_(item.tensor, /*non_blocking=*/true);
         }
         hand_over(items.size());
     }
 
     // The function a writer thread runs to read a tensor's values from the batch's host memory.
-    static deferred_source deliver(std::shared_ptr<const batch_result> result, std::shared_ptr<detail::once_event> done,
+    static deferred_source deliver(std::shared_ptr<const batch_result> result, std::shared_ptr<once_waiter> done,
                                    dtype type, tensor_value::shape_type shape, save_plan plan, item_layout layout,
                                    std::size_t count) {
         return [result = std::move(result), done = std::move(done), type, shape = std::move(shape),
@@ -298,14 +296,12 @@ private:
             }
         }
         const std::vector<double>& edges = histogram_edges();
-        torch::Tensor host = torch::from_blob(const_cast<double*>(edges.data()), {static_cast<std::int64_t>(edges.size())},
-                                              torch::TensorOptions().dtype(torch::kDouble));
+        torch::Tensor host =
+            torch::from_blob(const_cast<double*>(edges.data()), {static_cast<std::int64_t>(edges.size())},
+                             torch::TensorOptions().dtype(torch::kDouble));
         edges_.emplace_back(device, host.to(device, /*non_blocking=*/false, /*copy=*/true));
         return edges_.back().second;
     }
-
-
-
 
     hook* hook_; // a pointer, not a reference: keeps the owner movable
     std::size_t pinned_pool_bytes_;

@@ -18,9 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,9 +27,9 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/core.h>
 #include <c10/core/Event.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <fmt/core.h>
 #include <torch/types.h>
 
 #include "tdbg/core/detail/byte_budget.hpp"
@@ -41,7 +39,6 @@
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/deferred.hpp"
 #include "tdbg/reduce/convention.hpp"
-
 
 namespace tdbg::detail {
 
@@ -133,39 +130,8 @@ private:
     std::shared_ptr<c10::Event> event_;
 };
 
-/// A device_event waited for once, by whichever thread asks first.
-class once_event {
-public:
-    explicit once_event(device_event event) : event_(std::move(event)) {}
-
-    /// Waits for the event; throws the device's error, every time it is asked.
-    void wait() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (!done_) {
-            done_ = true;
-            try {
-                event_.wait();
-            } catch (...) {
-                failure_ = std::current_exception();
-            }
-            event_ = device_event();
-        }
-        if (failure_) {
-            std::rethrow_exception(failure_);
-        }
-    }
-
-private:
-    std::mutex mutex_;
-    device_event event_;
-    bool done_ = false;
-    std::exception_ptr failure_;
-};
-
 /// A 0-d result's bytes as a 1-d byte tensor (to gather many results in one buffer).
-inline torch::Tensor as_bytes(const torch::Tensor& result) {
-    return result.reshape({1}).view(torch::kByte);
-}
+inline torch::Tensor as_bytes(const torch::Tensor& result) { return result.reshape({1}).view(torch::kByte); }
 
 /// The reductions `which` of `x` by torch operations on its device, as smdebug's PyTorch hook
 /// stores them: 0-d tensors of torch's dtypes, std and variance unbiased; an undefined tensor
@@ -312,7 +278,8 @@ inline torch::Tensor torch_histogram(const torch::Tensor& x, const torch::Tensor
     // numpy.histogram: bucket i holds [edge_i, edge_i+1), the last one also its right edge;
     // values outside the edges and NaN in none.
     const torch::Tensor inside = (v >= edges[0]) & (v <= edges[buckets]);
-    const torch::Tensor bins = (torch::bucketize(v, edges, /*out_int32=*/false, /*right=*/true) - 1).clamp(0, buckets - 1);
+    const torch::Tensor bins =
+        (torch::bucketize(v, edges, /*out_int32=*/false, /*right=*/true) - 1).clamp(0, buckets - 1);
     const torch::Tensor counts = torch::bincount(bins.masked_select(inside), {}, buckets).to(torch::kDouble);
     auto [lo, hi] = std::make_pair(v.min(), v.max()); // propagate NaN, as numpy's
     return torch::cat({counts, lo.reshape({1}), hi.reshape({1}), v.sum().reshape({1}), (v * v).sum().reshape({1})});
