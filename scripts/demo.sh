@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The tdbg demo: builds the examples and the tdbg command line (Release), trains a small
 # MLP with the hook (examples/train_mlp), lists what it saved (`tdbg ls`), runs rules
-# over it (`tdbg rules`) and writes an HTML report of it (`tdbg report`, DIR/report.html).
+# over it (`tdbg rules`) and writes an HTML report of it (`tdbg report`, DIR.html beside the run:
+# the command refuses to write inside the run it reads).
 # Installs missing Debian packages first (as root; otherwise prints the apt-get command).
 #
 # Usage: scripts/demo.sh [--out DIR] [--steps N]
@@ -85,8 +86,8 @@ if [[ -n $cli ]]; then
 
     # One HTML page of the run's plots with the same rules' triggers marked (exit 0 whatever
     # the rules found; `tdbg rules` above is the gate).
-    tdbg_say "report: tdbg report $out -o $out/report.html ${rule_args[*]}"
-    "$cli" report "$out" -o "$out/report.html" "${rule_args[@]}"
+    tdbg_say "report: tdbg report $out -o $out.html ${rule_args[*]}"
+    "$cli" report "$out" -o "$out.html" "${rule_args[@]}"
 
     # A rule of one's own (examples/custom_rule.hpp), compiled into a build of the command
     # line (examples/custom_cli) and run by name like the built-in ones.
