@@ -9,7 +9,9 @@
 #   --out DIR    where the run is written (default <repo>/demo-run; replaced if it holds a run)
 #   --steps N    training steps (default 200)
 # Environment: TDBG_BUILD_DIR (build trees; default <repo>/build), TDBG_JOBS (default 2),
-#   TDBG_DEMO_RULES (the rules to run; default "VanishingGradient ExplodingTensor LossNotDecreasing").
+#   TDBG_DEMO_RULES (the rules to run; default "VanishingGradient ExplodingTensor LossNotDecreasing"),
+#   TDBG_DEMO_PREBUILT (a build tree that holds examples/train_mlp and tools/tdbg already: the demo
+#   runs them, without installing or building anything; the test suite runs the demo so).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -31,17 +33,22 @@ if ! [[ $steps =~ ^[0-9]+$ ]]; then
 fi
 out=$(realpath -m "$out")
 
-tdbg_ensure_packages "${TDBG_BUILD_PACKAGES[@]}"
-
-build=$TDBG_BUILD_ROOT/release
-tdbg_say "build the examples and the tdbg command line (Release, $build)"
-tdbg_configure "$build" -DCMAKE_BUILD_TYPE=Release -DTDBG_BUILD_TESTS=OFF -DTDBG_BUILD_BENCHMARKS=OFF \
-    -DTDBG_BUILD_EXAMPLES=ON -DTDBG_BUILD_TOOLS=ON -DTDBG_LIBTORCH=OFF -DTDBG_CUDA=OFF
-# The programs of the demo, where this configuration builds them. Removed first, so that
-# what is there after the build is what the sources define now (a relink at most).
-train_mlp=$build/examples/train_mlp
-rm -f "$train_mlp" "$build/tools/tdbg"
-tdbg_build "$build"
+if [[ -n ${TDBG_DEMO_PREBUILT:-} ]]; then
+    build=$(realpath -m "$TDBG_DEMO_PREBUILT")
+    train_mlp=$build/examples/train_mlp
+    tdbg_say "use the programs built in $build"
+else
+    tdbg_ensure_packages "${TDBG_BUILD_PACKAGES[@]}"
+    build=$TDBG_BUILD_ROOT/release
+    tdbg_say "build the examples and the tdbg command line (Release, $build)"
+    tdbg_configure "$build" -DCMAKE_BUILD_TYPE=Release -DTDBG_BUILD_TESTS=OFF -DTDBG_BUILD_BENCHMARKS=OFF \
+        -DTDBG_BUILD_EXAMPLES=ON -DTDBG_BUILD_TOOLS=ON -DTDBG_LIBTORCH=OFF -DTDBG_CUDA=OFF
+    # The programs of the demo, where this configuration builds them. Removed first, so that
+    # what is there after the build is what the sources define now (a relink at most).
+    train_mlp=$build/examples/train_mlp
+    rm -f "$train_mlp" "$build/tools/tdbg"
+    tdbg_build "$build"
+fi
 cli=$(find "$build/tools" -maxdepth 2 -type f -name tdbg -perm -u+x 2>/dev/null | head -n 1 || true)
 if [[ ! -x $train_mlp ]]; then
     echo "error: the build produced no $train_mlp: examples/train_mlp.cpp is missing or does not define it" >&2

@@ -120,3 +120,39 @@ TEST_CASE("a collection with a compile-time reduction set stores what the run-ti
     CHECK(stored<double>(run, index, "smdebug/reductions/mean/fused/x", dtype::float64) == Approx(0.5));
     CHECK(stored<double>(run, index, "smdebug/reductions/abs_l2/fused/x", dtype::float64) == Approx(std::sqrt(sum_sq)));
 }
+
+TEST_CASE("save_tensor with PyTorch's convention stores 0-d reductions, int64 for an unsigned sum, unbiased std") {
+    temp_dir dir("hook_reductions_torch");
+    auto o = every_step(dir);
+    collection stats("stats");
+    stats.include("^stats/");
+    stats.set_reduction_config(reduction_config::parse("sum,max,std,mean", false, true));
+    o.collections.push_back(stats);
+    {
+        hook h(o);
+        h.begin_step();
+        h.save_tensor("stats/u", tensor_value(std::vector<std::uint8_t>{200, 100, 7}), {},
+                      reduction_convention::pytorch);
+        h.save_tensor("stats/f", tensor_value(std::vector<float>{1.0F, 3.0F}), {}, reduction_convention::pytorch);
+        h.close();
+    }
+    const auto run = dir.path() / "run";
+    const auto index = read_indexes(run).at({0, "worker_0"});
+    const auto zero_d = [&](const std::string& name, dtype want) {
+        INFO(name);
+        const auto ev = read_tensor(run, index, name);
+        CHECK(ev.value.type() == want);
+        CHECK(ev.value.shape().empty()); // torch's reductions are 0-d
+        return ev.value;
+    };
+    CHECK(zero_d("smdebug/reductions/sum/stats/u", dtype::int64).data_as<std::int64_t>()[0] == 307);
+    CHECK(zero_d("smdebug/reductions/max/stats/u", dtype::uint8).data_as<std::uint8_t>()[0] == 200);
+    CHECK(zero_d("smdebug/reductions/std/stats/f", dtype::float32).data_as<float>()[0] == Approx(std::sqrt(2.0)));
+    CHECK(zero_d("smdebug/reductions/mean/stats/f", dtype::float32).data_as<float>()[0] == 2.0F);
+    // torch has no std or mean of an integer tensor: nothing is written for them.
+    std::size_t of_u = 0;
+    for (const auto& t : index.tensor_payload) {
+        of_u += t.tensorname.size() > 8 && t.tensorname.compare(t.tensorname.size() - 8, 8, "/stats/u") == 0 ? 1 : 0;
+    }
+    CHECK(of_u == 2);
+}

@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reference.hpp"
 #include "support.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/reduce/compute.hpp"
+#include "tdbg/reduce/reduction_value.hpp"
 
 using namespace tdbg;
 using tdbg::test::all_18;
@@ -35,6 +37,14 @@ void check_all(const std::vector<T>& v) {
     // What the hook's save_tensor<T> computes: T's kernels alone, the same results.
     const std::vector<tensor_value> typed = compute_reductions_of<T>(value, which);
     REQUIRE(typed.size() == which.size());
+    // What the hook encodes its records from: the same elements, appended after what was there.
+    std::vector<reduction_value> values{reduction_value::of(std::int8_t{-3})};
+    compute_reduction_values_of<T>(value, which, {}, values);
+    REQUIRE(values.size() == which.size() + 1);
+    CHECK(values.front().type() == dtype::int8);
+    std::vector<reduction_value> dynamic;
+    compute_reduction_values(value, which, {}, dynamic);
+    REQUIRE(dynamic.size() == which.size());
     for (std::size_t i = 0; i < which.size(); ++i) {
         INFO(dtype_name(dtype_v<T>) << " n=" << v.size() << " " << reduction_name(which[i]));
         const auto want = reference(v, which[i]);
@@ -44,6 +54,13 @@ void check_all(const std::vector<T>& v) {
         CHECK(alone.bytes() == together[i].bytes());
         CHECK(typed[i].type() == together[i].type());
         CHECK(typed[i].bytes() == together[i].bytes());
+        CHECK(values[i + 1].type() == together[i].type());
+        CHECK(values[i + 1].bytes() == together[i].bytes());
+        CHECK(dynamic[i].type() == together[i].type());
+        CHECK(dynamic[i].bytes() == together[i].bytes());
+        const tensor_value back = values[i + 1].to_tensor();
+        CHECK(back.dimension() == 0);
+        CHECK(back.bytes() == together[i].bytes());
     }
 }
 
@@ -385,4 +402,42 @@ TEST_CASE("parse_reduction_list reads smdebug's spellings") {
     CHECK(tdbg::split_list(" a ,\tb\t,, c") == std::vector<std::string_view>{"a", "b", "c"});
     CHECK(tdbg::split_list(",").empty());
     CHECK_THROWS_AS(parse_reduction_list("mean_norm"), tdbg::config_error);
+}
+
+TEST_CASE("reduction_value holds one element of any numeric dtype, and refuses anything else") {
+    const reduction_value f = reduction_value::of(2.5F);
+    CHECK(f.type() == dtype::float32);
+    CHECK(f.bytes().size() == 4);
+    CHECK(*f.to_tensor().data_as<float>() == 2.5F);
+    CHECK(f.to_tensor({1}).shape() == tensor_value::shape_type{1});
+
+    const reduction_value b = reduction_value::of(true);
+    CHECK(b.type() == dtype::boolean);
+    CHECK(b.bytes() == std::string_view("\x01", 1));
+
+    const std::complex<double> z(1.5, -2.0);
+    const reduction_value c = reduction_value::of(z);
+    CHECK(c.type() == dtype::complex128);
+    CHECK(c.bytes().size() == 16);
+    CHECK(*c.to_tensor().data_as<std::complex<double>>() == z);
+
+    // From a one-element tensor of any shape: the same bytes.
+    const tensor_value one(std::vector<std::int16_t>{-7}, {1, 1});
+    const reduction_value from = reduction_value::from(one);
+    CHECK(from.type() == dtype::int16);
+    CHECK(from.bytes() == one.bytes());
+
+    // Torch's int64 for an unsigned sum: the same bits; a size mismatch is refused.
+    const reduction_value sum = reduction_value::of(std::uint64_t{1} << 63U);
+    const reduction_value as_int = sum.retyped(dtype::int64);
+    CHECK(as_int.type() == dtype::int64);
+    CHECK(as_int.bytes() == sum.bytes());
+    CHECK(tdbg::test::error_of([&] { (void)sum.retyped(dtype::int32); }) ==
+          "cannot read a uint64 reduction as int32: their sizes differ");
+
+    CHECK(tdbg::test::error_of([&] { (void)reduction_value::from(tensor_value(std::vector<float>{1, 2})); }) ==
+          "a reduction's value is one numeric element; found a float32 tensor of 2 elements");
+    CHECK(tdbg::test::error_of([&] {
+              (void)reduction_value::from(tensor_value(std::vector<std::string>{"a"}));
+          }) == "a reduction's value is one numeric element; found a str tensor of 1 elements");
 }

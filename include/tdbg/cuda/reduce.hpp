@@ -99,7 +99,7 @@ template <class T>
     std::vector<tensor_value> out;
     out.reserve(which.size());
     for (const reduction r : which) {
-        out.push_back(tdbg::detail::finish_real<T>(stats, r, ddof));
+        out.push_back(tdbg::detail::finish_real<T>(stats, r, ddof).to_tensor());
     }
     return out;
 }

@@ -72,6 +72,12 @@ public:
     void set_event_file_name(std::string name) { event_file_name_ = std::move(name); }
     [[nodiscard]] bool has_event_file_name() const noexcept { return !event_file_name_.empty(); }
 
+    /// Room for `count` more add_tensor calls whose names take `name_bytes` in all (a step's block
+    /// of records names them at once).
+    void reserve_tensors(std::size_t count, std::size_t name_bytes) {
+        constexpr std::size_t per_entry = 96; // the keys, quotes and two 20-digit numbers, at most
+        tensor_json_.reserve(tensor_json_.size() + name_bytes + count * per_entry);
+    }
     /// Names a record of the event file.
     TDBG_DECL void add_tensor(std::string_view name, std::uint64_t start_idx, std::uint64_t length);
     /// Names a shape saved without values.

@@ -115,8 +115,9 @@ TDBG_DECL std::optional<index_key_info> parse_step_worker_key(std::string_view k
 inline void assign_reduction_tensor_name(std::string& out, reduction r, std::string_view tensor) {
     const std::string_view abs = r.abs ? "abs_" : "";
     const std::string_view kind = reduction_kind_name(r.kind);
-    const std::string stripped = tensor.find(':') == std::string_view::npos ? std::string() : strip_colon_index(tensor);
-    const std::string_view name = tensor.find(':') == std::string_view::npos ? tensor : std::string_view(stripped);
+    const bool indexed = tensor.find(':') != std::string_view::npos;
+    const std::string stripped = indexed ? strip_colon_index(tensor) : std::string();
+    const std::string_view name = indexed ? std::string_view(stripped) : tensor;
     out.clear();
     out.reserve(reduction_prefix.size() + abs.size() + kind.size() + 1 + name.size());
     out.append(reduction_prefix).append(abs).append(kind).append(1, '/').append(name);

@@ -166,9 +166,9 @@ public:
         using value_type = std::decay_t<typename E::value_type>;
         if constexpr (detail::is_borrowable_container<E>::value) {
             save_prepared(name, tensor_value::borrow<value_type>(e.data(), {e.shape().begin(), e.shape().end()}),
-                          &compute_reductions_of<value_type>);
+                          &compute_reduction_values_of<value_type>);
         } else {
-            save_prepared(name, to_tensor_value(expression), &compute_reductions_of<value_type>);
+            save_prepared(name, to_tensor_value(expression), &compute_reduction_values_of<value_type>);
         }
     }
 
@@ -177,7 +177,7 @@ public:
     void save_tensor(std::string_view name, const T* data, std::vector<std::size_t> shape,
                      std::initializer_list<std::string_view> collections = {}) {
         if (prepare_save(name, collections)) {
-            save_prepared(name, tensor_value::borrow<T>(data, std::move(shape)), &compute_reductions_of<T>);
+            save_prepared(name, tensor_value::borrow<T>(data, std::move(shape)), &compute_reduction_values_of<T>);
         }
     }
 
@@ -242,9 +242,9 @@ private:
     // The non-template half of save_tensor: checks, adds `name` to `collections`,
     // and says whether the tensor is saved at this step (save_prepared then saves it).
     TDBG_DECL bool prepare_save(std::string_view name, std::initializer_list<std::string_view> collections);
-    // `reduce` computes its reductions: compute_reductions_of<T> where the element type is known at
+    // `reduce` computes its reductions: compute_reduction_values_of<T> where the element type is known at
     // compile time, so that a file saving float tensors compiles float's kernels only.
-    TDBG_DECL void save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce);
+    TDBG_DECL void save_prepared(std::string_view name, const tensor_value& value, reduction_values_function reduce);
 
     std::unique_ptr<detail::hook_engine> engine_;
 };

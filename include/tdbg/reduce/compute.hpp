@@ -43,6 +43,7 @@
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/reduce/options.hpp"
+#include "tdbg/reduce/reduction_value.hpp"
 
 namespace tdbg {
 
@@ -63,6 +64,18 @@ template <class T>
 [[nodiscard]] std::vector<tensor_value> compute_reductions_of(const tensor_value& value,
                                                               const std::vector<reduction>& which,
                                                               const reduce::options& opts = {});
+
+/// compute_reductions with each result appended to `out` as a reduction_value (the same
+/// elements), in the order of `which`: no allocation once `out` has room. The hook's path, which
+/// encodes the records of a tensor's reductions from them.
+TDBG_DECL void compute_reduction_values(const tensor_value& value, const std::vector<reduction>& which,
+                                        const reduce::options& opts, std::vector<reduction_value>& out);
+
+/// compute_reduction_values of a tensor whose element type is known where it is called, as
+/// compute_reductions_of<T> is to compute_reductions.
+template <class T>
+void compute_reduction_values_of(const tensor_value& value, const std::vector<reduction>& which,
+                                 const reduce::options& opts, std::vector<reduction_value>& out);
 
 namespace detail {
 class running_reductions_base;
@@ -100,7 +113,11 @@ private:
     std::unique_ptr<detail::running_reductions_base> state_; // made by the first piece
 };
 
-/// compute_reductions or one compute_reductions_of<T>, as the hook keeps it.
+/// compute_reduction_values or one compute_reduction_values_of<T>, as the hook keeps it.
+using reduction_values_function = void (*)(const tensor_value& value, const std::vector<reduction>& which,
+                                           const reduce::options& opts, std::vector<reduction_value>& out);
+
+/// compute_reductions or one compute_reductions_of<T>.
 using reductions_function = std::vector<tensor_value> (*)(const tensor_value& value, const std::vector<reduction>& which,
                                                           const reduce::options& opts);
 
@@ -116,7 +133,11 @@ using reductions_function = std::vector<tensor_value> (*)(const tensor_value& va
 // Compiled once, by tdbg/src/reduce.hpp.
 #define TDBG_DETAIL_EXTERN_REDUCTIONS_OF(T)                                                                            \
     extern template std::vector<tdbg::tensor_value> tdbg::compute_reductions_of<T>(                                   \
-        const tdbg::tensor_value&, const std::vector<tdbg::reduction>&, const tdbg::reduce::options&);
+        const tdbg::tensor_value&, const std::vector<tdbg::reduction>&, const tdbg::reduce::options&);              \
+    extern template void tdbg::compute_reduction_values_of<T>(const tdbg::tensor_value&,                             \
+                                                              const std::vector<tdbg::reduction>&,                   \
+                                                              const tdbg::reduce::options&,                          \
+                                                              std::vector<tdbg::reduction_value>&);
 TDBG_DETAIL_FOR_EACH_ELEMENT_TYPE(TDBG_DETAIL_EXTERN_REDUCTIONS_OF)
 #undef TDBG_DETAIL_EXTERN_REDUCTIONS_OF
 #endif

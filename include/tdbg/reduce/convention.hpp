@@ -16,6 +16,7 @@
 /// Everything else (min, max, floating results in the input's dtype, complex results) agrees.
 /// `tdbg::hook::save_tensor` writes numpy's; `tdbg::torch_hook` writes PyTorch's.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/reduce/reduction_value.hpp"
 
 namespace tdbg {
 
@@ -70,6 +72,26 @@ enum class reduction_convention {
         return tensor_value::from_bytes(dtype::int64, {}, result.bytes());
     }
     return result.dimension() == 0 ? result : tensor_value::from_bytes(result.type(), {}, result.bytes());
+}
+
+/// stored_reduction of a reduction_value: the element `convention` stores (torch's int64 for an
+/// unsigned sum or product), its rank stored_reduction_rank's. nullopt where the convention
+/// has no such reduction.
+[[nodiscard]] inline std::optional<reduction_value> stored_reduction(reduction_convention convention, dtype input,
+                                                                     reduction r, const reduction_value& result) {
+    if (!has_reduction(convention, input, r)) {
+        return std::nullopt;
+    }
+    if (convention == reduction_convention::pytorch && result.type() == dtype::uint64) {
+        return result.retyped(dtype::int64); // the same bits
+    }
+    return result;
+}
+
+/// The number of dimensions of a stored reduction under `convention`: 1, shape (1,), for numpy;
+/// 0 for pytorch.
+[[nodiscard]] constexpr std::size_t stored_reduction_rank(reduction_convention convention) noexcept {
+    return convention == reduction_convention::numpy ? 1 : 0;
 }
 
 } // namespace tdbg

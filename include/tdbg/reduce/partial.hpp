@@ -18,6 +18,7 @@
 #include "tdbg/reduce/options.hpp"
 #include "tdbg/reduce/detail/accumulate.hpp"
 #include "tdbg/reduce/detail/finish.hpp"
+#include "tdbg/reduce/reduction_value.hpp"
 
 namespace tdbg {
 
@@ -54,7 +55,10 @@ public:
 
     /// Reduction r of all the elements: a 0-d tensor of numpy's result dtype. std and variance
     /// divide by count - `ddof` (0: numpy's default; 1: torch's unbiased default).
-    [[nodiscard]] tensor_value result(reduction r, unsigned ddof = 0) const {
+    [[nodiscard]] tensor_value result(reduction r, unsigned ddof = 0) const { return value(r, ddof).to_tensor(); }
+
+    /// result(r, ddof) as a reduction_value: the same element, no allocation.
+    [[nodiscard]] reduction_value value(reduction r, unsigned ddof = 0) const {
         if (!has(r)) {
             throw error(fmt::format("reduction {} was not among the reductions this partial result accumulated",
                                     reduction_name(r)));

@@ -19,9 +19,11 @@
 
 #include "tdbg/reduce/impl/compute.ipp"
 
-// compute_reductions_of<T> for every element type (compute.hpp declares them extern).
+// compute_reductions_of<T> and compute_reduction_values_of<T> for every element type (compute.hpp declares them extern).
 #define TDBG_DETAIL_INSTANTIATE_REDUCTIONS_OF(T)                                                                       \
     template std::vector<tdbg::tensor_value> tdbg::compute_reductions_of<T>(                                          \
-        const tdbg::tensor_value&, const std::vector<tdbg::reduction>&, const tdbg::reduce::options&);
+        const tdbg::tensor_value&, const std::vector<tdbg::reduction>&, const tdbg::reduce::options&);              \
+    template void tdbg::compute_reduction_values_of<T>(const tdbg::tensor_value&, const std::vector<tdbg::reduction>&, \
+                                                       const tdbg::reduce::options&, std::vector<tdbg::reduction_value>&);
 TDBG_DETAIL_FOR_EACH_ELEMENT_TYPE(TDBG_DETAIL_INSTANTIATE_REDUCTIONS_OF)
 #undef TDBG_DETAIL_INSTANTIATE_REDUCTIONS_OF

@@ -80,9 +80,9 @@ public:
     }
 
     [[nodiscard]] bool search(std::string_view subject, const std::string& text) const {
-        // One pair of offsets is all a yes/no search needs; the data is per call, so
-        // threads share the compiled pattern.
-        const std::unique_ptr<pcre2_match_data_8, void (*)(pcre2_match_data_8*)> data(
+        // One pair of offsets is all a yes/no search needs; the data is the calling thread's, so
+        // threads share the compiled pattern and a search allocates nothing after a thread's first.
+        thread_local const std::unique_ptr<pcre2_match_data_8, void (*)(pcre2_match_data_8*)> data(
             pcre2_match_data_create_8(1, nullptr), &pcre2_match_data_free_8);
         if (!data) {
             throw std::bad_alloc();

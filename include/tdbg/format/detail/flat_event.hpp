@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,12 +60,41 @@ struct flat_writer {
 /// True when append_flat_tensor_event writes `ev` (its value is not a string tensor).
 [[nodiscard]] inline bool flat_encodable(const tensor_event& ev) noexcept { return ev.value.type() != dtype::string; }
 
-/// Appends the Event payload of `ev` to `out`: write_tensor_event's bytes (flat_encodable(ev)).
-inline void append_flat_tensor_event(std::string& out, const tensor_event& ev) {
-    const tensor_value& value = ev.value;
+/// What append_flat_event reads of an Event holding one numeric tensor: a tensor_event's fields,
+/// the value given as its dtype, extents and bytes (a reduction's element needs no tensor_value).
+struct flat_tensor_event {
+    std::string_view tag;
+    double wall_time = 0;
+    std::int64_t step = 0;
+    std::optional<tdbg::mode> mode;
+    std::optional<std::int64_t> mode_step;
+    dtype type = dtype::float32;   ///< not dtype::string
+    const std::size_t* extents = nullptr; ///< `rank` of them
+    std::size_t rank = 0;
+    std::string_view content; ///< the elements' little-endian bytes
+};
+
+/// The extents of a flat_tensor_event, for a range-for.
+struct extent_range {
+    const std::size_t* first;
+    const std::size_t* last;
+    [[nodiscard]] const std::size_t* begin() const noexcept { return first; }
+    [[nodiscard]] const std::size_t* end() const noexcept { return last; }
+};
+
+/// `ev` as append_flat_event reads it (flat_encodable(ev)); it refers to `ev`.
+[[nodiscard]] inline flat_tensor_event flat_view(const tensor_event& ev) noexcept {
+    const tensor_value& v = ev.value;
+    return {ev.tag,    ev.wall_time,         ev.step,           ev.mode,  ev.mode_step,
+            v.type(), v.shape().data(), v.shape().size(), v.bytes()};
+}
+
+/// Appends the Event payload of `ev` to `out`: write_tensor_event's bytes for the event it views.
+inline void append_flat_event(std::string& out, const flat_tensor_event& ev) {
     const std::string_view tag = ev.tag;
-    const std::string_view content = value.bytes();
-    const auto dtype_number = static_cast<std::uint64_t>(value.type());
+    const std::string_view content = ev.content;
+    const auto dtype_number = static_cast<std::uint64_t>(ev.type);
+    const extent_range shape{ev.extents, ev.extents + ev.rank};
 
     // A dim: its size (when not 0), and its name "<tag>_<size>".
     const auto digits_of = [](std::size_t size) {
@@ -79,7 +109,7 @@ inline void append_flat_tensor_event(std::string& out, const tensor_event& ev) {
         return (size != 0 ? 1 + varint_size(size) : 0) + delimited_size(name);
     };
     std::size_t shape_body = 0;
-    for (const std::size_t size : value.shape()) {
+    for (const std::size_t size : shape) {
         shape_body += delimited_size(dim_body(size));
     }
     const std::size_t tensor_body = (dtype_number != 0 ? 1 + varint_size(dtype_number) : 0) +
@@ -127,7 +157,7 @@ inline void append_flat_tensor_event(std::string& out, const tensor_event& ev) {
         w.varint(dtype_number);
     }
     w.open(2, shape_body);
-    for (const std::size_t size : value.shape()) {
+    for (const std::size_t size : shape) {
         w.open(2, dim_body(size));
         if (size != 0) {
             w.key(1, wire_type::varint);
@@ -161,5 +191,8 @@ inline void append_flat_tensor_event(std::string& out, const tensor_event& ev) {
         }
     }
 }
+
+/// Appends the Event payload of `ev` to `out`: write_tensor_event's bytes (flat_encodable(ev)).
+inline void append_flat_tensor_event(std::string& out, const tensor_event& ev) { append_flat_event(out, flat_view(ev)); }
 
 } // namespace tdbg::format::detail

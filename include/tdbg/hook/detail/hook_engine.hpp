@@ -129,7 +129,7 @@ public:
     /// Saves `value` as `name` in the collections prepare_save found (smdebug's
     /// _write_for_tensor: shape, reductions, histogram, raw tensor, scalar summary); `reduce`
     /// computes the reductions no collection's compiled kernel does.
-    TDBG_DECL void save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce,
+    TDBG_DECL void save_prepared(std::string_view name, const tensor_value& value, reduction_values_function reduce,
                                  reduction_convention convention = reduction_convention::numpy);
 
     /// What saving `name`, a tensor of `type` and `shape`, writes at this step; nullopt when
@@ -178,9 +178,11 @@ private:
 
     // The values a save's records take: at hand (save_prepared) or deferred (save_deferred).
     struct save_values {
-        const tensor_value* value = nullptr;                // at hand: the tensor, possibly borrowed
-        std::vector<std::optional<tensor_value>> reductions; // at hand: one per plan reduction
-        std::shared_ptr<deferred_cell> cell;                // deferred: where the values arrive
+        const tensor_value* value = nullptr; // at hand: the tensor, possibly borrowed
+        // At hand: one per plan reduction (saved_reductions'), stored as `reduction_rank` says.
+        const std::vector<std::optional<reduction_value>>* reductions = nullptr;
+        std::size_t reduction_rank = 1;
+        std::shared_ptr<deferred_cell> cell; // deferred: where the values arrive
     };
 
     // The one place a save's records are queued, in smdebug's order (_write_for_tensor): its shape,
@@ -202,6 +204,10 @@ private:
     // once (so `value` may borrow the caller's memory), a larger one goes as an item of its own
     // (and must own its memory).
     TDBG_DECL void queue_record(std::string_view tag, tensor_value value, double wall_time);
+    // Queues the record of a reduction's element named `tag`, of `rank` 0 or 1 (shape (1,)),
+    // encoded into the step's block.
+    TDBG_DECL void queue_reduction(std::string_view tag, const reduction_value& value, std::size_t rank,
+                                   double wall_time);
 
     // Hands the step's block of small records to the writer, when it holds any.
     TDBG_DECL void hand_over_block();
@@ -257,6 +263,8 @@ private:
     record_block block_;                      // the step's small records, encoded as they are saved
     format::tensor_event block_event_;        // the record being encoded into block_, its memory reused
     std::string reduction_name_;              // the reduction being queued's name, its memory reused
+    save_decision decision_;                  // save_prepared's decision, its memory reused
+    reduction_scratch reductions_;            // saved_reductions' memory, reused
     std::unique_ptr<stop_watch> stop_watch_; // started at the first begin_step
 };
 

@@ -22,6 +22,7 @@
 #include "tdbg/hook/detail/collection_selection.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/reduce/convention.hpp"
+#include "tdbg/reduce/reduction_value.hpp"
 
 namespace tdbg::detail {
 
@@ -60,15 +61,30 @@ struct save_decision {
 [[nodiscard]] TDBG_DECL save_decision decide_save(const collection_selection& selection,
                                                   const active_collections& active, dtype type,
                                                   const tensor_value::shape_type& shape, bool tensorboard);
+/// decide_save into `out`, whose memory is reused (the hook decides at every save).
+TDBG_DECL void decide_save(const collection_selection& selection, const active_collections& active, dtype type,
+                           const tensor_value::shape_type& shape, bool tensorboard, save_decision& out);
 
-/// The reductions `plan` saves of `value`, one per plan.reductions (decide_save's plan for these
-/// collections), as `convention` stores them. A collection's compiled kernel computes its whole
-/// list in one pass (numpy's convention only); `reduce` computes the rest in one runtime pass.
-/// A reduction the dtype has none of (dtype_mismatch) is nullopt, as smdebug skips what numpy
+/// The memory saved_reductions works in, kept by the hook from one save to the next so that a
+/// tensor's reductions cost no allocation once it has room.
+struct reduction_scratch {
+    /// The results: one per plan.reductions, as the convention stores them (nullopt where the
+    /// dtype has no such reduction).
+    std::vector<std::optional<reduction_value>> results;
+    std::vector<reduction> order;   // the reductions listed so far, in smdebug's order
+    std::vector<reduction> missing; // those no collection's kernel computed
+    std::vector<reduction_value> computed;
+};
+
+/// The reductions `plan` saves of `value`, into scratch.results, one per plan.reductions
+/// (decide_save's plan for these collections), as `convention` stores them (their shape is the
+/// convention's: stored_reduction_rank). A collection's compiled kernel computes its whole list
+/// in one pass (numpy's convention only); `reduce` computes the rest in one runtime pass. A
+/// reduction the dtype has none of (dtype_mismatch) is nullopt, as smdebug skips what numpy
 /// refuses.
-[[nodiscard]] TDBG_DECL std::vector<std::optional<tensor_value>>
-saved_reductions(const collection_selection& selection, const active_collections& active, const save_plan& plan,
-                 const tensor_value& value, reductions_function reduce, reduction_convention convention);
+TDBG_DECL void saved_reductions(const collection_selection& selection, const active_collections& active,
+                                const save_plan& plan, const tensor_value& value, reduction_values_function reduce,
+                                reduction_convention convention, reduction_scratch& scratch);
 
 /// Throws invalid_name unless `name` can name a tensor: not empty, UTF-8 (names go into JSON
 /// files, which hold UTF-8 only), no NUL byte.

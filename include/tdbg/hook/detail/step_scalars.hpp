@@ -57,7 +57,7 @@ public:
 
     /// smdebug's _save_for_tensor: a tensor saved in "losses", "metrics" or "sm_metrics" is also a
     /// SageMaker metric, its mean (by `reduce`), once per such collection of `active`.
-    TDBG_DECL void queue_loss_metrics(std::string_view name, const tensor_value& value, reductions_function reduce,
+    TDBG_DECL void queue_loss_metrics(std::string_view name, const tensor_value& value, reduction_values_function reduce,
                                       const collection_selection& selection, const active_collections& active);
 
     /// queue_loss_metrics for a deferred save: the metric is the value's mean, so it waits for the

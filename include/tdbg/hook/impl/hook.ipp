@@ -123,7 +123,7 @@ TDBG_DECL void hook::save_tensor(std::string_view name, const tensor_value& valu
                                  std::initializer_list<std::string_view> collections) {
     detail::gated_call(*engine_, "save_tensor", [&] {
         if (engine_->prepare_save(name, collections)) {
-            engine_->save_prepared(name, value, &compute_reductions); // any dtype, known at run time
+            engine_->save_prepared(name, value, &compute_reduction_values); // any dtype, known at run time
         }
     });
 }
@@ -133,14 +133,14 @@ TDBG_DECL void hook::save_tensor(std::string_view name, const tensor_value& valu
                                  reduction_convention convention) {
     detail::gated_call(*engine_, "save_tensor", [&] {
         if (engine_->prepare_save(name, collections)) {
-            engine_->save_prepared(name, value, &compute_reductions, convention);
+            engine_->save_prepared(name, value, &compute_reduction_values, convention);
         }
     });
 }
 TDBG_DECL bool hook::prepare_save(std::string_view name, std::initializer_list<std::string_view> collections) {
     return detail::gated<bool>(*engine_, "save_tensor", [&] { return engine_->prepare_save(name, collections); });
 }
-TDBG_DECL void hook::save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce) {
+TDBG_DECL void hook::save_prepared(std::string_view name, const tensor_value& value, reduction_values_function reduce) {
     detail::gated_call(*engine_, "save_tensor", [&] { engine_->save_prepared(name, value, reduce); });
 }
 TDBG_DECL std::optional<save_plan> hook::plan_save(std::string_view name, dtype type,

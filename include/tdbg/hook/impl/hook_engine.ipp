@@ -18,6 +18,7 @@
 #include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/collections_file.hpp"
+#include "tdbg/format/detail/flat_event.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/hook/detail/hook_engine.hpp"
 
@@ -160,8 +161,8 @@ TDBG_DECL bool hook_engine::prepare_save(std::string_view name, std::initializer
     return !active_.empty();
 }
 
-TDBG_DECL void hook_engine::save_prepared(std::string_view name, const tensor_value& value, reductions_function reduce,
-                                          reduction_convention convention) {
+TDBG_DECL void hook_engine::save_prepared(std::string_view name, const tensor_value& value,
+                                          reduction_values_function reduce, reduction_convention convention) {
     check_tensor_rank(name, value.shape().size());
     state_.saved_at(clock_.global());
     const active_collections& active = active_; // prepare_save's; the next prepare_save replaces them
@@ -169,12 +170,14 @@ TDBG_DECL void hook_engine::save_prepared(std::string_view name, const tensor_va
     if (!writer_ || writer_->stopped()) {
         return; // nothing is saved after a write error
     }
-    const save_decision decision =
-        decide_save(selection_, active, value.type(), value.shape(), exports_tensorboard(options_));
+    decide_save(selection_, active, value.type(), value.shape(), exports_tensorboard(options_), decision_);
+    const save_decision& decision = decision_;
     save_values values;
     values.value = &value;
     if (!decision.plan.reductions.empty()) {
-        values.reductions = saved_reductions(selection_, active, decision.plan, value, reduce, convention);
+        saved_reductions(selection_, active, decision.plan, value, reduce, convention, reductions_);
+        values.reductions = &reductions_.results;
+        values.reduction_rank = stored_reduction_rank(convention);
     }
     emit_save(name, decision, value.type(), value.shape(), values);
 }
@@ -254,8 +257,8 @@ TDBG_DECL void hook_engine::emit_save(std::string_view name, const save_decision
         if (deferred) {
             push_record(make_event(reduction_name_, tensor_value(), wall_time),
                         write_items::deferred_ref{values.cell, k, 16});
-        } else if (values.reductions[k]) {
-            queue_record(reduction_name_, std::move(*values.reductions[k]), wall_time);
+        } else if (const auto& r = (*values.reductions)[k]) {
+            queue_reduction(reduction_name_, *r, values.reduction_rank, wall_time);
         }
     }
     // A value at hand that must outlive the call (a raw record too large for the step's block, a
@@ -409,6 +412,29 @@ TDBG_DECL void hook_engine::queue_record(std::string_view tag, tensor_value valu
         hand_over_block();
     }
     block_.add(ev); // ev.value is not read again before the next record replaces it (it may be borrowed)
+    if (block_.bytes() >= record_block::hand_over_bytes) {
+        hand_over_block();
+    }
+}
+
+TDBG_DECL void hook_engine::queue_reduction(std::string_view tag, const reduction_value& value, std::size_t rank,
+                                            double wall_time) {
+    static constexpr std::size_t one = 1; // the extent of shape (1,)
+    open_step_file();
+    format::detail::flat_tensor_event ev;
+    ev.tag = tag;
+    ev.wall_time = wall_time;
+    ev.step = clock_.global();
+    ev.mode = clock_.current();
+    ev.mode_step = clock_.mode_step();
+    ev.type = value.type();
+    ev.extents = &one;
+    ev.rank = rank;
+    ev.content = value.bytes();
+    if (block_.other_step(ev.step, *ev.mode, *ev.mode_step)) {
+        hand_over_block();
+    }
+    block_.add(ev);
     if (block_.bytes() >= record_block::hand_over_bytes) {
         hand_over_block();
     }

@@ -22,16 +22,11 @@ namespace tdbg::detail {
 
 namespace save_planning_parts {
 
-// The reductions computed so far, in smdebug's order: results[k] is order[k]'s, once computed.
-struct reduction_results {
-    std::vector<reduction> order;
-    std::vector<std::optional<tensor_value>> results;
-};
-
-// Adds the reductions of collection `e` not listed yet; its compiled kernel (numpy's convention)
-// computes them when its configuration is the one it was compiled for.
+// Adds the reductions of collection `e` not listed yet in scratch.order (scratch.results beside
+// it); its compiled kernel (numpy's convention) computes them when its configuration is the one
+// it was compiled for.
 TDBG_DECL void add_collection(const collection_selection::entry& e, const tensor_value& value,
-                              reduction_convention convention, reduction_results& out) {
+                              reduction_convention convention, reduction_scratch& out) {
     const auto listed = [&](reduction r) { return std::find(out.order.begin(), out.order.end(), r) != out.order.end(); };
     const bool own_kernel = convention == reduction_convention::numpy && e.coll.kernel() &&
                             e.coll.reduction_config() && *e.coll.reduction_config() == e.reductions;
@@ -68,39 +63,34 @@ TDBG_DECL void add_collection(const collection_selection::entry& e, const tensor
     for (const std::size_t k : fresh) {
         const auto pos =
             static_cast<std::size_t>(std::find(out.order.begin(), out.order.end(), wanted[k]) - out.order.begin());
-        out.results[pos] = std::move(computed[k]);
+        out.results[pos] = reduction_value::from(computed[k]);
     }
 }
 
 // Computes the reductions no kernel did in one runtime pass of `reduce`.
-TDBG_DECL void add_missing(const tensor_value& value, reductions_function reduce, reduction_convention convention,
-                           reduction_results& out) {
-    const bool none_computed =
-        std::none_of(out.results.begin(), out.results.end(), [](const auto& r) { return r.has_value(); });
-    std::vector<reduction> missing;
-    if (!none_computed) { // else all of them: the order itself
-        for (std::size_t k = 0; k < out.order.size(); ++k) {
-            if (!out.results[k]) {
-                missing.push_back(out.order[k]);
-            }
+TDBG_DECL void add_missing(const tensor_value& value, reduction_values_function reduce,
+                           reduction_convention convention, reduction_scratch& out) {
+    out.missing.clear();
+    for (std::size_t k = 0; k < out.order.size(); ++k) {
+        if (!out.results[k]) {
+            out.missing.push_back(out.order[k]);
         }
     }
-    const std::vector<reduction>& wanted = none_computed ? out.order : missing;
-    if (wanted.empty()) {
+    if (out.missing.empty()) {
         return;
     }
-    std::vector<tensor_value> computed;
+    out.computed.clear();
     reduce::options opts;
     opts.ddof = reduction_ddof(convention);
     try {
-        computed = reduce(value, wanted, opts);
+        reduce(value, out.missing, opts, out.computed);
     } catch (const dtype_mismatch&) {
-        computed.clear();
+        out.computed.clear();
     }
     std::size_t next = 0;
-    for (std::size_t k = 0; k < out.order.size() && next < computed.size(); ++k) {
+    for (std::size_t k = 0; k < out.order.size() && next < out.computed.size(); ++k) {
         if (!out.results[k]) {
-            out.results[k] = std::move(computed[next++]);
+            out.results[k] = out.computed[next++];
         }
     }
 }
@@ -136,12 +126,23 @@ TDBG_DECL const collection_selection::entry* histogram_collection(const collecti
 
 TDBG_DECL save_decision decide_save(const collection_selection& selection, const active_collections& active,
                                     dtype type, const tensor_value::shape_type& shape, bool tensorboard) {
-    namespace parts = save_planning_parts;
     save_decision out;
+    decide_save(selection, active, type, shape, tensorboard, out);
+    return out;
+}
+
+TDBG_DECL void decide_save(const collection_selection& selection, const active_collections& active, dtype type,
+                           const tensor_value::shape_type& shape, bool tensorboard, save_decision& out) {
+    namespace parts = save_planning_parts;
+    out.plan.reductions.clear();
+    out.plan.raw = false;
+    out.plan.histogram = false;
+    out.histogram_collection.clear();
+    out.tensorboard_scalar = false;
     out.shape = parts::saves_shape(selection, active);
     const std::size_t count = element_count(shape);
     if (count == 0) {
-        return out; // smdebug writes no record for an empty tensor
+        return; // smdebug writes no record for an empty tensor
     }
     save_plan& plan = out.plan;
     plan.raw = parts::saves_raw(selection, active);
@@ -169,33 +170,28 @@ TDBG_DECL save_decision decide_save(const collection_selection& selection, const
         }
     }
     out.tensorboard_scalar = tensorboard && count == 1 && parts::in_scalar_collection(selection, active);
-    return out;
 }
 
-TDBG_DECL std::vector<std::optional<tensor_value>>
-saved_reductions(const collection_selection& selection, const active_collections& active, const save_plan& plan,
-                 const tensor_value& value, reductions_function reduce, reduction_convention convention) {
-    save_planning_parts::reduction_results computed;
-    computed.order.reserve(plan.reductions.size());
-    computed.results.reserve(plan.reductions.size());
+TDBG_DECL void saved_reductions(const collection_selection& selection, const active_collections& active,
+                                const save_plan& plan, const tensor_value& value, reduction_values_function reduce,
+                                reduction_convention convention, reduction_scratch& scratch) {
+    scratch.order.clear();
+    scratch.results.clear();
     for (const std::size_t i : active) {
         const auto& e = selection.at(i);
         if (!is_scalar_collection(e.coll.name())) { // smdebug's SCALAR_COLLECTIONS get no reductions
-            save_planning_parts::add_collection(e, value, convention, computed);
+            save_planning_parts::add_collection(e, value, convention, scratch);
         }
     }
-    if (computed.order != plan.reductions) {
+    if (scratch.order != plan.reductions) {
         throw error("tdbg::hook: the reductions computed differ from the save's plan (a bug in tdbg)");
     }
-    save_planning_parts::add_missing(value, reduce, convention, computed);
-    std::vector<std::optional<tensor_value>> out(computed.order.size());
-    for (std::size_t k = 0; k < computed.order.size(); ++k) {
-        // smdebug's core hook stores a reduction as shape (1,), its PyTorch hook as torch gives it.
-        if (computed.results[k]) {
-            out[k] = stored_reduction(convention, value.type(), computed.order[k], *computed.results[k]);
+    save_planning_parts::add_missing(value, reduce, convention, scratch);
+    for (std::size_t k = 0; k < scratch.order.size(); ++k) {
+        if (scratch.results[k]) {
+            scratch.results[k] = stored_reduction(convention, value.type(), scratch.order[k], *scratch.results[k]);
         }
     }
-    return out;
 }
 
 TDBG_DECL void check_tensor_name(std::string_view name) {

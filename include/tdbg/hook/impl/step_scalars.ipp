@@ -8,11 +8,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tdbg/core/error.hpp"
 #include "tdbg/hook/collection.hpp"
 #include "tdbg/hook/detail/histogram.hpp"
 #include "tdbg/hook/detail/step_scalars.hpp"
+#include "tdbg/reduce/reduction_value.hpp"
 
 namespace tdbg::detail {
 
@@ -50,7 +52,7 @@ TDBG_DECL void step_scalars::open_metrics(const hook_options& options) {
 }
 
 TDBG_DECL void step_scalars::queue_loss_metrics(std::string_view name, const tensor_value& value,
-                                                reductions_function reduce, const collection_selection& selection,
+                                                reduction_values_function reduce, const collection_selection& selection,
                                                 const active_collections& active) {
     if (!metrics_ || value.size() == 0) {
         return;
@@ -61,7 +63,9 @@ TDBG_DECL void step_scalars::queue_loss_metrics(std::string_view name, const ten
         }
         double mean = 0;
         try {
-            mean = scalar_as_double(reduce(value, {reduction{reduction_kind::mean, false}}, {}).front());
+            std::vector<reduction_value> result;
+            reduce(value, {reduction{reduction_kind::mean, false}}, {}, result);
+            mean = scalar_as_double(result.front().to_tensor());
         } catch (const dtype_mismatch&) {
             return; // no mean of strings
         }
@@ -82,7 +86,7 @@ TDBG_DECL void step_scalars::queue_deferred_metrics(std::string_view name, const
         return;
     }
     try {
-        queue_loss_metrics(name, *cell->get().raw, &compute_reductions, selection, active);
+        queue_loss_metrics(name, *cell->get().raw, &compute_reduction_values, selection, active);
     } catch (const error&) {
         // The writer meets the same error at this tensor's records and reports it by the policy.
     }

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// From merged statistics to one reduction: a 0-d tensor_value of numpy's
+/// From merged statistics to one reduction: a reduction_value of numpy's
 /// result dtype (see reduce/compute.hpp for the table).
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/reduce/detail/accumulate.hpp"
+#include "tdbg/reduce/reduction_value.hpp"
 
 namespace tdbg::detail {
 
@@ -25,16 +26,22 @@ namespace tdbg::detail {
                 " tensor has no value (numpy raises ValueError for a zero-size array too)");
 }
 
-/// A double as a 0-d tensor of the floating dtype T (rounded once; out of range gives inf).
+/// A double as an element of the floating dtype T (rounded once; out of range gives inf).
+template <class T>
+[[nodiscard]] reduction_value floating_value(double v) noexcept {
+    if constexpr (std::is_same_v<T, double>) {
+        return reduction_value::of(v);
+    } else if constexpr (std::is_same_v<T, float>) {
+        return reduction_value::of(static_cast<float>(v));
+    } else {
+        return reduction_value::of(T(static_cast<float>(v)));
+    }
+}
+
+/// floating_value as a 0-d tensor.
 template <class T>
 [[nodiscard]] tensor_value floating_scalar(double v) {
-    if constexpr (std::is_same_v<T, double>) {
-        return tensor_value::scalar(v);
-    } else if constexpr (std::is_same_v<T, float>) {
-        return tensor_value::scalar(static_cast<float>(v));
-    } else {
-        return tensor_value::scalar(T(static_cast<float>(v)));
-    }
+    return floating_value<T>(v).to_tensor();
 }
 
 inline constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
@@ -47,7 +54,7 @@ inline constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
 
 /// Reduction r of floating-point input (float32, float64, float16, bfloat16): results keep the dtype.
 template <class T>
-[[nodiscard]] tensor_value finish_real(const real_stats& st, reduction r, unsigned ddof = 0) {
+[[nodiscard]] reduction_value finish_real(const real_stats& st, reduction r, unsigned ddof = 0) {
     const auto n = static_cast<double>(st.count);
     const bool empty = st.count == 0;
     switch (r.kind) {
@@ -55,31 +62,31 @@ template <class T>
         if (empty) {
             throw_empty(r, dtype_v<T>);
         }
-        return floating_scalar<T>(st.saw_nan() ? nan_value : (r.abs ? st.abs_min : st.min));
+        return floating_value<T>(st.saw_nan() ? nan_value : (r.abs ? st.abs_min : st.min));
     case reduction_kind::max:
         if (empty) {
             throw_empty(r, dtype_v<T>);
         }
-        return floating_scalar<T>(st.saw_nan() ? nan_value
+        return floating_value<T>(st.saw_nan() ? nan_value
                                                : (r.abs ? std::max(std::fabs(st.min), std::fabs(st.max)) : st.max));
-    case reduction_kind::mean: return floating_scalar<T>(empty ? nan_value : (r.abs ? st.abs_sum : st.sum) / n);
-    case reduction_kind::sum: return floating_scalar<T>(r.abs ? st.abs_sum : st.sum);
-    case reduction_kind::variance: return floating_scalar<T>(variance_of(r.abs ? st.abs_m2 : st.m2, st.count, ddof));
+    case reduction_kind::mean: return floating_value<T>(empty ? nan_value : (r.abs ? st.abs_sum : st.sum) / n);
+    case reduction_kind::sum: return floating_value<T>(r.abs ? st.abs_sum : st.sum);
+    case reduction_kind::variance: return floating_value<T>(variance_of(r.abs ? st.abs_m2 : st.m2, st.count, ddof));
     case reduction_kind::std:
-        return floating_scalar<T>(std::sqrt(variance_of(r.abs ? st.abs_m2 : st.m2, st.count, ddof)));
+        return floating_value<T>(std::sqrt(variance_of(r.abs ? st.abs_m2 : st.m2, st.count, ddof)));
     case reduction_kind::prod: {
         const double v = product_value(st.prod, st.prod_exp);
-        return floating_scalar<T>(r.abs ? std::fabs(v) : v);
+        return floating_value<T>(r.abs ? std::fabs(v) : v);
     }
-    case reduction_kind::l1: return floating_scalar<T>(st.abs_sum);
-    case reduction_kind::l2: return floating_scalar<T>(std::sqrt(st.sum_sq));
+    case reduction_kind::l1: return floating_value<T>(st.abs_sum);
+    case reduction_kind::l2: return floating_value<T>(std::sqrt(st.sum_sq));
     }
     throw error("unknown reduction kind");
 }
 
 /// Reduction r of integer or bool input, with numpy's result dtypes.
 template <class T>
-[[nodiscard]] tensor_value finish_integer(const integer_stats<T>& st, reduction r, unsigned ddof = 0) {
+[[nodiscard]] reduction_value finish_integer(const integer_stats<T>& st, reduction r, unsigned ddof = 0) {
     // numpy.absolute is the identity on unsigned and bool values.
     const bool abs = r.abs && std::is_signed_v<T>;
     const auto n = static_cast<double>(st.count);
@@ -87,9 +94,9 @@ template <class T>
     // Sums and products: int64 for signed and bool, uint64 for unsigned (numpy's promotion).
     const auto wide = [](std::uint64_t v) {
         if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
-            return tensor_value::scalar(v);
+            return reduction_value::of(v);
         } else {
-            return tensor_value::scalar(static_cast<std::int64_t>(v));
+            return reduction_value::of(static_cast<std::int64_t>(v));
         }
     };
     const real_stats& moments = abs ? st.abs_real : st.real;
@@ -98,20 +105,20 @@ template <class T>
         if (empty) {
             throw_empty(r, dtype_v<T>);
         }
-        return tensor_value::scalar(abs ? st.abs_min : st.min);
+        return reduction_value::of(abs ? st.abs_min : st.min);
     case reduction_kind::max:
         if (empty) {
             throw_empty(r, dtype_v<T>);
         }
-        return tensor_value::scalar(abs ? st.abs_max : st.max);
+        return reduction_value::of(abs ? st.abs_max : st.max);
     case reduction_kind::sum: return wide(abs ? st.abs_sum : st.sum);
     case reduction_kind::prod: return wide(abs ? st.abs_prod : st.prod);
-    case reduction_kind::mean: return tensor_value::scalar(empty ? nan_value : moments.sum / n);
-    case reduction_kind::variance: return tensor_value::scalar(variance_of(moments.m2, st.count, ddof));
-    case reduction_kind::std: return tensor_value::scalar(std::sqrt(variance_of(moments.m2, st.count, ddof)));
+    case reduction_kind::mean: return reduction_value::of(empty ? nan_value : moments.sum / n);
+    case reduction_kind::variance: return reduction_value::of(variance_of(moments.m2, st.count, ddof));
+    case reduction_kind::std: return reduction_value::of(std::sqrt(variance_of(moments.m2, st.count, ddof)));
     // numpy's norms convert to float64 first, so |x| never wraps there.
-    case reduction_kind::l1: return tensor_value::scalar(st.real.abs_sum);
-    case reduction_kind::l2: return tensor_value::scalar(std::sqrt(st.real.sum_sq));
+    case reduction_kind::l1: return reduction_value::of(st.real.abs_sum);
+    case reduction_kind::l2: return reduction_value::of(std::sqrt(st.real.sum_sq));
     }
     throw error("unknown reduction kind");
 }
@@ -119,12 +126,12 @@ template <class T>
 /// Reduction r of complex input: complex results for min, max, sum, mean and
 /// prod; real results (float32 for complex64) for the rest.
 template <class C>
-[[nodiscard]] tensor_value finish_complex(const complex_stats<C>& st, reduction r, unsigned ddof = 0) {
+[[nodiscard]] reduction_value finish_complex(const complex_stats<C>& st, reduction r, unsigned ddof = 0) {
     using R = typename C::value_type;
     const auto n = static_cast<double>(st.count);
     const bool empty = st.count == 0;
     const auto complex_scalar = [](std::complex<double> v) {
-        return tensor_value::scalar(C(static_cast<R>(v.real()), static_cast<R>(v.imag())));
+        return reduction_value::of(C(static_cast<R>(v.real()), static_cast<R>(v.imag())));
     };
     if (r.abs || is_norm(r.kind)) {
         // The plain reductions of |z|.
@@ -135,14 +142,14 @@ template <class C>
             if (empty) {
                 throw_empty(r, dtype_v<C>);
             }
-            return floating_scalar<R>(a.saw_nan() ? nan_value : (r.kind == reduction_kind::min ? a.min : a.max));
-        case reduction_kind::mean: return floating_scalar<R>(empty ? nan_value : a.abs_sum / n);
+            return floating_value<R>(a.saw_nan() ? nan_value : (r.kind == reduction_kind::min ? a.min : a.max));
+        case reduction_kind::mean: return floating_value<R>(empty ? nan_value : a.abs_sum / n);
         case reduction_kind::sum:
-        case reduction_kind::l1: return floating_scalar<R>(a.abs_sum);
-        case reduction_kind::variance: return floating_scalar<R>(variance_of(a.m2, st.count, ddof));
-        case reduction_kind::std: return floating_scalar<R>(std::sqrt(variance_of(a.m2, st.count, ddof)));
-        case reduction_kind::prod: return floating_scalar<R>(product_value(a.prod, a.prod_exp));
-        case reduction_kind::l2: return floating_scalar<R>(std::sqrt(a.sum_sq));
+        case reduction_kind::l1: return floating_value<R>(a.abs_sum);
+        case reduction_kind::variance: return floating_value<R>(variance_of(a.m2, st.count, ddof));
+        case reduction_kind::std: return floating_value<R>(std::sqrt(variance_of(a.m2, st.count, ddof)));
+        case reduction_kind::prod: return floating_value<R>(product_value(a.prod, a.prod_exp));
+        case reduction_kind::l2: return floating_value<R>(std::sqrt(a.sum_sq));
         }
         throw error("unknown reduction kind");
     }
@@ -153,14 +160,14 @@ template <class C>
             throw_empty(r, dtype_v<C>);
         }
         if (st.saw_nan) {
-            return tensor_value::scalar(st.first_nan);
+            return reduction_value::of(st.first_nan);
         }
-        return tensor_value::scalar(r.kind == reduction_kind::min ? st.min : st.max);
+        return reduction_value::of(r.kind == reduction_kind::min ? st.min : st.max);
     case reduction_kind::sum: return complex_scalar(st.sum);
     case reduction_kind::mean: return complex_scalar(empty ? std::complex<double>(nan_value, nan_value) : st.sum / n);
     case reduction_kind::prod: return complex_scalar(st.prod);
-    case reduction_kind::variance: return floating_scalar<R>(variance_of(st.m2, st.count, ddof));
-    case reduction_kind::std: return floating_scalar<R>(std::sqrt(variance_of(st.m2, st.count, ddof)));
+    case reduction_kind::variance: return floating_value<R>(variance_of(st.m2, st.count, ddof));
+    case reduction_kind::std: return floating_value<R>(std::sqrt(variance_of(st.m2, st.count, ddof)));
     case reduction_kind::l1:
     case reduction_kind::l2: break; // norms are handled with |z| above
     }
@@ -169,7 +176,7 @@ template <class C>
 
 /// Reduction r from the statistics of element type T.
 template <class T>
-[[nodiscard]] tensor_value finish(const stats_t<T>& st, reduction r, unsigned ddof = 0) {
+[[nodiscard]] reduction_value finish(const stats_t<T>& st, reduction r, unsigned ddof = 0) {
     if constexpr (is_real_v<T>) {
         return finish_real<T>(st, r, ddof);
     } else if constexpr (is_complex_v<T>) {

@@ -23,25 +23,36 @@
 namespace tdbg {
 
 template <class T>
-std::vector<tensor_value> compute_reductions_of(const tensor_value& value, const std::vector<reduction>& which,
-                                                const reduce::options& opts) {
+void compute_reduction_values_of(const tensor_value& value, const std::vector<reduction>& which,
+                                 const reduce::options& opts, std::vector<reduction_value>& out) {
     if (value.type() != dtype_of<T>::value) {
         throw error(fmt::format("compute_reductions_of<{}> given a {} tensor", dtype_name(dtype_of<T>::value),
                                 dtype_name(value.type())));
     }
-    std::vector<tensor_value> out;
     if (which.empty()) {
-        return out;
+        return;
     }
     if constexpr (std::is_same_v<T, std::string>) {
         throw dtype_mismatch(
             fmt::format("reduction {} needs a numeric tensor, found a str tensor", reduction_name(which.front())));
     } else {
         const auto partial = reduce::accumulate(value.data_as<T>(), value.size(), which, opts);
-        out.reserve(which.size());
         for (const reduction r : which) {
-            out.push_back(partial.result(r, opts.ddof));
+            out.push_back(partial.value(r, opts.ddof));
         }
+    }
+}
+
+template <class T>
+std::vector<tensor_value> compute_reductions_of(const tensor_value& value, const std::vector<reduction>& which,
+                                                const reduce::options& opts) {
+    std::vector<reduction_value> values;
+    values.reserve(which.size());
+    compute_reduction_values_of<T>(value, which, opts, values);
+    std::vector<tensor_value> out;
+    out.reserve(values.size());
+    for (const reduction_value& v : values) {
+        out.push_back(v.to_tensor());
     }
     return out;
 }
@@ -50,6 +61,13 @@ TDBG_DECL std::vector<tensor_value> compute_reductions(const tensor_value& value
                                                       const reduce::options& opts) {
     return visit_dtype(value.type(), [&](auto tag) {
         return compute_reductions_of<typename decltype(tag)::type>(value, which, opts);
+    });
+}
+
+TDBG_DECL void compute_reduction_values(const tensor_value& value, const std::vector<reduction>& which,
+                                        const reduce::options& opts, std::vector<reduction_value>& out) {
+    visit_dtype(value.type(), [&](auto tag) {
+        compute_reduction_values_of<typename decltype(tag)::type>(value, which, opts, out);
     });
 }
 

@@ -8,8 +8,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "tdbg/config.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/format/detail/flat_event.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/hook/detail/writer/write_items.hpp"
 
@@ -28,16 +31,24 @@ public:
     [[nodiscard]] bool empty() const noexcept { return block_.entries.empty(); }
     /// The bytes waiting.
     [[nodiscard]] std::size_t bytes() const noexcept { return block_.bytes.size(); }
+    /// True when the waiting records are of another step, mode or mode step than these.
+    [[nodiscard]] TDBG_DECL bool other_step(std::int64_t step, mode m, std::int64_t mode_step) const noexcept;
     /// True when the waiting records are of another step, mode or mode step than `ev`'s.
     [[nodiscard]] TDBG_DECL bool other_step(const format::tensor_event& ev) const noexcept;
 
     /// Appends the record of `ev` and its index entry (`ev`'s step, mode and mode step are the block's).
     TDBG_DECL void add(const format::tensor_event& ev);
+    /// The same for an event given as its fields and bytes (a reduction's element).
+    TDBG_DECL void add(const format::detail::flat_tensor_event& ev);
 
     /// The waiting records as one write item; the block is empty again, its encoding memory kept.
     [[nodiscard]] TDBG_DECL write_items::records take();
 
 private:
+    // Appends one record, its payload written by `write_payload(std::string&)`, and its index entry.
+    template <class WritePayload>
+    void append(std::int64_t step, mode m, std::int64_t mode_step, std::string_view tag, WritePayload&& write_payload);
+
     write_items::records block_;
     struct sizes {
         std::size_t bytes = 0;

@@ -2,7 +2,9 @@
 /// \file
 /// Definitions of tdbg/hook/detail/writer/record_block.hpp.
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "tdbg/core/mode.hpp"
@@ -13,36 +15,47 @@
 
 namespace tdbg::detail {
 
-TDBG_DECL bool record_block::other_step(const format::tensor_event& ev) const noexcept {
-    return !empty() && (block_.step != ev.step || block_.mode != ev.mode.value_or(mode::global) ||
-                        block_.mode_step != ev.mode_step.value_or(ev.step));
-}
-
-TDBG_DECL void record_block::add(const format::tensor_event& ev) {
+template <class WritePayload>
+void record_block::append(std::int64_t step, mode m, std::int64_t mode_step, std::string_view tag,
+                          WritePayload&& write_payload) {
     if (empty()) {
-        block_.step = ev.step;
-        block_.mode = ev.mode.value_or(mode::global);
-        block_.mode_step = ev.mode_step.value_or(ev.step);
+        block_.step = step;
+        block_.mode = m;
+        block_.mode_step = mode_step;
         block_.bytes.reserve(last_.bytes);
         block_.names.reserve(last_.names);
         block_.entries.reserve(last_.entries);
     }
     const std::uint64_t start = block_.bytes.size();
-    format::append_record_in_place(
-        block_.bytes,
-        [&](std::string& out) {
-            if (format::detail::flat_encodable(ev)) {
-                format::detail::append_flat_tensor_event(out, ev); // the same bytes, in two flat passes
-                return;
-            }
-            format::detail::string_cursor sink(out);
-            format::detail::proto_writer<format::detail::string_cursor> w(sink);
-            format::detail::write_tensor_event(w, ev);
-        },
-        format::smdebug_footer_crc);
+    format::append_record_in_place(block_.bytes, std::forward<WritePayload>(write_payload), format::smdebug_footer_crc);
     block_.entries.push_back(
-        write_items::records::entry{block_.names.size(), ev.tag.size(), start, block_.bytes.size() - start});
-    block_.names += ev.tag;
+        write_items::records::entry{block_.names.size(), tag.size(), start, block_.bytes.size() - start});
+    block_.names += tag;
+}
+
+TDBG_DECL bool record_block::other_step(std::int64_t step, mode m, std::int64_t mode_step) const noexcept {
+    return !empty() && (block_.step != step || block_.mode != m || block_.mode_step != mode_step);
+}
+
+TDBG_DECL bool record_block::other_step(const format::tensor_event& ev) const noexcept {
+    return other_step(ev.step, ev.mode.value_or(mode::global), ev.mode_step.value_or(ev.step));
+}
+
+TDBG_DECL void record_block::add(const format::tensor_event& ev) {
+    if (format::detail::flat_encodable(ev)) {
+        add(format::detail::flat_view(ev)); // the same bytes, in two flat passes
+        return;
+    }
+    append(ev.step, ev.mode.value_or(mode::global), ev.mode_step.value_or(ev.step), ev.tag, [&](std::string& out) {
+        format::detail::string_cursor sink(out);
+        format::detail::proto_writer<format::detail::string_cursor> w(sink);
+        format::detail::write_tensor_event(w, ev);
+    });
+}
+
+TDBG_DECL void record_block::add(const format::detail::flat_tensor_event& ev) {
+    append(ev.step, ev.mode.value_or(mode::global), ev.mode_step.value_or(ev.step), ev.tag,
+           [&](std::string& out) { format::detail::append_flat_event(out, ev); });
 }
 
 TDBG_DECL write_items::records record_block::take() {

@@ -34,6 +34,8 @@ TDBG_DECL void step_file::add_records(write_items::records& records) {
         drain();
         file_->append(records.bytes);
         written_ += records.bytes.size();
+    } else if (buffer_.empty()) {
+        buffer_.swap(records.bytes); // a step's one block (the usual case) is written without a copy
     } else {
         buffer_.append(records.bytes);
         if (buffer_.size() >= chunk_bytes_) {
@@ -42,6 +44,7 @@ TDBG_DECL void step_file::add_records(write_items::records& records) {
     }
     name_records(records.mode, records.mode_step);
     const std::string_view names = records.names;
+    index_.reserve_tensors(records.entries.size(), names.size());
     for (const write_items::records::entry& e : records.entries) {
         index_.add_tensor(names.substr(e.name_at, e.name_size), start + e.start, e.length);
     }
