@@ -130,7 +130,7 @@ void check_ddof() {
         INFO(reduction_name(which[i]));
         const long double var = unbiased_variance(v, which[i].abs);
         const long double want = which[i].kind == reduction_kind::variance ? var : std::sqrt(var);
-        const tensor_value expected = tdbg::detail::floating_scalar<T>(static_cast<double>(want));
+        const tensor_value expected = tdbg::detail::floating_value<T>(static_cast<double>(want)).to_tensor();
         tdbg::test::check_close(got[i], expected, which[i], 0);
     }
     if constexpr (std::is_same_v<T, double>) {

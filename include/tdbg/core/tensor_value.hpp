@@ -77,7 +77,7 @@ public:
         } else if constexpr (std::is_same_v<T, std::string>) {
             return tensor_value(std::vector<T>{std::move(value)}, shape_type{});
         } else {
-            // One element in the small buffer: one allocation (the hook makes several per saved tensor).
+            // One element in the small buffer: one allocation.
             tensor_value v(dtype_v<T>, shape_type{});
             auto buffer = allocate(sizeof(T));
             std::memcpy(buffer.get(), &value, sizeof(T));
@@ -214,8 +214,8 @@ private:
     }
 
     static std::shared_ptr<std::byte[]> allocate(std::size_t n) {
-        // A small buffer (a reduction, a scalar) shares one allocation with its count: the hook
-        // makes several of them per saved tensor, and each allocation costs as much as the rest.
+        // A small buffer (a reduction, a scalar) shares one allocation with its count: for so
+        // few bytes, an allocation costs as much as the rest.
         struct alignas(16) small_buffer {
             std::byte data[64];
         };

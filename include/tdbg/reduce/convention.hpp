@@ -56,27 +56,16 @@ enum class reduction_convention {
     return kind_ok && !(r.abs && type == dtype::boolean);
 }
 
-/// A reduction of a tensor of `input` type, as compute_reductions gives it (0-d, numpy's
-/// dtype, with the convention's ddof), made what `convention` stores: shape (1,) for numpy;
-/// 0-d and torch's int64 for unsigned sums and products for pytorch. nullopt where the
-/// convention has no such reduction.
-[[nodiscard]] inline std::optional<tensor_value> stored_reduction(reduction_convention convention, dtype input,
-                                                                  reduction r, const tensor_value& result) {
-    if (!has_reduction(convention, input, r)) {
-        return std::nullopt;
-    }
-    if (convention == reduction_convention::numpy) {
-        return result.reshaped({1}); // the result's element, shared
-    }
-    if (result.type() == dtype::uint64) { // an unsigned sum or product: torch's is int64 (same bits)
-        return tensor_value::from_bytes(dtype::int64, {}, result.bytes());
-    }
-    return result.dimension() == 0 ? result : tensor_value::from_bytes(result.type(), {}, result.bytes());
+/// The number of dimensions of a stored reduction under `convention`: 1, shape (1,), for numpy;
+/// 0 for pytorch.
+[[nodiscard]] constexpr std::size_t stored_reduction_rank(reduction_convention convention) noexcept {
+    return convention == reduction_convention::numpy ? 1 : 0;
 }
 
-/// stored_reduction of a reduction_value: the element `convention` stores (torch's int64 for an
-/// unsigned sum or product), its rank stored_reduction_rank's. nullopt where the convention
-/// has no such reduction.
+/// A reduction of a tensor of `input` type, as compute_reduction_values gives it (numpy's dtype,
+/// with the convention's ddof), made the element `convention` stores: torch's int64 for an
+/// unsigned sum or product under pytorch. Its shape is stored_reduction_rank's. nullopt where the
+/// convention has no such reduction.
 [[nodiscard]] inline std::optional<reduction_value> stored_reduction(reduction_convention convention, dtype input,
                                                                      reduction r, const reduction_value& result) {
     if (!has_reduction(convention, input, r)) {
@@ -88,10 +77,16 @@ enum class reduction_convention {
     return result;
 }
 
-/// The number of dimensions of a stored reduction under `convention`: 1, shape (1,), for numpy;
-/// 0 for pytorch.
-[[nodiscard]] constexpr std::size_t stored_reduction_rank(reduction_convention convention) noexcept {
-    return convention == reduction_convention::numpy ? 1 : 0;
+/// stored_reduction of a one-element tensor_value (compute_reductions' 0-d result): the tensor
+/// `convention` stores, shape (1,) for numpy, 0-d for pytorch.
+[[nodiscard]] inline std::optional<tensor_value> stored_reduction(reduction_convention convention, dtype input,
+                                                                  reduction r, const tensor_value& result) {
+    const std::optional<reduction_value> stored =
+        stored_reduction(convention, input, r, reduction_value::from(result));
+    if (!stored) {
+        return std::nullopt;
+    }
+    return stored->to_tensor(tensor_value::shape_type(stored_reduction_rank(convention), 1));
 }
 
 } // namespace tdbg

@@ -85,8 +85,8 @@ struct extent_range {
 /// `ev` as append_flat_event reads it (flat_encodable(ev)); it refers to `ev`.
 [[nodiscard]] inline flat_tensor_event flat_view(const tensor_event& ev) noexcept {
     const tensor_value& v = ev.value;
-    return {ev.tag,    ev.wall_time,         ev.step,           ev.mode,  ev.mode_step,
-            v.type(), v.shape().data(), v.shape().size(), v.bytes()};
+    return {ev.tag, ev.wall_time, ev.step, ev.mode, ev.mode_step, v.type(), v.shape().data(), v.shape().size(),
+            v.bytes()};
 }
 
 /// Appends the Event payload of `ev` to `out`: write_tensor_event's bytes for the event it views.

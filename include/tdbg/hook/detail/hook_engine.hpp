@@ -209,6 +209,12 @@ private:
     TDBG_DECL void queue_reduction(std::string_view tag, const reduction_value& value, std::size_t rank,
                                    double wall_time);
 
+    // Encodes `ev` (a format::tensor_event or a format::detail::flat_tensor_event) into the step's
+    // block, handing over the block first when it holds another step's records, and after when
+    // it has grown to record_block::hand_over_bytes.
+    template <class Event>
+    void add_to_block(const Event& ev);
+
     // Hands the step's block of small records to the writer, when it holds any.
     TDBG_DECL void hand_over_block();
 

@@ -395,12 +395,23 @@ TDBG_DECL void hook_engine::open_step_file() {
     }
 }
 
+template <class Event>
+void hook_engine::add_to_block(const Event& ev) {
+    open_step_file();
+    if (block_.other_step(ev.step, ev.mode.value_or(mode::global), ev.mode_step.value_or(ev.step))) {
+        hand_over_block();
+    }
+    block_.add(ev);
+    if (block_.bytes() >= record_block::hand_over_bytes) {
+        hand_over_block();
+    }
+}
+
 TDBG_DECL void hook_engine::queue_record(std::string_view tag, tensor_value value, double wall_time) {
     if (value.nbytes() > record_block::max_value_bytes) {
         push_record(make_event(std::string(tag), std::move(value), wall_time));
         return;
     }
-    open_step_file();
     format::tensor_event& ev = block_event_;
     ev.step = clock_.global();
     ev.wall_time = wall_time;
@@ -408,36 +419,14 @@ TDBG_DECL void hook_engine::queue_record(std::string_view tag, tensor_value valu
     ev.value = std::move(value);
     ev.mode = clock_.current();
     ev.mode_step = clock_.mode_step();
-    if (block_.other_step(ev)) {
-        hand_over_block();
-    }
-    block_.add(ev); // ev.value is not read again before the next record replaces it (it may be borrowed)
-    if (block_.bytes() >= record_block::hand_over_bytes) {
-        hand_over_block();
-    }
+    add_to_block(ev); // ev.value is not read again before the next record replaces it (it may be borrowed)
 }
 
 TDBG_DECL void hook_engine::queue_reduction(std::string_view tag, const reduction_value& value, std::size_t rank,
                                             double wall_time) {
     static constexpr std::size_t one = 1; // the extent of shape (1,)
-    open_step_file();
-    format::detail::flat_tensor_event ev;
-    ev.tag = tag;
-    ev.wall_time = wall_time;
-    ev.step = clock_.global();
-    ev.mode = clock_.current();
-    ev.mode_step = clock_.mode_step();
-    ev.type = value.type();
-    ev.extents = &one;
-    ev.rank = rank;
-    ev.content = value.bytes();
-    if (block_.other_step(ev.step, *ev.mode, *ev.mode_step)) {
-        hand_over_block();
-    }
-    block_.add(ev);
-    if (block_.bytes() >= record_block::hand_over_bytes) {
-        hand_over_block();
-    }
+    add_to_block(format::detail::flat_tensor_event{tag, wall_time, clock_.global(), clock_.current(),
+                                                   clock_.mode_step(), value.type(), &one, rank, value.bytes()});
 }
 
 TDBG_DECL void hook_engine::hand_over_block() {

@@ -38,12 +38,6 @@ template <class T>
     }
 }
 
-/// floating_value as a 0-d tensor.
-template <class T>
-[[nodiscard]] tensor_value floating_scalar(double v) {
-    return floating_value<T>(v).to_tensor();
-}
-
 inline constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
 
 /// Σ(x - mean)² / (count - ddof): numpy's variance with ddof 0, torch's default (unbiased) with 1;
