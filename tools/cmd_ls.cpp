@@ -2,6 +2,7 @@
 // steps, collections, and one line per tensor.
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <ostream>
@@ -17,9 +18,12 @@
 #include "step_text.hpp"
 #include "tdbg/cli/commands.hpp"
 #include "tdbg/core/dtype.hpp"
+#include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/text.hpp"
+#include "tdbg/format/job_claim.hpp"
+#include "tdbg/storage/storage.hpp"
 
 namespace {
 
@@ -105,6 +109,44 @@ tensor_row describe_tensor(const tdbg::trial& t, const std::string& name, bool r
     return row;
 }
 
+// Who wrote the run: its workers' claims (tdbg/format/job_claim.hpp), at most `shown` of them
+// read, one line each; where there are more, how many.
+std::vector<std::string> describe_jobs(const tdbg::trial& t, std::size_t shown = 4) {
+    const tdbg::any_storage& storage = t.storage();
+    std::vector<std::string> lines;
+    const std::vector<std::string> keys = storage.list(std::string(tdbg::format::claims_prefix), {});
+    std::size_t claims = 0;
+    for (const std::string& key : keys) {
+        const auto worker = tdbg::format::parse_claim_key(key);
+        if (!worker) {
+            continue;
+        }
+        if (++claims > shown) {
+            continue;
+        }
+        std::string text;
+        try {
+            text = storage.read(key);
+        } catch (const tdbg::object_not_found&) {
+            continue; // gone since the listing
+        }
+        const auto claim = tdbg::format::parse_job_claim(text);
+        if (!claim) {
+            lines.push_back(fmt::format("{}: a claim that is not JSON ({})", *worker, key));
+            continue;
+        }
+        lines.push_back(fmt::format("{}: {}{}", *worker, tdbg::format::describe(*claim),
+                                    claim->first_step ? fmt::format(", from step {}", *claim->first_step) : ""));
+    }
+    if (claims > shown) {
+        lines.push_back(fmt::format("... and {} more ({})", claims - shown, tdbg::format::claims_prefix));
+    }
+    if (lines.empty()) {
+        lines.emplace_back("unknown: no claim (a run written by smdebug, or by a writer without claims)");
+    }
+    return lines;
+}
+
 int print_run(const tdbg::trial& t, bool read_values, std::ostream& out) {
     const auto all_steps = t.steps(tdbg::mode::global, true);
     const auto complete = t.steps();
@@ -123,6 +165,10 @@ int print_run(const tdbg::trial& t, bool read_values, std::ostream& out) {
     }
     const auto workers = t.workers();
     field("workers", fmt::format("{} of {}: {}", workers.size(), t.num_workers(), fmt::join(workers, ", ")));
+    const std::vector<std::string> jobs = describe_jobs(t);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        field(i == 0 ? "written by" : "", jobs[i]);
+    }
     field("steps", describe_steps(all_steps));
     for (const tdbg::mode m : t.modes()) {
         field(fmt::format("  {}", tdbg::mode_name(m)), describe_steps(t.steps(m, true)));

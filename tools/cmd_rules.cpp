@@ -55,6 +55,17 @@ void declare_step_arguments(tdbg::cli::arguments& args, rules_options& o) {
               "evaluate a live run as it is written, until it ends (waits up to 60 s for a run that has not "
               "started; without it, the steps written so far are evaluated)",
               o.follow);
+    args.option("--on-restart", "WHAT",
+                "when another job starts writing the run (a job started again over it): 'stop' (the default) "
+                "ends the evaluation, says so, and the exit status is 2; 'follow' evaluates the new job from "
+                "its first step",
+                [&o](const std::string& opt, const std::string& value) {
+                    if (value != "stop" && value != "follow") {
+                        throw tdbg::cli::usage_error(
+                            fmt::format("{} takes 'stop' or 'follow', not '{}'", opt, value));
+                    }
+                    o.follow_restarts = value == "follow";
+                });
     args.option("--poll", "SECONDS",
                 fmt::format("how often --follow looks for new steps (default {:g})",
                             std::chrono::duration<double>(o.poll_interval).count()),
@@ -168,13 +179,40 @@ void check_rules_outputs(const rules_options& o) {
     tdbg::cli::check_outputs(outputs, runs, o.config_files);
 }
 
+int report_rules(const rules_options& o, tdbg::cli::rules_run& run,
+                 const std::vector<tdbg::rules::evaluation_result>& results, const tdbg::cli::stop_requests& stop,
+                 std::ostream& out, std::ostream& err);
+
 // Evaluates the rules (rules_run.hpp), writes the results (rules_documents.hpp) and returns
-// the exit status (rules_verdict.hpp).
+// the exit status (rules_verdict.hpp). A run that another job started writing over, or that
+// was removed, ends the evaluation (said; exit status 2), or with --on-restart follow a restart
+// starts it again over the new job from its first step.
 int evaluate_rules(const rules_options& o, const tdbg::cli::stop_requests& stop, std::ostream& out, std::ostream& err) {
     check_rules_outputs(o);
-    tdbg::cli::rules_run run(o, stop, err);
-    const std::vector<tdbg::rules::evaluation_result> results = run.evaluate();
+    rules_options asked = o; // --on-restart follow: from the new job's first step
+    for (;;) {
+        tdbg::cli::rules_run run(asked, stop, err);
+        const std::vector<tdbg::rules::evaluation_result> results = run.evaluate();
+        const auto change = run.run_change();
+        if (change && !stop.requested()) {
+            const bool again = o.follow_restarts && change->what_changed() == tdbg::run_changed::kind::restarted;
+            err << "tdbg rules: " << (again ? "note: " : "error: ") << tdbg::terminal_safe(change->what())
+                << (again ? "" : " (--on-restart follow evaluates the new job instead)") << "\n";
+            if (again) {
+                asked.start_step = change->first_step().value_or(0);
+                err << "tdbg rules: evaluating the new job from step " << *asked.start_step << "\n";
+                continue;
+            }
+        }
+        const int status = report_rules(asked, run, results, stop, out, err);
+        return change && !stop.requested() ? tdbg::cli::exit_bad_input : status;
+    }
+}
 
+// Writes the results of `run` (rules_documents.hpp) and returns the exit status (rules_verdict.hpp).
+int report_rules(const rules_options& o, tdbg::cli::rules_run& run,
+                 const std::vector<tdbg::rules::evaluation_result>& results, const tdbg::cli::stop_requests& stop,
+                 std::ostream& out, std::ostream& err) {
     const std::string signal = stop.name();
     if (stop.requested()) {
         err << "tdbg rules: interrupted by " << signal << ": the results cover the steps evaluated until then\n";

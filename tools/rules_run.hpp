@@ -109,6 +109,8 @@ public:
         invoked.end_step = base_options_.end_step;
         return invoked;
     }
+    /// The change of job (or the removal) found while evaluating (tdbg::trial::run_change).
+    [[nodiscard]] std::optional<tdbg::run_changed> run_change() const { return trial_.run_change(); }
     /// True when the run has its end marker: every step it will have was written.
     [[nodiscard]] bool run_ended() const noexcept { return trial_.loaded_all_steps(); }
     /// Closes the --progress file; throws tdbg::error naming it when a line could not be written.

@@ -57,7 +57,7 @@ bool only_run_layout(const std::set<std::string>& files) {
         const bool ok = f == "events" || f == "index" || f == "collections" || f == "tensorboard" ||
                         f.rfind("events/", 0) == 0 || f.rfind("index/", 0) == 0 || f.rfind("collections/", 0) == 0 ||
                         f.rfind("tensorboard/", 0) == 0 || f == tdbg::format::end_marker_key || f == ".tdbg" ||
-                        f == ".tdbg/claims" || f == tdbg::detail::claim_key("worker_0");
+                        f == ".tdbg/claims" || f == tdbg::format::claim_key("worker_0");
         if (!ok) {
             return false;
         }

@@ -144,7 +144,7 @@ TEST_CASE("one job per run directory: a crashed run is refused naming it, resume
     } catch (const tdbg::config_error& e) {
         const std::string what = e.what();
         CHECK_THAT(what, Catch::Contains(run.string()) && Catch::Contains("another job's run of worker_0") &&
-                             Catch::Contains(".tdbg/claims/worker_0.json is claimed") && Catch::Contains("\"pid\"") &&
+                             Catch::Contains(".tdbg/claims/worker_0.json is claimed by job ") && Catch::Contains(", pid ") &&
                              Catch::Contains("existing_run_policy::resume") &&
                              Catch::Contains("existing_run_policy::overwrite"));
     }

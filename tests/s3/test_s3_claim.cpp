@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -68,27 +69,45 @@ tdbg::hook_options claim_test_hook_options() {
 
 } // namespace
 
-TEST_CASE("s3 put_if_absent is a PUT with If-None-Match: *, and a 412 means the key is taken") {
-    fake_http_server server({{200, "", {"ETag: \"x\""}, false}, claim_test_error(412, "PreconditionFailed")});
+TEST_CASE("s3 put_if_absent is a PUT with If-None-Match: *, read back; a 412 means the key is taken") {
+    // The PUT answered 200, read back (a server whose condition is not atomic may have let another
+    // conditional PUT through); the second caller's PUT answered 412.
+    fake_http_server server({{200, "", {"ETag: \"x\""}, false},
+                             {200, "mine", {}, false},
+                             claim_test_error(412, "PreconditionFailed")});
     const tdbg::s3_storage s("s3://bkt/run", claim_test_options(server.endpoint()));
     CHECK(s.put_if_absent(".tdbg/claims/worker_0.json", "mine"));
     CHECK_FALSE(s.put_if_absent(".tdbg/claims/worker_0.json", "theirs"));
     const auto requests = server.requests();
-    REQUIRE(requests.size() == 2); // a 412 is an answer, not retried
+    REQUIRE(requests.size() == 3); // a 412 is an answer, not retried
     for (const auto& r : requests) {
-        CHECK(r.method == "PUT");
         CHECK(r.target == "/bkt/run/.tdbg/claims/worker_0.json");
-        CHECK(r.headers.at("if-none-match") == "*");
     }
+    CHECK(requests[0].method == "PUT");
+    CHECK(requests[0].headers.at("if-none-match") == "*");
     CHECK(requests[0].body == "mine");
+    CHECK(requests[1].method == "GET");
+    CHECK(requests[2].method == "PUT");
+    CHECK(requests[2].headers.at("if-none-match") == "*");
 }
 
-TEST_CASE("s3 put_if_absent on a server without conditional PUTs lists candidates, and the first one wins") {
+TEST_CASE("s3 put_if_absent whose PUT was answered 200 but reads back another caller's bytes has lost") {
+    // A server that checks If-None-Match before it writes let two conditional PUTs through; the
+    // other caller's landed last, and is the object.
+    fake_http_server server({{200, "", {"ETag: \"x\""}, false}, {200, "theirs", {}, false}});
+    const tdbg::s3_storage s("s3://bkt/run", claim_test_options(server.endpoint()));
+    CHECK_FALSE(s.put_if_absent(".tdbg/claims/worker_0.json", "mine"));
+    const auto requests = server.requests();
+    REQUIRE(requests.size() == 2);
+    CHECK(requests[1].method == "GET");
+}
+
+TEST_CASE("s3 put_if_absent on a server without conditional PUTs lists candidates: a taken key loses") {
     // 501 (not retried), then: HEAD (absent), PUT of this caller's candidate, a listing in which
-    // another caller's earlier candidate comes first, DELETE of this caller's candidate.
+    // the key is there (another caller won meanwhile), DELETE of this caller's candidate.
     const std::string listing = "<ListBucketResult><IsTruncated>false</IsTruncated>"
-                                "<Contents><Key>run/c/w~00000000000000000001-00000000</Key></Contents>"
-                                "<Contents><Key>run/c/w~99999999999999999999-ffffffff</Key></Contents>"
+                                "<Contents><Key>run/c/w</Key></Contents>"
+                                "<Contents><Key>run/c/w~99999999999999999999-ffffffffffffffff</Key></Contents>"
                                 "</ListBucketResult>";
     fake_http_server server({claim_test_error(501, "NotImplemented"), claim_test_error(404, "NoSuchKey"),
                              {200, "", {"ETag: \"x\""}, false}, {200, listing, {}, false}, {204, "", {}, false},
@@ -110,6 +129,48 @@ TEST_CASE("s3 put_if_absent on a server without conditional PUTs lists candidate
     CHECK(requests[4].target == candidate); // the loser's candidate is removed
     CHECK(requests[5].method == "HEAD");
     CHECK(requests[5].headers.count("if-none-match") == 0);
+}
+
+TEST_CASE("s3 put_if_absent without conditional PUTs: two candidates seen together both withdraw, and the caller "
+          "alone next time wins, whatever the clocks") {
+    // A server whose listing shows this caller's candidate beside another caller's the first time
+    // (its time far in the future: no clock decides), and alone the second time.
+    std::mutex mutex;
+    std::string last_candidate;
+    int listings = 0;
+    fake_http_server server([&](const tdbg::test::recorded_request& r) -> fake_reply {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (r.method == "PUT" && r.headers.count("if-none-match") != 0) {
+            return claim_test_error(501, "NotImplemented");
+        }
+        if (r.method == "HEAD") {
+            return {404, "", {}, false};
+        }
+        if (r.method == "PUT" && r.target.find('~') != std::string::npos) {
+            last_candidate = r.target.substr(std::string("/bkt/").size());
+            return {200, "", {"ETag: \"x\""}, false};
+        }
+        if (r.method == "GET" && r.target.find("list-type=2") != std::string::npos) {
+            std::string keys = "<Contents><Key>" + last_candidate + "</Key></Contents>";
+            if (listings++ == 0) {
+                keys += "<Contents><Key>run/c/w~99999999999999999999-0000000000000000</Key></Contents>";
+            }
+            return {200, "<ListBucketResult><IsTruncated>false</IsTruncated>" + keys + "</ListBucketResult>", {}, false};
+        }
+        return {r.method == "DELETE" ? 204 : 200, "", {}, false};
+    });
+    const tdbg::s3_storage s("s3://bkt/run", claim_test_options(server.endpoint()));
+    CHECK(s.put_if_absent("c/w", "mine"));
+    const auto requests = server.requests();
+    std::vector<std::string> methods;
+    for (const auto& r : requests) {
+        methods.push_back(r.method + (r.target.find('~') != std::string::npos ? " candidate" : ""));
+    }
+    // The conditional PUT; a round lost to the other candidate (withdrawn); a round won, the key put.
+    REQUIRE(methods == std::vector<std::string>{"PUT", "HEAD", "PUT candidate", "GET", "DELETE candidate", "HEAD",
+                                                "PUT candidate", "GET", "PUT", "DELETE candidate"});
+    CHECK(requests[8].target == "/bkt/run/c/w");
+    CHECK(requests[8].body == "mine");
 }
 
 TEST_CASE("s3 put_if_absent on the loopback server: the first caller publishes, the next ones do not", "[server]") {

@@ -4,6 +4,7 @@
 /// subclasses a caller catches are smdebug's, in snake_case.
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -157,6 +158,28 @@ public:
 class index_reader_error : public error {
 public:
     using error::error;
+};
+
+/// The run a trial follows is no longer the one it opened (no smdebug counterpart): another job
+/// now writes one of its workers (`restarted`: a job started again over it with
+/// existing_run_policy::overwrite, or one that resumed it), or the run was removed (`removed`).
+/// Thrown by the refresh that finds it, before anything of the new job is read, and by every
+/// refresh after it: what the trial read until then is the old job's alone.
+class run_changed : public error {
+public:
+    enum class kind { restarted, removed };
+    run_changed(const std::string& message, kind k, std::string worker, std::optional<std::int64_t> first_step)
+        : error(message), kind_(k), worker_(std::move(worker)), first_step_(first_step) {}
+    [[nodiscard]] kind what_changed() const noexcept { return kind_; }
+    /// The worker whose claim changed (restarted), else empty.
+    [[nodiscard]] const std::string& worker() const noexcept { return worker_; }
+    /// The first global step the new job writes, where its claim says (restarted).
+    [[nodiscard]] std::optional<std::int64_t> first_step() const noexcept { return first_step_; }
+
+private:
+    kind kind_;
+    std::string worker_;
+    std::optional<std::int64_t> first_step_;
 };
 
 /// smdebug's InvalidWorker: a worker name the run does not have (`worker()`).

@@ -45,6 +45,7 @@ const char TDBG_DETAIL_ENGINE_ANCHOR = 0; // the engine's anchor for its C++ sta
 #include "tdbg/format/impl/index_parser.ipp"
 #include "tdbg/format/impl/index_file.ipp"
 #include "tdbg/format/impl/fast_event.ipp"
+#include "tdbg/format/impl/job_claim.ipp"
 #include "tdbg/format/impl/stop_marker.ipp"
 #include "tdbg/storage/impl/storage.ipp"
 #include "tdbg/storage/impl/local_storage.ipp"

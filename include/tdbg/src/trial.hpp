@@ -20,6 +20,7 @@
 #include "tdbg/trial/impl/tensor_table.ipp"
 #include "tdbg/trial/impl/run_index.ipp"
 #include "tdbg/trial/impl/record_cache.ipp"
+#include "tdbg/trial/impl/run_jobs.ipp"
 #include "tdbg/trial/impl/index_loader.ipp"
 #include "tdbg/trial/impl/trial_core.ipp"
 #include "tdbg/trial/impl/step_state.ipp"

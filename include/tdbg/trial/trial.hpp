@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/format/collections_file.hpp"
 #include "tdbg/storage/storage.hpp"
@@ -185,6 +186,10 @@ public:
     [[nodiscard]] TDBG_DECL std::optional<std::int64_t> step_after(std::int64_t step) const;
     /// True once the run's end marker has been seen: no new step will come.
     [[nodiscard]] TDBG_DECL bool loaded_all_steps() const noexcept;
+    /// Set once a refresh of a live run found that another job now writes one of its workers, or
+    /// that the run was removed: the run_changed that refresh threw (and every later one throws).
+    /// What the trial read before it is the job's it opened.
+    [[nodiscard]] TDBG_DECL std::optional<run_changed> run_change() const;
 
     /// Reads any newly published index files now, whatever the refresh setting.
     TDBG_DECL void refresh() const;

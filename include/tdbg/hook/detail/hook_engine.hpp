@@ -166,8 +166,9 @@ private:
     TDBG_DECL void check_saving(std::string_view name);
     // True the first time `name` is saved in the open step; a later save of it is dropped (said once).
     TDBG_DECL bool first_save_in_step(std::string_view name);
-    // existing_run_policy::resume without a state store: the clock goes on after the published steps.
-    TDBG_DECL void resume_after_published_steps();
+    // existing_run_policy::resume without a state store: the clock goes on after the published steps;
+    // the last of them (none: the worker published none).
+    [[nodiscard]] TDBG_DECL std::optional<std::int64_t> resume_after_published_steps();
 
     // Reports the error that stopped the writer, once: thrown (rethrow policy) or
     // printed (disable policy, smdebug's: training goes on without the hook).
@@ -231,11 +232,12 @@ private:
     // smdebug's metrics_writer.log_metric calls: "<name>_<MODE>" at the mode's step.
     TDBG_DECL void write_metrics(const std::vector<pending_scalar>& scalars);
 
-    // The run's start (hook/detail/run_claim.hpp): a writing worker claims itself in the run, and
-    // a run that is another job's is a config_error; a worker that writes nothing only checks that
-    // the run has not ended. A storage that fails here (an outage) is a write error under the
-    // policy, as later ones are: the hook saves nothing, and training goes on by default.
-    TDBG_DECL void start_run(bool resumed);
+    // The run's start (hook/detail/run_claim.hpp), before the writer exists: a worker that
+    // `writes` claims itself in the run, and a run that is another job's is a config_error; a
+    // worker that writes nothing only checks that the run has not ended. A storage that fails
+    // here (an outage) is returned, to be a write error under the policy as later ones are: the
+    // hook saves nothing, and training goes on by default.
+    [[nodiscard]] TDBG_DECL std::exception_ptr start_run(bool resumed, bool writes);
 
     // smdebug's _write_state, at the start of a step: a new state when the checkpoint files changed.
     TDBG_DECL void write_state();

@@ -5,8 +5,10 @@
 ///
 /// A run directory holds one job's run. Workers of one job (MPI ranks, torchrun
 /// processes) write into it side by side under different worker names, so the claim is
-/// per worker: `.tdbg/claims/<worker>.json`, published with the storage's put_if_absent
-/// (of two hooks racing for one worker, one wins). That worker's run in the directory is
+/// per worker: `.tdbg/claims/<worker>.json` (format/job_claim.hpp: a random id, the host, the
+/// pid, the start time and the first step the job writes), published with the storage's
+/// put_if_absent (of two hooks racing for one worker, one wins) when the hook is built, before
+/// any other file of the run is written and before the hook's writer threads exist. That worker's run in the directory is
 /// another job's when the directory holds the end marker (a finished run), the
 /// worker's claim (a job live or crashed), or the worker's collections file (a run
 /// written before claims existed, or by Python smdebug). The claim lies outside the
@@ -31,6 +33,7 @@
 #include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
+#include "tdbg/format/job_claim.hpp"
 #include "tdbg/format/json.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/hook/options.hpp"
@@ -38,15 +41,8 @@
 
 namespace tdbg::detail {
 
-/// The key of `worker`'s claim in a run.
-[[nodiscard]] inline std::string claim_key(std::string_view worker) {
-    return fmt::format(".tdbg/claims/{}.json", worker);
-}
-
-/// What a claim holds: who took it and when (JSON, for a person reading a refusal).
-[[nodiscard]] TDBG_DECL std::string claim_text(std::string_view worker);
-
-/// What `claim` holds, cut to 400 bytes, for a refusal's message.
+/// Who holds `claim` (a claim's key), for a refusal's message: the job it names (id, host,
+/// pid, start time), else its text cut to 400 bytes.
 [[nodiscard]] TDBG_DECL std::string claim_holder(const any_storage& storage, const std::string& claim);
 
 /// The process a claim's text names when it runs on this host (not this process); nullopt when
@@ -60,11 +56,14 @@ namespace tdbg::detail {
 /// marker and the stop marker: existing_run_policy::overwrite.
 TDBG_DECL void remove_worker_files(const any_storage& storage, const std::string& worker);
 
-/// Claims `worker` in the run held by `storage` as `policy` says; `resumed`: the state store
-/// resumes the job (which then goes on as with existing_run_policy::resume). Throws
-/// config_error when the run is another job's, a storage_error when the storage fails.
+/// Claims `worker` in the run held by `storage` as `policy` says, for a job whose first
+/// global step is `first_step`; `resumed`: the state store resumes the job (which then goes
+/// on as with existing_run_policy::resume). With existing_run_policy::overwrite the new claim
+/// replaces the old one before the old files are removed, so that a reader following the run
+/// sees the change of job before it sees files go. Throws config_error when the run is
+/// another job's, a storage_error when the storage fails.
 TDBG_DECL void claim_run(const any_storage& storage, const std::string& worker, existing_run_policy policy,
-                         bool resumed);
+                         bool resumed, std::int64_t first_step);
 
 /// Where a worker's run in the directory left off: its last published global step, and the
 /// last step of each mode found in its newest index files.

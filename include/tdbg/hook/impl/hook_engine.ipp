@@ -30,20 +30,35 @@ TDBG_DECL hook_engine::hook_engine(any_storage storage, hook_options options)
     const bool resumed = state_.open(options_, clock_);
     scalars_.open_metrics(options_);
     const bool chief = worker_.name == worker_name(0);
-    if (!options_.dry_run && (options_.include_workers == workers_to_save::all || chief)) {
-        writer_options w;
+    const bool writes = !options_.dry_run && (options_.include_workers == workers_to_save::all || chief);
+    writer_options w;
+    if (writes) {
         w.worker = worker_.name;
         w.max_queue_bytes = options_.max_queue_bytes;
         w.on_full_queue = options_.on_full_queue;
         w.nice = options_.writer_nice;
         w.data_threads = options_.writer_threads;
         if (exports_tensorboard(options_)) {
-            w.tensorboard_put = tensorboard_target(options_, storage_);
+            w.tensorboard_put = tensorboard_target(options_, storage_); // a directory refused before the claim
         }
+    }
+    // The claim, before any file of the run and before the writer's threads: a hook whose
+    // options are refused, or whose run is another job's, has written nothing and started nothing.
+    std::exception_ptr start_error = start_run(resumed, writes);
+    if (writes) {
         pool_ = std::make_shared<buffer_pool>(options_.max_queue_bytes);
         writer_ = std::make_unique<async_writer>(storage_, std::move(w));
     }
-    start_run(resumed); // last: a hook whose options are refused has claimed nothing
+    if (start_error) {
+        if (writer_) {
+            writer_->fail(std::move(start_error));
+        } else {
+            errors_.start_failed(std::move(start_error));
+        }
+        if (options_.on_write_error == write_error_policy::disable) {
+            report_write_error(); // printed now; with rethrow, thrown by the next call
+        }
+    }
     if (!writer_ && !options_.dry_run && worker_.size == 1) {
         // The job's only worker, and it saves nothing: said, as a collection that selects nothing is.
         errors_.log(fmt::format("tdbg::hook: worker '{}' ({}) saves nothing: with include_workers \"one\" (the "
@@ -472,35 +487,35 @@ TDBG_DECL void hook_engine::write_metrics(const std::vector<pending_scalar>& sca
     }
 }
 
-TDBG_DECL void hook_engine::start_run(bool resumed) {
+TDBG_DECL std::exception_ptr hook_engine::start_run(bool resumed, bool writes) {
     try {
-        if (writer_) {
-            claim_run(storage_, worker_.name, options_.existing_run, resumed);
+        if (writes) {
+            std::optional<std::int64_t> after; // the published step this job goes on after
             if (options_.existing_run == existing_run_policy::resume && !resumed) {
-                resume_after_published_steps();
+                after = resume_after_published_steps(); // read only: the claim says where this job begins
+            }
+            claim_run(storage_, worker_.name, options_.existing_run, resumed, clock_.global() + 1);
+            if (after) {
+                errors_.log(fmt::format("tdbg::hook: resuming {}'s run at {} after its last published step {}: "
+                                        "this job's steps start at {}",
+                                        terminal_safe(worker_.name), storage_.describe(), *after, *after + 1));
             }
         } else if (storage_.exists(std::string(format::end_marker_key))) {
             throw config_error(fmt::format("the run at {} has ended already (it holds {}); write to a new directory",
                                            storage_.describe(), format::end_marker_key));
         }
     } catch (const storage_error&) {
-        if (writer_) {
-            writer_->fail(std::current_exception());
-        } else {
-            errors_.start_failed(std::current_exception());
-        }
-        if (options_.on_write_error == write_error_policy::disable) {
-            report_write_error(); // printed now; with rethrow, thrown by the next call
-        }
+        return std::current_exception();
     }
+    return nullptr;
 }
 
-TDBG_DECL void hook_engine::resume_after_published_steps() {
+TDBG_DECL std::optional<std::int64_t> hook_engine::resume_after_published_steps() {
     // Without a state store, the job goes on after the worker's last published step: starting
     // from 0 would replace the other job's steps one by one, and the run would read as one job's.
     const auto position = published_position(storage_, worker_.name);
     if (!position) {
-        return;
+        return std::nullopt;
     }
     if (position->last_step >= format::max_step) {
         throw config_error(fmt::format("the run at {} holds {}'s steps up to {}: a job resumed after them could not "
@@ -508,10 +523,7 @@ TDBG_DECL void hook_engine::resume_after_published_steps() {
                                        storage_.describe(), worker_.name, position->last_step));
     }
     clock_.resume(position->last_step, position->mode_steps);
-    errors_.log(fmt::format("tdbg::hook: resuming {}'s run at {} after its last published step {}: this job's "
-                            "steps start at {}",
-                            terminal_safe(worker_.name), storage_.describe(), position->last_step,
-                            position->last_step + 1));
+    return position->last_step;
 }
 
 TDBG_DECL void hook_engine::write_state() {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -24,29 +25,23 @@
 
 namespace tdbg::detail {
 
-TDBG_DECL std::string claim_text(std::string_view worker) {
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) != 0) {
-        host[0] = '\0';
-    }
-    const char* job = std::getenv("TRAINING_JOB_NAME");
-    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    std::string out = R"({"worker": )";
-    format::append_json_string(out, worker, true);
-    out += R"(, "host": )";
-    format::append_json_string(out, host, true);
-    out += fmt::format(R"(, "pid": {}, "job": )", ::getpid());
-    format::append_json_string(out, job == nullptr ? "" : job, true);
-    out += fmt::format(R"(, "time": {:.6f}}})", now);
-    return out;
-}
-
 TDBG_DECL std::string claim_holder(const any_storage& storage, const std::string& claim) {
     std::string holder;
-    try {
-        holder = storage.read(claim);
-    } catch (const object_not_found&) {
-        holder = "another hook is claiming it at this moment";
+    // A claim another hook is publishing at this moment may not read yet (an S3 PUT under way):
+    // looked for again for a second at most, so that the refusal can name its job.
+    for (int look = 0;; ++look) {
+        try {
+            holder = storage.read(claim);
+            break;
+        } catch (const object_not_found&) {
+            if (look == 20) {
+                return "another hook, which is claiming it at this moment";
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }
+    if (const auto parsed = format::parse_job_claim(holder); parsed && !parsed->id.empty()) {
+        return format::describe(*parsed);
     }
     if (holder.size() > 400) {
         holder = holder.substr(0, 400) + "...";
@@ -108,11 +103,18 @@ TDBG_DECL void remove_worker_files(const any_storage& storage, const std::string
 }
 
 TDBG_DECL void claim_run(const any_storage& storage, const std::string& worker, existing_run_policy policy,
-                         bool resumed) {
-    const std::string claim = claim_key(worker);
+                         bool resumed, std::int64_t first_step) {
+    const std::string claim = format::claim_key(worker);
+    const std::string text = format::to_json(format::new_job_claim(worker, first_step));
     if (policy == existing_run_policy::overwrite) {
+        if (!storage.remove(std::string(format::end_marker_key))) {
+            throw config_error(
+                fmt::format("cannot overwrite the run at {}: its storage cannot remove objects", storage.describe()));
+        }
+        // The new job's claim first: a reader following the run learns that the job changed
+        // before any of the old job's files go (trial/detail/run_jobs.hpp).
+        storage.put(claim, text);
         remove_worker_files(storage, worker);
-        storage.put(claim, claim_text(worker));
         return;
     }
     if (storage.exists(std::string(format::end_marker_key))) {
@@ -124,25 +126,42 @@ TDBG_DECL void claim_run(const any_storage& storage, const std::string& worker, 
         // The claim is taken over from a job that is gone, never from one that runs: of two jobs
         // resuming one run at once, one wins the claim and the other finds it held by a live
         // process (on this host; a holder on another host cannot be asked, and is taken over).
-        if (!storage.put_if_absent(claim, claim_text(worker))) {
-            const std::string holder = claim_holder(storage, claim);
-            if (const auto pid = live_local_holder(holder)) {
+        if (!storage.put_if_absent(claim, text)) {
+            std::string held;
+            try {
+                held = storage.read(claim);
+            } catch (const object_not_found&) { // NOLINT(bugprone-empty-catch): gone since: nobody holds it
+            }
+            if (const auto pid = live_local_holder(held)) {
                 refuse_run(storage, worker,
                            fmt::format("{} is claimed by process {} on this host, which is still running: {}", claim,
-                                       *pid, holder));
+                                       *pid, claim_holder(storage, claim)));
             }
-            storage.put(claim, claim_text(worker));
+            storage.put(claim, text);
         }
         return;
     }
-    if (!storage.put_if_absent(claim, claim_text(worker))) {
-        refuse_run(storage, worker, fmt::format("{} is claimed: {}", claim, claim_holder(storage, claim)));
-    }
-    if (storage.exists(format::collections_file_key(worker))) {
-        (void)storage.remove(claim); // the directory stays as it was
+    // A run written without a claim is refused before claiming: a claim that appears and goes
+    // again would read to a follower of that run as a change of job.
+    const auto unclaimed_run = [&] {
         refuse_run(storage, worker,
                    fmt::format("it holds {} and no claim: a run written by another job",
                                format::collections_file_key(worker)));
+    };
+    if (!storage.exists(claim) && storage.exists(format::collections_file_key(worker))) {
+        unclaimed_run();
+    }
+    if (!storage.put_if_absent(claim, text)) {
+        refuse_run(storage, worker, fmt::format("{} is claimed by {}", claim, claim_holder(storage, claim)));
+    }
+    if (storage.exists(format::collections_file_key(worker))) {
+        try {
+            if (storage.read(claim) == text) {
+                (void)storage.remove(claim); // the directory stays as it was
+            }
+        } catch (const object_not_found&) { // NOLINT(bugprone-empty-catch): gone already
+        }
+        unclaimed_run();
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -348,15 +350,31 @@ public:
     /// is under way (it wins or fails; this one loses). A retry after a lost reply that finds the
     /// key taken reads it: the bytes sent are this caller's when it holds them. A server without
     /// conditional PUTs (501) is asked by listing instead from then on (put_if_absent_by_listing).
+    /// A 200 is read back: a server whose condition is not atomic (OpenStack Swift's s3api checks
+    /// it before it writes) may have let a concurrent conditional PUT through, the newer of which
+    /// is the object. The read comes after a pause of twice the PUT's own time (20 ms to 1 s), by
+    /// which a PUT that passed the check with this one has landed too, so that of two callers
+    /// exactly one reads its own bytes: best effort where the server is not atomic, exact where
+    /// it is (AWS S3, MinIO, Ceph), at the cost of one GET. `bytes` must be unique to the caller
+    /// (a claim holds a random id).
     [[nodiscard]] bool put_if_absent(const std::string& key, std::string_view bytes) {
         const std::string full = full_key(key);
         if (!no_conditional_put_.load(std::memory_order_relaxed)) {
             const call c{"PUT", object_url(full, {}), fmt::format("PUT {} if absent", describe_key(full)),
                          bytes, {"If-None-Match: *"}, 1u << 20};
+            const auto sent = std::chrono::steady_clock::now();
             const result r = send(c, {200, 409, 412, 501});
             switch (r.reply.status) {
-            case 200:
-                return true;
+            case 200: {
+                const auto took = std::chrono::steady_clock::now() - sent;
+                std::this_thread::sleep_for(std::clamp<std::chrono::steady_clock::duration>(
+                    2 * took, std::chrono::milliseconds(20), std::chrono::seconds(1)));
+                try {
+                    return get_object(full) == bytes;
+                } catch (const object_not_found&) {
+                    return false; // removed since: not this caller's
+                }
+            }
             case 412:
                 return r.attempts > 1 && get_object(full) == bytes;
             case 409:
@@ -368,41 +386,63 @@ public:
         return put_if_absent_by_listing(key, bytes);
     }
 
-    /// put_if_absent where conditional PUTs are missing: the caller puts a candidate
-    /// `<key>~<nanoseconds since the epoch, 20 digits>-<random>`, lists `<key>`, and wins when
-    /// the key is not there and its candidate sorts first; the winner puts the key, and every
-    /// caller removes its candidate. S3 lists what was written before the listing, so of two
-    /// callers one sees the other's candidate; they agree on the winner unless their clocks differ
-    /// by more than the time between the first one's candidate and its listing. A caller that dies
-    /// between its candidate and the key leaves a candidate that makes later callers lose.
+    /// put_if_absent where conditional PUTs are missing (OpenStack Swift's s3api answers 501): the
+    /// caller announces itself with a candidate `<key>~<nanoseconds since the epoch, 20
+    /// digits>-<random>`, lists `<key>`, and wins when the key is not there and its candidate is
+    /// the only one; the winner puts the key, and every caller removes its candidate. Of two
+    /// callers, the one that lists second sees the other's candidate (S3 lists what was written
+    /// before the listing began), so both never win, whatever their clocks or how long a request
+    /// took; when both see each other, both withdraw and try again after a random pause. A
+    /// candidate older than ten minutes is a caller that died before removing it: ignored.
     [[nodiscard]] bool put_if_absent_by_listing(const std::string& key, std::string_view bytes) {
+        constexpr int attempts = 64;
+        constexpr std::int64_t stale_ns = std::int64_t{600} * 1000 * 1000 * 1000;
         const std::string full = full_key(key);
-        if (head_object(full)) {
-            return false;
-        }
-        const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-        const auto token = static_cast<std::uint32_t>(unit_random() * 4294967296.0);
-        const std::string candidate = fmt::format("{}~{:020}-{:08x}", key, now, token);
-        put_object(full_key(candidate), {});
-        bool won = false;
-        try {
-            const std::vector<std::string> keys = list(key, {});
-            const bool taken = std::find(keys.begin(), keys.end(), key) != keys.end();
-            const auto first = std::find_if(keys.begin(), keys.end(), [&](const std::string& k) {
-                return k.size() > key.size() && k.compare(0, key.size(), key) == 0 && k[key.size()] == '~';
-            });
-            won = !taken && first != keys.end() && *first == candidate;
-            if (won) {
-                put_object(full, bytes);
+        for (int attempt = 1;; ++attempt) {
+            if (head_object(full)) {
+                return false;
             }
-        } catch (...) {
+            const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+            const auto token = static_cast<std::uint64_t>(unit_random() * 18446744073709551616.0);
+            const std::string candidate = fmt::format("{}~{:020}-{:016x}", key, now, token);
+            put_object(full_key(candidate), {});
+            bool won = false;
+            bool taken = false;
+            try {
+                const std::vector<std::string> keys = list(key, {});
+                taken = std::find(keys.begin(), keys.end(), key) != keys.end();
+                std::size_t live = 0;
+                for (const std::string& k : keys) {
+                    if (k.size() < key.size() + 21 || k.compare(0, key.size(), key) != 0 || k[key.size()] != '~') {
+                        continue;
+                    }
+                    // Its time; a name whose time does not read is taken as a live caller's.
+                    const char* digits = k.data() + key.size() + 1;
+                    std::uint64_t at = 0;
+                    const auto read = std::from_chars(digits, digits + 20, at);
+                    const bool stale = read.ec == std::errc() && read.ptr == digits + 20 &&
+                                       at < static_cast<std::uint64_t>(now) &&
+                                       static_cast<std::uint64_t>(now) - at >= static_cast<std::uint64_t>(stale_ns);
+                    live += k == candidate || !stale ? 1 : 0;
+                }
+                won = !taken && live == 1 && std::find(keys.begin(), keys.end(), candidate) != keys.end();
+                if (won) {
+                    put_object(full, bytes);
+                }
+            } catch (...) {
+                delete_object(full_key(candidate));
+                throw;
+            }
             delete_object(full_key(candidate));
-            throw;
+            if (won || taken || attempt == attempts) {
+                return won;
+            }
+            // Another caller announced itself at the same time: both withdrew; one goes first next time.
+            std::this_thread::sleep_for(std::chrono::microseconds(
+                static_cast<std::int64_t>((1000 + 4000 * std::min(attempt, 10)) * unit_random())));
         }
-        delete_object(full_key(candidate));
-        return won;
     }
 
 private:

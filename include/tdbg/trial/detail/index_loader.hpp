@@ -38,6 +38,7 @@
 #include "tdbg/format/layout.hpp"
 #include "tdbg/storage/storage.hpp"
 #include "tdbg/trial/detail/run_index.hpp"
+#include "tdbg/trial/detail/run_jobs.hpp"
 #include "tdbg/trial/detail/step_table.hpp"
 #include "tdbg/trial/detail/tensor_table.hpp"
 #include "tdbg/trial/options.hpp"
@@ -78,6 +79,7 @@ private:
 /// What a run's collection files say: the first worker's file, its collections
 /// by name, the workers that wrote one, and how many workers the run has.
 struct run_collections {
+    std::string first_key; // the key of the first worker's file (by name)
     format::collections_file file;
     std::map<std::string, format::collection_spec> by_name;
     std::vector<std::string> workers;
@@ -99,7 +101,12 @@ public:
     /// of steps in `range`; `root` prefixes keys in messages.
     index_loader(const any_storage& storage, std::string root, step_range range, const trial_options& options,
                  run_index& index)
-        : storage_(storage), root_(std::move(root)), range_(range), options_(options), index_(index) {}
+        : storage_(storage), root_(std::move(root)), range_(range), options_(options), index_(index),
+          jobs_(storage, storage.describe()) {}
+
+    /// Follows who writes the run from now on (run_jobs): `presence_key`, a file whose absence
+    /// means the run was removed (its first collection file).
+    void watch_jobs(std::string presence_key) { jobs_.set_presence_key(std::move(presence_key)); }
 
     /// Reads every index file published since the last refresh (unless the
     /// run's end has already been seen and read).
@@ -107,6 +114,20 @@ public:
 
     /// True once the end marker has been seen and everything before it read.
     [[nodiscard]] bool ended() const noexcept { return ended_.load(std::memory_order_acquire); }
+
+    /// The change of job (or the removal) a refresh found, if one did: refreshes throw it.
+    [[nodiscard]] std::optional<run_changed> run_change() const {
+        std::lock_guard<std::mutex> serial(mutex_);
+        return jobs_.change();
+    }
+
+    /// Throws the change a refresh found, if one did: the run's event files may now be another
+    /// job's, so no value is read from them any more. One atomic load while nothing changed.
+    void check_unchanged() const {
+        if (changed_.load(std::memory_order_acquire)) {
+            throw *run_change();
+        }
+    }
 
 private:
     struct pending_index {
@@ -200,13 +221,16 @@ private:
     const trial_options& options_;
     run_index& index_;
 
-    std::mutex mutex_;         // one refresh at a time; guards what follows but ended_
+    mutable std::mutex mutex_; // one refresh at a time; guards what follows but ended_ and changed_
     std::string token_;        // list index keys after this one
     std::set<std::string> read_keys_;
     std::int64_t settled_step_ = -1;   // the last complete step as of the previous refresh
     std::uint64_t refresh_serial_ = 0; // counts refreshes (tensor_record::sized_in)
     bool end_delay_done_ = false;      // training_end_delay_refresh waited
+    bool followed_ = false;            // a refresh found the run live: its jobs are checked
     std::atomic<bool> ended_{false};
+    run_jobs jobs_;                  // guarded by mutex_
+    std::atomic<bool> changed_{false}; // jobs_ found a change
 };
 
 } // namespace tdbg::detail

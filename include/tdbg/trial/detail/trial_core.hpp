@@ -85,6 +85,9 @@ public:
     /// True once the end marker has been seen and everything before it read.
     [[nodiscard]] bool ended() const noexcept { return loader_.ended(); }
 
+    /// The change of job (or the removal) a refresh found (index_loader::run_change).
+    [[nodiscard]] std::optional<run_changed> run_change() const { return loader_.run_change(); }
+
     // ---- trial-level queries (the caller refreshes first when it should) --
 
     template <class F>

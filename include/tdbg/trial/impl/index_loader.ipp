@@ -60,6 +60,7 @@ TDBG_DECL run_collections read_collections(const any_storage& storage, const std
         }
         if (!files.empty() && files.front().first != first) {
             first = files.front().first;
+            out.first_key = first;
             out.file = format::parse_collections_file(storage.read(first), root + first);
             out.num_workers = out.file.num_workers <= 0 ? 1 : static_cast<std::size_t>(out.file.num_workers);
         }
@@ -90,6 +91,9 @@ TDBG_DECL run_collections read_collections(const any_storage& storage, const std
 
 TDBG_DECL void index_loader::refresh() {
     std::lock_guard<std::mutex> serial(mutex_);
+    if (const auto& change = jobs_.change()) {
+        throw *change; // the run is another job's now, whatever it holds
+    }
     if (ended_.load(std::memory_order_acquire)) {
         return;
     }
@@ -103,6 +107,24 @@ TDBG_DECL void index_loader::refresh() {
     }
     std::vector<std::string> listed;
     std::vector<pending_index> pending = list_new_index_files(listed);
+    followed_ = followed_ || !ended_before;
+    if (followed_) {
+        // A run seen live (even if it has just ended): the files listed are read only while their
+        // workers' jobs are the ones the trial opened (checked after the listing: a new job claims
+        // before it writes). A run that had ended when the trial opened has nobody writing it.
+        std::vector<std::string> workers;
+        for (const pending_index& p : pending) {
+            workers.push_back(p.worker);
+        }
+        std::sort(workers.begin(), workers.end());
+        workers.erase(std::unique(workers.begin(), workers.end()), workers.end());
+        try {
+            jobs_.check(workers);
+        } catch (const run_changed&) {
+            changed_.store(true, std::memory_order_release);
+            throw;
+        }
+    }
     read_and_merge(pending);
     std::unique_lock<std::shared_mutex> lock(index_.mutex);
     read_keys_.insert(std::make_move_iterator(listed.begin()), std::make_move_iterator(listed.end()));

@@ -260,6 +260,8 @@ TDBG_DECL trial open_trial(any_storage storage, std::string name, step_range ran
     return trial(std::move(storage), std::move(name), range, std::move(options));
 }
 
+TDBG_DECL std::optional<run_changed> trial::run_change() const { return core_->run_change(); }
+
 TDBG_DECL trial create_trial(std::string_view location, const std::optional<std::string>& name, step_range range_steps,
                              trial_options options) {
     const std::string trimmed = detail::trim(location); // as smdebug does

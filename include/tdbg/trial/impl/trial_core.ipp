@@ -28,6 +28,7 @@ TDBG_DECL trial_core::trial_core(any_storage storage, std::string name, step_ran
       options_(std::move(options)), cache_(make_cache_options(options_)) {
     range_.validate();
     collections_ = read_collections(storage_, root_, options_);
+    loader_.watch_jobs(collections_.first_key);
     index_.steps.set_num_workers(collections_.num_workers);
     refresh_now();
 }
@@ -207,6 +208,7 @@ TDBG_DECL std::optional<double> trial_core::wall_time(std::int64_t step) const {
 
 TDBG_DECL tensor_value trial_core::fetch(record_request request, std::string_view tag,
                                          std::atomic<std::uint32_t>* hint) {
+    loader_.check_unchanged();
     const std::string& file = request.file->key;
     if (hint != nullptr) {
         request.content_offset_hint = hint->load(std::memory_order_relaxed);
@@ -253,6 +255,7 @@ TDBG_DECL tensor_value trial_core::fetch(record_request request, std::string_vie
 
 TDBG_DECL std::string trial_core::read_raw(const record_request& request, std::string_view tag,
                                            std::uint64_t offset, std::uint64_t length) const {
+    loader_.check_unchanged();
     const std::string& file = request.file->key;
     try {
         return storage_.read_range(file, offset, length);

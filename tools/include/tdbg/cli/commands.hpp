@@ -153,6 +153,10 @@ struct rules_options {
     /// Evaluate a live run as it is written, until it ends (waiting up to 60 s for a run that
     /// has not started); false: the steps written so far.
     bool follow = false;
+    /// When another job starts writing the run over the one evaluated (a job started again with
+    /// existing_run_policy::overwrite, or resumed): false (the default), the evaluation stops,
+    /// says so and the exit status is 2; true, the new job is evaluated from its first step.
+    bool follow_restarts = false;
     /// How often `follow` looks for new steps.
     std::chrono::milliseconds poll_interval = default_poll_interval;
     /// The threads `follow` evaluates its rules on; 0: the number of cores.
