@@ -69,7 +69,7 @@ tdbg::hook_options claim_test_hook_options() {
 
 } // namespace
 
-TEST_CASE("s3 put_if_absent is a PUT with If-None-Match: *, read back; a 412 means the key is taken") {
+TEST_CASE("s3 put_if_absent is a PUT with If-None-Match: *, read back, and a 412 means the key is taken") {
     // The PUT answered 200, read back (a server whose condition is not atomic may have let another
     // conditional PUT through); the second caller's PUT answered 412.
     fake_http_server server({{200, "", {"ETag: \"x\""}, false},

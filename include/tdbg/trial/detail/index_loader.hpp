@@ -125,7 +125,7 @@ public:
     /// job's, so no value is read from them any more. One atomic load while nothing changed.
     void check_unchanged() const {
         if (changed_.load(std::memory_order_acquire)) {
-            throw *run_change();
+            throw run_changed(*run_change());
         }
     }
 

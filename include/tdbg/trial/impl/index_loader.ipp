@@ -92,7 +92,7 @@ TDBG_DECL run_collections read_collections(const any_storage& storage, const std
 TDBG_DECL void index_loader::refresh() {
     std::lock_guard<std::mutex> serial(mutex_);
     if (const auto& change = jobs_.change()) {
-        throw *change; // the run is another job's now, whatever it holds
+        throw run_changed(*change); // the run is another job's now, whatever it holds
     }
     if (ended_.load(std::memory_order_acquire)) {
         return;
@@ -113,6 +113,7 @@ TDBG_DECL void index_loader::refresh() {
         // workers' jobs are the ones the trial opened (checked after the listing: a new job claims
         // before it writes). A run that had ended when the trial opened has nobody writing it.
         std::vector<std::string> workers;
+        workers.reserve(pending.size());
         for (const pending_index& p : pending) {
             workers.push_back(p.worker);
         }

@@ -26,7 +26,7 @@ inline std::string claimed_job_text(const std::string& claim) {
 
 TDBG_DECL void run_jobs::check(const std::vector<std::string>& workers) {
     if (change_) {
-        throw *change_;
+        throw run_changed(*change_);
     }
     for (const std::string& worker : workers) {
         std::string now = claim_text(worker);
@@ -75,13 +75,13 @@ TDBG_DECL void run_jobs::restarted(const std::string& worker, const std::string&
             claimed_job_text(before));
     }
     change_.emplace(message, now.empty() ? run_changed::kind::removed : run_changed::kind::restarted, worker, first);
-    throw *change_;
+    throw run_changed(*change_);
 }
 
 TDBG_DECL void run_jobs::removed() {
     change_.emplace(fmt::format("the run at {} was removed: its {} is gone", root_, presence_key_),
                     run_changed::kind::removed, std::string(), std::nullopt);
-    throw *change_;
+    throw run_changed(*change_);
 }
 
 } // namespace tdbg::detail
