@@ -57,8 +57,9 @@ using tdbg::commands::report_options;
 void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
     args.section("output");
     args.option("-o,--output", "FILE",
-                "the page to write (default report.html; - for stdout); a symbolic link is written through, a "
-                "FIFO or device in place, a regular file replaced whole at once",
+                "the page to write (default report.html; - for stdout); a symbolic link is written through "
+                "(not another user's in a sticky directory such as /tmp), a FIFO or device in place, a regular "
+                "file replaced whole at once",
                 [&o](const std::string& opt, const std::string& value) {
                     if (value.empty()) {
                         throw tdbg::cli::usage_error(fmt::format("{} needs a file name", opt));

@@ -137,8 +137,9 @@ void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
                 });
     declare_step_arguments(args, o);
     declare_output_arguments(args, o);
-    args.epilog("A FILE that is a symbolic link is written through; a FIFO or a device is\n"
-                "written in place; a regular file is replaced at once, never left half written.\n\n"
+    args.epilog("A FILE that is a symbolic link is written through, but another user's link\n"
+                "in a sticky directory such as /tmp is refused; a FIFO or a device is written\n"
+                "in place; a regular file is replaced at once, never left half written.\n\n"
                 "exit status: 0 no issues found, 1 issues found, 2 error (a rule could not be\n"
                 "evaluated, a rule evaluated nothing (NothingEvaluated: see --allow-empty) or\n"
                 "left steps a worker has not written (see --allow-partial), bad arguments, or\n"

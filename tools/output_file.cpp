@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -19,6 +20,7 @@
 #include <fmt/core.h>
 
 #include "tdbg/core/error.hpp"
+#include "tdbg/storage/detail/owned_directory.hpp"
 
 namespace tdbg::cli {
 
@@ -46,13 +48,26 @@ struct output_name {
 };
 
 // The path `given` leads to once every symbolic link on it is followed; a dangling
-// link leads to the path it names, which is then created.
+// link leads to the path it names, which is then created. A link is followed only where the
+// kernel follows one with fs.protected_symlinks = 1 (tdbg/storage/detail/owned_directory.hpp):
+// another user's link in a sticky, world-writable directory (/tmp) is refused, naming it and
+// its owner, since it could name any file of ours (the rename below replaces the file it
+// names, which the kernel's protection never sees).
 fs::path follow_links(const output_name& name) {
     fs::path p(name.given);
     for (int hops = 0; hops <= max_links; ++hops) {
         struct stat st {};
         if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
             return p;
+        }
+        const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+        struct stat dir_st {};
+        if (::stat(dir.c_str(), &dir_st) != 0) {
+            name.fail_errno(fmt::format("cannot read the directory {}", dir.string()), errno);
+        }
+        if (const std::string why = tdbg::detail::unfollowable_link(p.string(), st.st_uid, dir.string(), dir_st);
+            !why.empty()) {
+            throw tdbg::error(fmt::format("cannot write {}: {}", name.given, why));
         }
         std::error_code ec;
         const fs::path to = fs::read_symlink(p, ec);
@@ -99,10 +114,11 @@ public:
         const fs::path dir = name.target.has_parent_path() ? name.target.parent_path() : fs::path(".");
         // A long name keeps room for the suffix within the 255 bytes a file name may have.
         const std::string base = name.target.filename().string().substr(0, 128);
+        // A name nobody can foresee, created new and never through a link (O_EXCL, O_NOFOLLOW).
         for (int attempt = 0; fd_ < 0; ++attempt) {
-            path_ = dir / fmt::format(".{}.{}.{}.tmp", base, ::getpid(), attempt);
-            fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0666);
-            if (fd_ < 0 && (errno != EEXIST || attempt == 100)) {
+            path_ = dir / fmt::format(".{}.{}.{}.tmp", base, ::getpid(), tdbg::detail::unguessable_suffix());
+            fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+            if (fd_ < 0 && (errno != EEXIST || attempt == 8)) {
                 name.fail_errno(fmt::format("cannot create a file in {}", dir.string()), errno);
             }
         }
@@ -169,13 +185,34 @@ void write_output(const std::string& path, std::string_view bytes, std::ostream&
             write_in_place(name, bytes);
             return;
         }
-        permissions = st.st_mode & 07777;
+        // Another user's file (in a sticky directory, where root may replace it) does not lend
+        // the document its permissions: its owner may have opened it to everyone.
+        if (st.st_uid == ::geteuid()) {
+            permissions = st.st_mode & 07777;
+        }
     } else if (errno != ENOENT) {
         name.fail_errno("", errno);
     }
     temporary_file file(name);
     file.write(bytes, permissions);
     file.rename_over_target();
+}
+
+std::FILE* open_output_stream(const std::string& path) {
+    output_name name{path, {}};
+    name.target = follow_links(name);
+    // O_NOFOLLOW: a link placed at the target since it was looked at is refused, not followed.
+    const int fd = ::open(name.target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        name.fail_errno("", errno);
+    }
+    std::FILE* file = ::fdopen(fd, "w");
+    if (file == nullptr) {
+        const int saved = errno;
+        ::close(fd);
+        name.fail_errno("", saved);
+    }
+    return file;
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // (`report -o FILE`, `rules --junit FILE`, `rules -o FILE`): one rule for every
 // such option, so that none of them replaces what it should write through.
 
+#include <cstdio>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -12,8 +13,11 @@ namespace tdbg::cli {
 
 /// Writes `bytes` to the output `path` names:
 ///   - "-": the standard output, `out` (its errors are checked when the program ends);
-///   - a symbolic link: written through; the file it points to is replaced as a
-///     regular file is, in that file's directory, and the link stays a link;
+///   - a symbolic link: written through where the kernel would follow it with
+///     fs.protected_symlinks = 1 (the link is ours, or its directory is not both sticky
+///     and world-writable, or the link is the directory owner's); the file it points to
+///     is replaced as a regular file is, in that file's directory, and the link stays a
+///     link. Another user's link in a sticky, world-writable directory is refused;
 ///   - an existing file that is not a regular file (a FIFO, a character device
 ///     such as /dev/null): opened and written, never replaced;
 ///   - a regular file or a path that does not exist yet: replaced atomically (a
@@ -22,6 +26,11 @@ namespace tdbg::cli {
 /// Throws tdbg::error naming `path` and the reason when it cannot be written;
 /// the temporary file is removed on any failure.
 void write_output(const std::string& path, std::string_view bytes, std::ostream& out);
+
+/// The output `path` names opened for writing a stream (`rules --progress`): created or
+/// truncated, its links followed by write_output's rule, and never a link placed at the
+/// target meanwhile (O_NOFOLLOW). Throws tdbg::error naming `path` and the reason.
+[[nodiscard]] std::FILE* open_output_stream(const std::string& path);
 
 /// An output file option and the path it was given ("--junit", "results.xml").
 struct output_option {

@@ -24,6 +24,8 @@
 #include "tdbg/format/json.hpp"
 #include "tdbg/rules/invoke.hpp"
 
+#include "output_file.hpp"
+
 namespace tdbg::cli {
 
 // One status line on stderr, redrawn at most every 100 ms, for a terminal only.
@@ -124,10 +126,15 @@ public:
     explicit progress_file(const std::optional<std::string>& path) {
         if (path) {
             path_ = *path;
-            file_ = std::fopen(path->c_str(), "w");
-            if (file_ == nullptr) {
-                const int saved = errno;
-                throw tdbg::error(fmt::format("cannot write the --progress file {}: {}", *path, std::strerror(saved)));
+            // Links followed as for the other outputs (output_file.hpp): never another user's
+            // in a sticky, world-writable directory.
+            try {
+                file_ = open_output_stream(*path);
+            } catch (const tdbg::error& e) {
+                const std::string what = e.what(); // "cannot write FILE: reason"
+                const std::string lead = "cannot write ";
+                throw tdbg::error(what.rfind(lead, 0) == 0 ? "cannot write the --progress file " + what.substr(lead.size())
+                                                           : what);
             }
         }
     }

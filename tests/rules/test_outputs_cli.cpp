@@ -9,7 +9,12 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "storage/shared_machine.hpp"
 #include "support.hpp"
+#include "tdbg/storage/detail/owned_directory.hpp"
 
 namespace fs = std::filesystem;
 using tdbg::test::command_result;
@@ -101,4 +106,81 @@ TEST_CASE("outputs: files written in place and outputs beside the run are writte
     INFO(r.err);
     CHECK(r.status == 1); // VanishingGradient triggers on this run
     CHECK_THAT(read_file(dir.path() / "run.txt"), Catch::Contains("VanishingGradient"));
+}
+
+// A shared machine (docs/reliability.md, "A shared machine: nobody else's links or directories"):
+// in a sticky, world-writable folder such as /tmp, another user placed links at the names the
+// outputs will have, pointing at the victim's own files. The command resolves links itself and
+// renames over what they name, where the kernel's fs.protected_symlinks never sees it: each such
+// link is refused as the kernel would refuse it, naming it and its owner.
+TEST_CASE("outputs: another user's link in a sticky, world-writable folder is refused naming it and its owner, the "
+          "file it names left as it was") {
+    tdbg::test::shared_machine machine("outputs_shared_links");
+    if (const std::string why = machine.why_not(); !why.empty()) {
+        TDBG_SKIP(why);
+    }
+    tdbg::test::temp_dir dir("outputs_shared_run");
+    const fs::path run = outputs_run(dir.path());
+    const std::vector<std::string> names = {"report.html", "rules.txt", "junit.xml", "results.sarif", "progress.jsonl"};
+    std::vector<fs::path> victims;
+    for (const std::string& name : names) {
+        victims.push_back(machine.victim_file(name, "the victim's " + name));
+    }
+    const fs::path shared = machine.shared();
+    REQUIRE(tdbg::test::shared_machine::as_other_user([&] {
+        int failed = 0;
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            failed |= tdbg::test::make_link(victims[i], shared / names[i]);
+        }
+        return failed;
+    }));
+    const std::string rule = "VanishingGradient";
+    const std::vector<std::vector<std::string>> commands = {
+        {"report", run.string(), "-o", (shared / names[0]).string()},
+        {"rules", run.string(), "--rule", rule, "-o", (shared / names[1]).string()},
+        {"rules", run.string(), "--rule", rule, "--junit", (shared / names[2]).string()},
+        {"rules", run.string(), "--rule", rule, "--sarif", (shared / names[3]).string()},
+        {"rules", run.string(), "--rule", rule, "--progress", (shared / names[4]).string()},
+    };
+    const std::string other_user = tdbg::detail::user_description(65534);
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+        const command_result r = tdbg_run(commands[i]);
+        INFO(commands[i][0] << " " << commands[i][2] << "\nexit " << r.status << "\nstderr: " << r.err);
+        CHECK(r.status == 2);
+        CHECK_THAT(r.err, Catch::Contains((shared / names[i]).string() + ": a symbolic link owned by " + other_user +
+                                          " in the sticky, world-writable directory " + shared.string() +
+                                          ": refused"));
+        INFO(machine.victim_changes());
+        CHECK(machine.victim_changes().empty());
+        CHECK(fs::is_symlink(shared / names[i]));
+    }
+}
+
+TEST_CASE("outputs: a link that the kernel would follow is written through as before: one's own in a sticky folder, "
+          "another user's in a folder they cannot write, or the folder owner's") {
+    tdbg::test::shared_machine machine("outputs_followed_links");
+    if (const std::string why = machine.why_not(); !why.empty()) {
+        TDBG_SKIP(why);
+    }
+    tdbg::test::temp_dir dir("outputs_followed_run");
+    const fs::path run = outputs_run(dir.path());
+    const fs::path shared = machine.shared();
+    // Their own sticky, world-writable folder, with their link in it (the folder's owner's).
+    const fs::path theirs = shared / "theirs";
+    REQUIRE(tdbg::test::shared_machine::as_other_user([&] {
+        return tdbg::test::make_directory(theirs, 01777) | tdbg::test::make_link(dir.path() / "c.html", theirs / "c.html");
+    }));
+    // Our link in the sticky folder, and their link (chown'ed to them) in a folder of ours.
+    fs::create_symlink(dir.path() / "a.html", shared / "a.html");
+    const fs::path ours = dir.path() / "ours";
+    fs::create_directories(ours);
+    fs::create_symlink(dir.path() / "b.html", ours / "b.html");
+    REQUIRE(::lchown((ours / "b.html").c_str(), 65534, 65534) == 0);
+    for (const fs::path& link : {shared / "a.html", ours / "b.html", theirs / "c.html"}) {
+        const command_result r = tdbg_run({"report", run.string(), "-o", link.string()});
+        INFO(link << "\nexit " << r.status << "\nstderr: " << r.err);
+        CHECK(r.status == 0);
+        CHECK(fs::is_symlink(link));
+        CHECK_THAT(read_file(fs::read_symlink(link)), Catch::Contains("<html"));
+    }
 }

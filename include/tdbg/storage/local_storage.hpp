@@ -17,6 +17,7 @@ namespace tdbg {
 
 namespace detail {
 class local_root;
+class trusted_directories;
 } // namespace detail
 
 /// Stores objects as files below a root directory. Objects are written to a
@@ -31,6 +32,13 @@ class local_root;
 /// and a directory that cannot be listed are `storage_error`s naming the path
 /// (and where the link leads). Links that stay below the root are followed.
 /// The root directory is opened on the first read and held (copies share it).
+///
+/// Writing follows no one else's link (docs/reliability.md, "A shared machine"): a temporary
+/// file is created new (O_EXCL, O_NOFOLLOW) under a name nobody can guess, and a directory
+/// that a file is written into, the root's and each one below on the way, is made where
+/// missing and checked on its first file: one that another user owns, or can write into
+/// without its sticky bit, or a link of another user's in a sticky world-writable directory,
+/// is a storage_error naming it and its owner.
 class local_storage {
 public:
     struct options {
@@ -64,7 +72,10 @@ public:
 
     private:
         friend class local_storage;
-        TDBG_DECL writer(std::filesystem::path final_path, bool durable);
+        // Creates the temporary file of `final_path` in `key_dir` below the root (a key's
+        // directory part), that directory made and checked by `dirs` first.
+        TDBG_DECL writer(std::filesystem::path final_path, bool durable, detail::trusted_directories& dirs,
+                         std::string_view key_dir);
         // Publishes the file: renamed over what has its name (`replace`), or linked to its name
         // only when nothing has it; false when something had (the temporary file is removed).
         TDBG_DECL bool publish(bool replace);
@@ -141,6 +152,7 @@ private:
     std::filesystem::path root_;
     options options_;
     std::shared_ptr<const detail::local_root> dir_; // the root, opened on the first read
+    std::shared_ptr<detail::trusted_directories> written_; // the directories checked for writing
 };
 
 } // namespace tdbg

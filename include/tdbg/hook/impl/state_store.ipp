@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -21,6 +20,7 @@
 #include "tdbg/core/config_file.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/hook/detail/state_store.hpp"
+#include "tdbg/storage/local_storage.hpp"
 
 namespace tdbg::detail {
 
@@ -155,11 +155,14 @@ TDBG_DECL void state_store::update(const training_state& state) {
         all.push_back(s);
     }
     const std::string text = format::dump_json(all);
-    std::ofstream out(states_file_, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-        throw storage_error(fmt::format("cannot write the training state file {}", states_file_.string()));
+    // Written as the run's files are (local_storage: a new temporary file renamed over the old
+    // one, in a checkpoint directory checked to be no one else's), never truncated and written
+    // in place: a link another user placed at metadata.json is replaced, not written through
+    // (docs/reliability.md, "A shared machine").
+    try {
+        local_storage(*checkpoint_dir_).put(states_file_.filename().string(), text);
+    } catch (const storage_error& e) {
+        throw storage_error(fmt::format("cannot write the training state file {}: {}", states_file_.string(), e.what()));
     }
 }
 
@@ -220,7 +223,11 @@ TDBG_DECL std::vector<std::string> state_store::checkpoint_files() const {
             continue;
         }
         const std::string name = it->path().filename().string();
-        if (name != "metadata.json" && name.find("sagemaker-uploaded") == std::string::npos) {
+        // Not the state file, nor one being written (metadata.json.<pid>.<random>.tmp).
+        const bool state_file = name == "metadata.json" ||
+                                (name.rfind("metadata.json.", 0) == 0 && name.size() > 4 &&
+                                 name.compare(name.size() - 4, 4, ".tmp") == 0);
+        if (!state_file && name.find("sagemaker-uploaded") == std::string::npos) {
             files.push_back(it->path().string());
         }
     }

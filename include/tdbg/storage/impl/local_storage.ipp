@@ -3,7 +3,6 @@
 /// Definitions of tdbg/storage/local_storage.hpp.
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +25,7 @@
 
 #include "tdbg/core/error.hpp"
 #include "tdbg/storage/detail/beneath.hpp"
+#include "tdbg/storage/detail/owned_directory.hpp"
 #include "tdbg/storage/local_storage.hpp"
 
 namespace tdbg {
@@ -33,19 +33,27 @@ namespace tdbg {
 
 // ---- writer ------------------------------------------------------------------
 
-TDBG_DECL local_storage::writer::writer(std::filesystem::path final_path, bool durable)
+TDBG_DECL local_storage::writer::writer(std::filesystem::path final_path, bool durable,
+                                       detail::trusted_directories& dirs, std::string_view key_dir)
     : final_(std::move(final_path)), durable_(durable) {
-    static std::atomic<std::uint64_t> counter{0};
-    temp_ = final_;
-    temp_ += fmt::format(".{}.{}.tmp", ::getpid(), counter++);
-    std::error_code ec;
-    std::filesystem::create_directories(final_.parent_path(), ec);
-    if (ec) {
-        throw storage_error(fmt::format("cannot create directory {}: {}", final_.parent_path().string(), ec.message()));
-    }
-    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
+    // A new file (O_EXCL), never one a link names (O_NOFOLLOW), under a name nobody can foresee:
+    // what another user placed at a temporary name is never written through, nor published.
+    for (int attempt = 0;; ++attempt) {
+        dirs.prepare(key_dir);
+        temp_ = final_;
+        temp_ += fmt::format(".{}.{}.tmp", ::getpid(), detail::unguessable_suffix());
+        fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd_ >= 0) {
+            return;
+        }
         const int saved = errno;
+        // ENOENT: the directory was removed since it was checked (a run written again).
+        if ((saved == ENOENT || saved == EEXIST) && attempt < 8) {
+            if (saved == ENOENT) {
+                dirs.forget();
+            }
+            continue;
+        }
         throw storage_error(fmt::format("cannot create {}: {}", temp_.string(), detail::errno_text(saved)));
     }
 }
@@ -157,7 +165,8 @@ TDBG_DECL void local_storage::reader::read_at(std::uint64_t offset, char* out, s
 // ---- local_storage -----------------------------------------------------------
 
 TDBG_DECL local_storage::local_storage(std::filesystem::path root, options opts)
-    : root_(std::move(root)), options_(opts), dir_(std::make_shared<const detail::local_root>(root_.string())) {}
+    : root_(std::move(root)), options_(opts), dir_(std::make_shared<const detail::local_root>(root_.string())),
+      written_(std::make_shared<detail::trusted_directories>(root_)) {}
 
 TDBG_DECL std::filesystem::path local_storage::path_of(const std::string& key) const { return file_of(key); }
 
@@ -209,7 +218,10 @@ TDBG_DECL int local_storage::open_key(const std::string& key, int flags) const {
 }
 
 TDBG_DECL local_storage::writer local_storage::open_write(const std::string& key) const {
-    return writer(path_of(key), options_.durable);
+    std::string path = file_of(key); // validates the key
+    const auto slash = key.rfind('/');
+    return writer(std::move(path), options_.durable, *written_,
+                  slash == std::string::npos ? std::string_view() : std::string_view(key).substr(0, slash));
 }
 
 TDBG_DECL void local_storage::put(const std::string& key, std::string_view bytes) const {
