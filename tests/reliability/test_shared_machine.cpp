@@ -19,6 +19,7 @@
 
 #include "storage/shared_machine.hpp"
 #include "support.hpp"
+#include "tdbg/format/job_claim.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/stop_marker.hpp"
 #include "tdbg/hook/detail/run_claim.hpp"
@@ -36,7 +37,7 @@ namespace {
 // The keys a one-worker hook of two steps writes: claim, collections, two event and two index
 // files, the end marker.
 std::vector<std::string> run_keys() {
-    return {tdbg::detail::claim_key("worker_0"),
+    return {tdbg::format::claim_key("worker_0"),
             tdbg::format::collections_file_key("worker_0"),
             tdbg::format::event_file_key(0, "worker_0"),
             tdbg::format::event_file_key(1, "worker_0"),
