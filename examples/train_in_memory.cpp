@@ -70,13 +70,14 @@ int main(int argc, char** argv) {
         tdbg::hook_options options;
         options.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt}); // every step
         options.include_collections = {"weights", "gradients", "losses"};
-        options.stop_check_interval = std::chrono::milliseconds(0); // begin_step looks for the marker itself
+        options.stop_check_interval = std::chrono::milliseconds(0); // a look for the marker at every step
 
         tdbg::rules::watch_options watch;
         watch.stop_training = true;
         watch.poll_interval = std::chrono::milliseconds(10); // this trainer takes about a millisecond a step
         // Called on the watcher's thread, which runs a few steps behind the training loop:
-        // the loop stops at the first begin_step after the marker is written.
+        // the loop stops at a begin_step soon after the marker is written (the first after a look
+        // for it, which the hook's stop watch makes off the training thread).
         watch.on_trigger = [first = true](const tdbg::rules::trigger& t) mutable {
             if (first) {
                 std::printf("rule %s triggered at step %lld: %s\n", t.rule.c_str(), static_cast<long long>(t.step),

@@ -2,7 +2,10 @@
 // A storage for the writer's tests: local files underneath, plus a gate that
 // holds writes back, injected failures, and a log of what was published.
 
+#include <chrono>
 #include <condition_variable>
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -24,6 +27,12 @@ struct storage_control {
     std::vector<std::string> log; // "append <key>" (the first of each file), "commit <key>", "put <key>", "remove <key>"
     std::string held_key;         // appends to this key wait until release_held()
     std::vector<std::thread::id> exists_calls; // the thread of each exists() call
+    // exists() of this key answers (what it found before the hold) once release_exists() is
+    // called, or after exists_hold_limit, a bound for a failing test: then exists_held_too_long
+    // is set, and no later call is held.
+    std::string held_exists_key;
+    std::chrono::milliseconds exists_hold_limit{0};
+    bool exists_held_too_long = false;
 
     void hold(std::string key) {
         std::lock_guard<std::mutex> lock(mutex);
@@ -39,6 +48,24 @@ struct storage_control {
     void wait_if_held(const std::string& key) {
         std::unique_lock<std::mutex> lock(mutex);
         opened.wait(lock, [&] { return held_key != key; });
+    }
+
+    void hold_exists(std::string key, std::chrono::milliseconds limit) {
+        std::lock_guard<std::mutex> lock(mutex);
+        held_exists_key = std::move(key);
+        exists_hold_limit = limit;
+    }
+    void release_exists() {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            held_exists_key.clear();
+        }
+        opened.notify_all();
+    }
+    // Waits until exists() has been called `n` times, for at most `limit`; false when it was not.
+    bool wait_for_exists_calls(std::size_t n, std::chrono::milliseconds limit) {
+        std::unique_lock<std::mutex> lock(mutex);
+        return opened.wait_for(lock, limit, [&] { return exists_calls.size() >= n; });
     }
 
     void wait_for_gate() {
@@ -122,11 +149,17 @@ public:
         return inner_.list(prefix, start_after);
     }
     bool exists(const std::string& key) const {
-        {
-            std::lock_guard<std::mutex> lock(control_->mutex);
-            control_->exists_calls.push_back(std::this_thread::get_id());
+        const bool found = inner_.exists(key);
+        std::unique_lock<std::mutex> lock(control_->mutex);
+        control_->exists_calls.push_back(std::this_thread::get_id());
+        control_->opened.notify_all();
+        if (key == control_->held_exists_key &&
+            !control_->opened.wait_for(lock, control_->exists_hold_limit,
+                                       [&] { return key != control_->held_exists_key; })) {
+            control_->exists_held_too_long = true;
+            control_->held_exists_key.clear();
         }
-        return inner_.exists(key);
+        return found;
     }
     std::string describe() const { return "test:" + inner_.describe(); }
     void remove(const std::string& key) const {

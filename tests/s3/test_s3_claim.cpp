@@ -3,6 +3,7 @@
 // while S3 cannot be reached, which constructs and reports the outage by its write-error policy.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -17,6 +18,7 @@
 
 #include "fake_http_server.hpp"
 #include "s3_test_server.hpp"
+#include "tdbg/format/layout.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/storage/s3.hpp"
 #include "tdbg/trial/trial.hpp"
@@ -281,4 +283,89 @@ TEST_CASE("a hook whose S3 outage stopped saving at its start trains on without 
     }
     let_go.notify_all();
     h->close();
+}
+
+TEST_CASE("an S3 outage from the start with a stop check every step: each step trains at once, the outage said once") {
+    // Every request is answered 503 SlowDown, so the hook's claim fails and saving stops at its
+    // start. The looks for the stop marker (stop_check_interval 0: one asked at every step) are
+    // answered late, as an overloaded server answers: only once the test lets go. A begin_step that
+    // looked itself, or waited for a look, would wait for that hold, which ends by itself only after
+    // a minute (held_too_long); the steps train while the server holds the watch's look.
+    const std::string marker_path = "/bucket/runs/outage_every_step/" + std::string(tdbg::format::stop_marker_key);
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool training = false;
+    bool released = false;
+    bool held_too_long = false;
+    int holding = 0; // looks the server holds unanswered now
+    int marker_requests = 0; // requests for the stop marker received while training
+    fake_http_server server([&](const tdbg::test::recorded_request& r) {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (training && r.target == marker_path) {
+            ++marker_requests;
+            ++holding;
+            changed.notify_all();
+            if (!released && !held_too_long &&
+                !changed.wait_for(lock, std::chrono::minutes(1), [&] { return released; })) {
+                held_too_long = true;
+            }
+            --holding;
+        }
+        return claim_test_error(503, "SlowDown");
+    });
+    auto s3 = claim_test_options(server.endpoint());
+    s3.retry.max_attempts = 3;
+    s3.retry.base_delay = 100ms; // each failed request costs real time before its retry
+    s3.retry.max_delay = 200ms;
+    const tdbg::s3_storage storage("s3://bucket/runs/outage_every_step", s3);
+    auto o = claim_test_hook_options(); // save_interval 1
+    o.stop_check_interval = 0ms;
+    std::vector<std::string> said;
+    o.log = [&](std::string_view line) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        said.emplace_back(line);
+    };
+    std::optional<tdbg::hook> h;
+    h.emplace(storage, o);
+    REQUIRE(h->write_error()); // the claim met the outage: saving stopped at the start
+    CHECK_THAT(*h->write_error(), Catch::Contains("HTTP 503") && Catch::Contains("gave up after 3 attempts"));
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        training = true;
+    }
+    const auto server_holds_a_look = [&] {
+        std::unique_lock<std::mutex> lock(mutex);
+        return changed.wait_for(lock, std::chrono::minutes(1), [&] { return holding == 1 || held_too_long; }) &&
+               holding == 1;
+    };
+    for (int step = 0; step < 10; ++step) {
+        h->begin_step();
+        if (step == 0) {
+            REQUIRE(server_holds_a_look()); // the watch's first look, started by this begin_step
+        }
+        REQUIRE_FALSE(h->should_stop());
+        h->save_tensor("w", tdbg::tensor_value::scalar(static_cast<float>(step)));
+        h->save_scalar("lr", 0.1, true);
+        h->end_step();
+    }
+    CHECK(h->global_step() == 9);
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        CHECK(holding == 1); // ten steps trained while the look begun at the first was unanswered
+        CHECK(marker_requests == 1); // no other look, and no retry, before the held one ends
+        CHECK_FALSE(held_too_long);
+        released = true;
+    }
+    changed.notify_all();
+    h->close(); // waits for the look in progress, whose retries (503 again) take their time
+    REQUIRE(h->write_error());
+    const std::lock_guard<std::mutex> lock(mutex);
+    CHECK_FALSE(held_too_long);
+    CHECK(marker_requests >= 3); // the held look's retries, s3_options::retry's max_attempts
+    for (const std::string& line : said) {
+        UNSCOPED_INFO("said: " << line);
+    }
+    CHECK(std::count_if(said.begin(), said.end(), [](const std::string& line) {
+              return line.find("HTTP 503") != std::string::npos;
+          }) == 1);
 }

@@ -2,7 +2,9 @@
 // other trial answer exactly what they answer for the same run on local disk.
 // A reference run written by Python smdebug is copied, object for object, into a
 // bucket of the loopback S3 server; the program finds the server through the
-// AWS_* environment variables, as a user's shell would pass them.
+// AWS_* environment variables, as a user's shell would pass them. And the
+// program's errors from a server that quotes the credentials (a scripted one,
+// fake_http_server.hpp) print none of them.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -11,10 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fake_http_server.hpp"
 #include "s3_test_server.hpp"
 #include "support.hpp"
 #include "tdbg/storage/s3.hpp"
 
+using tdbg::test::fake_http_server;
+using tdbg::test::fake_reply;
 using tdbg::test::s3_test_server;
 
 namespace {
@@ -55,6 +60,16 @@ nlohmann::json results_of(const tdbg::test::command_result& r) {
     return j["results"];
 }
 
+
+// The first 8 bytes of `hidden` found together in `text`, or "": a piece of a secret printed.
+std::string cli_piece_printed(const std::string& text, const std::string& hidden) {
+    for (std::size_t at = 0; at + 8 <= hidden.size(); ++at) {
+        if (text.find(hidden.substr(at, 8)) != std::string::npos) {
+            return hidden.substr(at, 8);
+        }
+    }
+    return {};
+}
 } // namespace
 
 TEST_CASE("tdbg rules, report --rule and SimilarAcrossRuns read s3:// runs as they read local ones", "[server]") {
@@ -150,5 +165,51 @@ TEST_CASE("tdbg rules, report --rule and SimilarAcrossRuns read s3:// runs as th
         const auto r = tdbg_cli(server, {"rules", url + "-missing/", "--rule", "VanishingGradient"});
         CHECK(r.status == 2);
         CHECK(r.err.find("vanishing_run-missing") != std::string::npos);
+    }
+}
+
+TEST_CASE("tdbg ls, dump, rules, report and diff print no piece of a session token an S3 error quotes") {
+    // The server refuses every request with a 403 whose message quotes the session token where
+    // the message is cut (from its byte 794 past its byte 1000), and whose request id quotes the
+    // secret access key across its own cut (200 bytes): each command fails, saying why, and
+    // prints neither secret, whole or cut.
+    std::string cli_token = "IQoJb3JpZ2luX2VjEXAMPLE";
+    for (unsigned n = 7; cli_token.size() < 207; n = n * 1103515245U + 12345U) {
+        cli_token += "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(n >> 16U) % 64U];
+    }
+    const std::string cli_secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    const std::string message = std::string(794, '.') + cli_token + " is not valid";
+    fake_http_server server([&](const tdbg::test::recorded_request&) {
+        return fake_reply{403,
+                          "<?xml version=\"1.0\"?><Error><Code>InvalidToken</Code><Message>" + message +
+                              "</Message><RequestId>" + std::string(190, 'R') + cli_secret + "</RequestId></Error>",
+                          {"Content-Type: application/xml"},
+                          false};
+    });
+    const tdbg::test::temp_dir dir("s3_cli_token");
+    const std::string page = (dir.path() / "report.html").string();
+    const std::vector<std::vector<std::string>> commands = {
+        {"ls", "s3://bkt/run"},
+        {"dump", "s3://bkt/run"},
+        {"rules", "s3://bkt/run", "--rule", "VanishingGradient"},
+        {"report", "s3://bkt/run", "-o", page, "--rule", "VanishingGradient"},
+        {"diff", "s3://bkt/run", "s3://bkt/other", "--json"}};
+    for (const auto& args : commands) {
+        using tdbg::test::shell_quote;
+        std::string command = "env -u AWS_PROFILE -u AWS_ENDPOINT_URL_S3 AWS_ACCESS_KEY_ID=AKIDEXAMPLE "
+                              "AWS_SECRET_ACCESS_KEY=" +
+                              shell_quote(cli_secret) + " AWS_SESSION_TOKEN=" + shell_quote(cli_token) +
+                              " AWS_REGION=us-east-1 AWS_ENDPOINT_URL=" + shell_quote(server.endpoint()) + " " +
+                              shell_quote(TDBG_CLI_PATH);
+        for (const auto& a : args) {
+            command += " " + shell_quote(a);
+        }
+        const auto r = tdbg::test::run_shell(command);
+        const std::string printed = r.out + r.err;
+        INFO("tdbg " << args[0] << ": exit " << r.status << "\n" << printed);
+        CHECK(r.status != 0);
+        CHECK_THAT(printed, Catch::Contains("InvalidToken") && Catch::Contains("<redacted> is not valid"));
+        CHECK(cli_piece_printed(printed, cli_token).empty());
+        CHECK(cli_piece_printed(printed, cli_secret).empty());
     }
 }

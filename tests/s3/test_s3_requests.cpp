@@ -51,6 +51,16 @@ int closed_port() {
     return ntohs(addr.sin_port);
 }
 
+
+// The first 8 bytes of `hidden` found together in `text`, or "": a piece of a secret printed.
+std::string requests_piece_printed(const std::string& text, const std::string& hidden) {
+    for (std::size_t at = 0; at + 8 <= hidden.size(); ++at) {
+        if (text.find(hidden.substr(at, 8)) != std::string::npos) {
+            return hidden.substr(at, 8);
+        }
+    }
+    return {};
+}
 } // namespace
 
 TEST_CASE("requests carry the encoded key path, the payload hash and signed AWS headers") {
@@ -153,6 +163,53 @@ TEST_CASE("4xx replies are not retried and explain themselves without the secret
     }
     CHECK(s.stats().requests == 3);
     CHECK(s.stats().retries == 0);
+}
+
+TEST_CASE("an S3 error quoting the session token past its message's 1000th byte prints no piece of it") {
+    // A token as long as STS gives (hundreds of characters), quoted by the server where the
+    // message is cut: it starts at byte 794 of the message and ends past byte 1000, so that a
+    // message cut before it is redacted would print 206 of its 207 characters. The request id,
+    // cut at 200 bytes, quotes the secret access key across its cut in the same way.
+    std::string long_token = "IQoJb3JpZ2luX2VjEXAMPLE";
+    for (unsigned n = 1; long_token.size() < 207; n = n * 1103515245U + 12345U) {
+        long_token += "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(n >> 16U) % 64U];
+    }
+    const std::string message = std::string(794, '.') + long_token + " is not valid for this bucket";
+    const std::string request_id = std::string(190, 'R') + secret;
+    fake_http_server server({{403,
+                              "<?xml version=\"1.0\"?><Error><Code>InvalidToken</Code><Message>" + message +
+                                  "</Message><RequestId>" + request_id + "</RequestId></Error>",
+                              {"Content-Type: application/xml"},
+                              false}});
+    auto o = options_for(server.endpoint());
+    o.session_token = long_token;
+    const tdbg::s3_storage s("s3://bkt/run", o);
+    std::string what;
+    try {
+        (void)s.read("k");
+        FAIL("no error");
+    } catch (const tdbg::s3_error& e) {
+        what = e.what();
+        CHECK(e.http_status() == 403);
+        CHECK(e.code() == "InvalidToken");
+    }
+    INFO(what);
+    // The secrets are redacted where they stand, then the quotes are cut as before.
+    CHECK_THAT(what, Catch::Contains(": " + std::string(794, '.') + "<redacted> is not valid for this bucket"));
+    CHECK_THAT(what, Catch::Contains("(request id " + std::string(190, 'R') + "<redacted>)"));
+    CHECK(requests_piece_printed(what, long_token).empty());
+    CHECK(requests_piece_printed(what, std::string(secret)).empty());
+    // A quote that is still too long after redaction is still cut.
+    fake_http_server chatty({error_reply(403, "AccessDenied", std::string(3000, 'm') + long_token)});
+    o.endpoint_url = chatty.endpoint();
+    try {
+        (void)tdbg::s3_storage("s3://bkt/run", o).read("k");
+        FAIL("no error");
+    } catch (const tdbg::s3_error& e) {
+        const std::string chatty_what = e.what();
+        CHECK_THAT(chatty_what, Catch::Contains("AccessDenied: " + std::string(1000, 'm') + " (request id req-1)"));
+        CHECK(chatty_what.find("<redacted>") == std::string::npos);
+    }
 }
 
 TEST_CASE("retries are bounded by max_attempts and by max_elapsed") {

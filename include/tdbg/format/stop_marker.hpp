@@ -8,8 +8,9 @@
 /// `rule` names the rule, `step` is the global step at which its condition was
 /// met, `reason` is free text for people. All three are optional for a reader;
 /// the marker's presence alone means "stop". A hook looks for it once per
-/// hook_options::stop_check_interval, on a background thread (hook/detail/stop_watch.hpp),
-/// and reports it at the next begin_step() through hook::should_stop() and hook::stop_request().
+/// hook_options::stop_check_interval (0: at every step), on a background thread
+/// (hook/detail/stop_watch.hpp), and reports it at the next begin_step() after the look
+/// that found it, through hook::should_stop() and hook::stop_request().
 
 #include <cstdint>
 #include <optional>

@@ -211,7 +211,8 @@ public:
     /// and stops the writer; reports a write error. Idempotent.
     TDBG_DECL void close();
 
-    /// True once a rule process has written the stop marker (checked in begin_step).
+    /// True once a rule process has written the stop marker (as the hook's stop watch found
+    /// it, read in begin_step; hook_options::stop_check_interval).
     [[nodiscard]] TDBG_DECL bool should_stop() const noexcept;
     /// What the stop marker says, once it was found.
     [[nodiscard]] TDBG_DECL const std::optional<tdbg::stop_request>& stop_request() const noexcept;

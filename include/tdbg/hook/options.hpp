@@ -133,7 +133,9 @@ struct hook_options {
     /// What to do when the run directory already holds a run of this worker (see existing_run_policy).
     existing_run_policy existing_run = existing_run_policy::refuse;
     /// How often the early-stop marker is looked for: by a background thread, so that
-    /// begin_step() never waits on storage; 0: by begin_step() itself, at every step.
+    /// begin_step() never waits on storage (an S3 outage makes a look a minute of retries).
+    /// 0: at every step: each begin_step() asks the thread for a fresh look and reads the
+    /// latest finished one, so a marker is seen a look's time after it was written.
     std::chrono::milliseconds stop_check_interval{1000};
     /// The S3 location from a SageMaker configuration (S3OutputPath), for information.
     std::string s3_output_path;

@@ -19,7 +19,8 @@
 /// the hook has published the collections file, and the rules are built then,
 /// by the factories given. Stopping training goes through the stop marker
 /// (format/stop_marker.hpp), as a rule process does: the hook's should_stop()
-/// sees it at a begin_step() (at once with hook_options::stop_check_interval 0).
+/// sees it at a begin_step() (with hook_options::stop_check_interval 0, a begin_step()
+/// soon after: each asks for a look, off the training thread, and reads the latest one).
 ///
 /// The watcher's thread waits on a condition, never for a fixed time: it looks
 /// for new steps every poll_interval and is woken at once by finish() and stop().

@@ -91,7 +91,7 @@ public:
 
     TDBG_DECL void set_mode(mode m);
 
-    /// Publishes the previous step, looks for the stop marker, then advances the clock.
+    /// Publishes the previous step, reads what the stop watch found, then advances the clock.
     TDBG_DECL void begin_step();
 
     /// Publishes the current step: its scalars, the collections file when due, then
@@ -244,7 +244,8 @@ private:
 
     TDBG_DECL void queue_collections_file();
 
-    // The stop marker, as the watch found it; with a check interval of 0, looked for here at every step.
+    // The stop marker, as the watch (stop_watch.hpp) found it, never waited for; with a check interval
+    // of 0, the watch is asked for a fresh look at every step, whose result a later step reads.
     TDBG_DECL void check_stop_marker();
 
     call_gate gate_; // first: a forked child's hook is known before anything else is touched

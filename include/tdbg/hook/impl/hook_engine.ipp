@@ -2,6 +2,8 @@
 /// \file
 /// Definitions of tdbg/hook/detail/hook_engine.hpp.
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -549,14 +551,16 @@ TDBG_DECL void hook_engine::check_stop_marker() {
     if (stop_) {
         return;
     }
-    if (options_.stop_check_interval.count() <= 0) {
-        stop_ = stop_watch::look(storage_);
+    if (!stop_watch_) {
+        // Negative counts as 0. The watch's first look is its own, so it is not asked for here.
+        stop_watch_ = std::make_unique<stop_watch>(
+            storage_, std::max(options_.stop_check_interval, std::chrono::milliseconds(0)));
         return;
     }
-    if (!stop_watch_) {
-        stop_watch_ = std::make_unique<stop_watch>(storage_, options_.stop_check_interval);
+    stop_ = stop_watch_->found(); // the latest finished look's, never waited for
+    if (!stop_ && options_.stop_check_interval.count() <= 0) {
+        stop_watch_->ask(); // read at a later begin_step
     }
-    stop_ = stop_watch_->found();
 }
 
 } // namespace tdbg::detail

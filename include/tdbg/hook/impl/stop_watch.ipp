@@ -15,6 +15,14 @@
 
 namespace tdbg::detail {
 
+TDBG_DECL void stop_watch::ask() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_); // held by the watch only between its looks
+        asked_ = true;
+    }
+    wake_.notify_all();
+}
+
 TDBG_DECL void stop_watch::stop() {
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -47,6 +55,7 @@ TDBG_DECL std::optional<stop_request> stop_watch::look(const any_storage& storag
 TDBG_DECL void stop_watch::run() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!stopping_) {
+        asked_ = false; // this look answers every ask so far
         lock.unlock();
         std::optional<stop_request> request;
         try {
@@ -58,7 +67,12 @@ TDBG_DECL void stop_watch::run() {
             found_ = std::move(request);
             return;
         }
-        wake_.wait_for(lock, interval_, [this] { return stopping_; });
+        const auto woken = [this] { return stopping_ || asked_; };
+        if (interval_.count() > 0) {
+            wake_.wait_for(lock, interval_, woken);
+        } else {
+            wake_.wait(lock, woken);
+        }
     }
 }
 

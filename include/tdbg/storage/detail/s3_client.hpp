@@ -666,16 +666,16 @@ private:
     [[noreturn]] void fail(const call& c, const http_reply& reply, int attempts,
                            std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now()) const {
         const auto err = parse_error_reply(reply.body);
-        const std::string code = err ? err->code : std::string();
+        const std::string code = err ? redact(err->code) : std::string();
         std::string message = fmt::format("{}: HTTP {}", c.what, reply.status);
         if (!code.empty()) {
             message += fmt::format(" {}", code);
         }
         if (err && !err->message.empty()) {
-            message += fmt::format(": {}", err->message.substr(0, 1000));
+            message += fmt::format(": {}", quoted(err->message, 1000));
         }
         if (err && !err->request_id.empty()) {
-            message += fmt::format(" (request id {})", err->request_id.substr(0, 200));
+            message += fmt::format(" (request id {})", quoted(err->request_id, 200));
         }
         const bool auth = reply.status == 401 || reply.status == 403 || code == "InvalidAccessKeyId" ||
                           code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "InvalidToken" ||
@@ -694,6 +694,17 @@ private:
             throw object_not_found(redact(fmt::format("no such object: {}", message)));
         }
         throw s3_error(redact(message), reply.status, code);
+    }
+
+    /// Text of the server's (an error's message, its request id) for a message: the secret and the
+    /// token redacted first, then cut to `limit` bytes. The other order would let a cut end inside
+    /// a secret, and leave its start where redacting the whole message no longer finds it.
+    [[nodiscard]] std::string quoted(const std::string& text, std::size_t limit) const {
+        std::string shown = redact(text);
+        if (shown.size() > limit) {
+            shown.resize(limit);
+        }
+        return shown;
     }
 
     /// Defence in depth: no message ever carries the secret or the token.
