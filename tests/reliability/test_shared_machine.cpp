@@ -22,7 +22,6 @@
 #include "tdbg/format/job_claim.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/stop_marker.hpp"
-#include "tdbg/hook/detail/run_claim.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/rules/actions.hpp"
 #include "tdbg/storage/detail/owned_directory.hpp"
