@@ -161,6 +161,10 @@ public:
     [[nodiscard]] wire_type type() const noexcept { return type_; }
     /// The absolute offset of the current field's tag.
     [[nodiscard]] std::uint64_t field_offset() const noexcept { return base_ + field_start_; }
+    /// The bytes of the field just read, its key included (a view into the data).
+    [[nodiscard]] std::string_view field_bytes() const noexcept {
+        return in_.data().substr(field_start_, in_.position() - field_start_);
+    }
     [[nodiscard]] std::string_view file() const noexcept { return file_; }
     [[nodiscard]] int depth() const noexcept { return depth_; }
 

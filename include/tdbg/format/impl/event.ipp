@@ -44,13 +44,43 @@ TDBG_DECL std::optional<std::int64_t> parse_decimal(std::string_view text) noexc
     return negative ? -v : v;
 }
 
+// A TensorProto's string_val fields as they lie in the record while they follow one another,
+// as every writer writes them, and gathered into a buffer of their own (encoded alike) when
+// other fields come between them: never a view or a std::string per element, so that a record
+// of millions of empty strings costs a fraction of its size (tensor_value::view_string_fields).
+struct string_val_fields {
+    std::size_t count = 0;
+    std::string_view run; // the fields so far, while they are one run of the record's bytes
+    std::string gathered; // the fields so far, once they are not
+    bool is_gathered = false;
+
+    // `field`: the whole field as read, key included; `element`: its bytes.
+    void add(std::string_view field, std::string_view element) {
+        ++count;
+        // As is unless its key was written in more bytes than one.
+        const bool as_is = field.front() == tdbg::detail::string_table::field_key;
+        if (!is_gathered && as_is && (count == 1 || run.data() + run.size() == field.data())) {
+            run = count == 1 ? field : std::string_view(run.data(), run.size() + field.size());
+            return;
+        }
+        if (!is_gathered) {
+            gathered.assign(run);
+            is_gathered = true;
+        }
+        tdbg::detail::string_table::append_field(gathered, element);
+    }
+};
+
 // The fields of a TensorProto as found on the wire, before they become a tensor_value.
 struct tensor_proto_fields {
     std::uint64_t dtype_number = 0;
+    // The first max_tensor_rank + 1 dimensions (more fail as more than a tensor may have),
+    // and how many there are.
     std::vector<std::int64_t> dims;
+    std::size_t rank = 0;
     bool unknown_rank = false;
     std::string_view content;
-    std::vector<std::string_view> string_val;
+    string_val_fields string_val;
     std::vector<std::uint16_t> half_val;
     std::vector<float> float_val;
     std::vector<double> double_val;
@@ -76,7 +106,11 @@ TDBG_DECL void read_tensor_shape(proto_reader shape, tensor_proto_fields& out) {
                     dim.skip(); // name
                 }
             }
-            out.dims.push_back(size);
+            // A shape of millions of dimensions is refused without keeping them (read_proto_shape).
+            if (out.dims.size() <= max_tensor_rank) {
+                out.dims.push_back(size);
+            }
+            ++out.rank;
             break;
         }
         case 3: out.unknown_rank = shape.varint("unknown_rank") != 0; break;
@@ -101,7 +135,11 @@ TDBG_DECL tensor_proto_fields read_tensor_proto(proto_reader t) {
         case 5: t.repeated<float>(f.float_val, "float_val", same); break;
         case 6: t.repeated<double>(f.double_val, "double_val", same); break;
         case 7: t.repeated<std::uint64_t>(f.int_val, "int_val", as_i32); break;
-        case 8: f.string_val.push_back(t.bytes("string_val")); break;
+        case 8: {
+            const std::string_view element = t.bytes("string_val");
+            f.string_val.add(t.field_bytes(), element);
+            break;
+        }
         case 9: t.repeated<float>(f.scomplex_val, "scomplex_val", same); break;
         case 10: t.repeated<std::uint64_t>(f.int64_val, "int64_val", as_i64); break;
         case 11: t.repeated<std::uint64_t>(f.bool_val, "bool_val", as_bool); break;
@@ -151,8 +189,8 @@ TDBG_DECL tensor_proto_shape read_proto_shape(const tensor_proto_fields& f, cons
     if (f.unknown_rank) {
         at.fail("the shape has unknown rank");
     }
-    if (f.dims.size() > max_tensor_rank) {
-        at.fail(fmt::format("the shape has {} dimensions, more than the {} a tensor may have", f.dims.size(),
+    if (f.rank > max_tensor_rank) {
+        at.fail(fmt::format("the shape has {} dimensions, more than the {} a tensor may have", f.rank,
                             max_tensor_rank));
     }
     tensor_proto_shape out;
@@ -206,7 +244,7 @@ TDBG_DECL std::string typed_field_bytes(const tensor_proto_fields& f, dtype type
     return std::string();
 }
 
-TDBG_DECL tensor_value make_tensor_value(const tensor_proto_fields& f, std::string_view tag,
+TDBG_DECL tensor_value make_tensor_value(tensor_proto_fields& f, std::string_view tag,
                                          const std::shared_ptr<const void>& keep_alive, std::string_view file,
                                          std::uint64_t offset) {
     const tensor_proto_place at{tag, file, offset};
@@ -217,11 +255,26 @@ TDBG_DECL tensor_value make_tensor_value(const tensor_proto_fields& f, std::stri
         if (!f.content.empty()) {
             at.fail(fmt::format("tensor_content with dtype {} (string)", f.dtype_number));
         }
-        if (f.string_val.size() != s.count) {
-            at.fail(fmt::format("{} string values for a shape of {} elements", f.string_val.size(), s.count_text()));
+        string_val_fields& strings = f.string_val;
+        if (strings.count != s.count) {
+            at.fail(fmt::format("{} string values for a shape of {} elements", strings.count, s.count_text()));
         }
-        std::vector<std::string> strings(f.string_val.begin(), f.string_val.end());
-        return tensor_value(std::move(strings), std::move(s.shape));
+        // Viewed in the record when it is kept alive, else in a copy of their bytes.
+        std::shared_ptr<const void> owner = keep_alive;
+        std::string_view fields = strings.run;
+        if (strings.is_gathered || !keep_alive) {
+            auto buffer = std::make_shared<const std::string>(strings.is_gathered ? std::move(strings.gathered)
+                                                                                  : std::string(strings.run));
+            fields = *buffer;
+            owner = std::move(buffer);
+        }
+        try {
+            return tensor_value::view_string_fields(std::move(s.shape), fields, std::move(owner));
+        } catch (const format_error&) {
+            throw;
+        } catch (const error& e) { // not reached: the fields were read as string_val above
+            at.fail(e.what());
+        }
     }
     const auto type = f.dtype_number <= 1000 ? dtype_from_int(static_cast<long long>(f.dtype_number)) : std::nullopt;
     if (!type) {
@@ -268,7 +321,9 @@ TDBG_DECL histogram read_histogram(proto_reader h) {
     return out;
 }
 
-TDBG_DECL void read_metadata(proto_reader m, summary_value& value) {
+// `keep_plugin_data`: also keep every entry in value.plugin_data (a tensor event needs only
+// the mode and the mode step read from them).
+TDBG_DECL void read_metadata(proto_reader m, summary_value& value, bool keep_plugin_data) {
     while (m.next()) {
         if (m.field() != 1) {
             m.skip();
@@ -306,25 +361,45 @@ TDBG_DECL void read_metadata(proto_reader m, summary_value& value) {
             }
             value.mode = *mode;
         }
-        value.plugin_data.push_back(std::move(entry));
+        if (keep_plugin_data) {
+            value.plugin_data.push_back(std::move(entry));
+        }
     }
 }
 
-TDBG_DECL summary_value read_summary_value(proto_reader v, const std::shared_ptr<const void>& keep_alive) {
+// What read_summary_value keeps: all of it (decode_event), or what a tensor event needs: the
+// tag, the tensor, its mode and mode step (decode_tensor_event).
+enum class summary_fields { all, tensor };
+
+TDBG_DECL summary_value read_summary_value(proto_reader v, const std::shared_ptr<const void>& keep_alive,
+                                           summary_fields keep = summary_fields::all) {
     summary_value out;
     std::optional<tensor_proto_fields> tensor;
     std::uint64_t tensor_offset = 0;
+    const bool all = keep == summary_fields::all;
     while (v.next()) {
         switch (v.field()) {
         case 1: out.tag = std::string(v.bytes("tag")); break;
         case 2: out.simple_value = v.float32("simple_value"); break;
-        case 5: out.histo = read_histogram(v.message("histo", "HistogramProto")); break;
-        case 7: out.node_name = std::string(v.bytes("node_name")); break;
+        case 5:
+            if (all) {
+                out.histo = read_histogram(v.message("histo", "HistogramProto"));
+            } else {
+                (void)v.bytes("histo");
+            }
+            break;
+        case 7:
+            if (all) {
+                out.node_name = std::string(v.bytes("node_name"));
+            } else {
+                (void)v.bytes("node_name");
+            }
+            break;
         case 8:
             tensor_offset = v.field_offset();
             tensor = read_tensor_proto(v.message("tensor", "TensorProto"));
             break;
-        case 9: read_metadata(v.message("metadata", "SummaryMetadata"), out); break;
+        case 9: read_metadata(v.message("metadata", "SummaryMetadata"), out, all); break;
         default: v.skip();
         }
     }
@@ -364,36 +439,65 @@ TDBG_DECL event decode_event(std::string_view payload, std::string_view file, st
     return out;
 }
 
+TDBG_DECL double decode_event_wall_time(std::string_view payload, std::string_view file, std::uint64_t offset) {
+    double wall_time = 0;
+    detail::proto_reader e(payload, file, offset, "Event");
+    while (e.next()) {
+        if (e.field() == 1) {
+            wall_time = e.float64("wall_time");
+        } else {
+            e.skip();
+        }
+    }
+    return wall_time;
+}
+
 TDBG_DECL std::string encode_tensor_event(const tensor_event& ev) {
     return detail::encode_message([&](auto& w) { detail::write_tensor_event(w, ev); });
 }
 
 TDBG_DECL tensor_event decode_tensor_event(std::string_view payload, const std::shared_ptr<const void>& keep_alive,
                                            std::string_view file, std::uint64_t offset) {
-    event e = decode_event(payload, file, offset, keep_alive);
-    std::size_t tensors = 0;
-    for (const summary_value& v : e.values) {
-        tensors += v.tensor ? 1 : 0;
-    }
-    if (tensors != 1) {
-        throw format_error(
-            fmt::format("expected an Event with one tensor summary, found {} tensors in {} summary values", tensors,
-                        e.values.size()),
-            std::string(file), offset);
-    }
-    for (summary_value& v : e.values) {
-        if (v.tensor) {
-            tensor_event out;
-            out.step = e.step;
-            out.wall_time = e.wall_time;
-            out.tag = std::move(v.tag);
-            out.value = std::move(*v.tensor);
-            out.mode = v.mode;
-            out.mode_step = v.mode_step;
-            return out;
+    // The fields of decode_event, but one summary value at most: a second is refused where it
+    // starts, before it is read, so that an Event of millions of values costs nothing to refuse
+    // (docs/reliability.md, "Hostile records: memory").
+    tensor_event out;
+    std::optional<summary_value> only;
+    detail::proto_reader e(payload, file, offset, "Event");
+    while (e.next()) {
+        switch (e.field()) {
+        case 1: out.wall_time = e.float64("wall_time"); break;
+        case 2: out.step = e.int64("step"); break;
+        case 3: (void)e.bytes("file_version"); break;
+        case 5: {
+            detail::proto_reader s = e.message("summary", "Summary");
+            while (s.next()) {
+                if (s.field() != 1) {
+                    s.skip();
+                    continue;
+                }
+                if (only) {
+                    throw format_error("expected an Event with one tensor summary, found a second summary value",
+                                       std::string(file), s.field_offset());
+                }
+                only = detail::read_summary_value(s.message("value", "Summary.Value"), keep_alive,
+                                                  detail::summary_fields::tensor);
+            }
+            break;
+        }
+        default: e.skip();
         }
     }
-    throw format_error("expected a tensor summary", std::string(file), offset); // not reached
+    if (!only || !only->tensor) {
+        throw format_error(
+            fmt::format("expected an Event with one tensor summary, found 0 tensors in {} summary values", only ? 1 : 0),
+            std::string(file), offset);
+    }
+    out.tag = std::move(only->tag);
+    out.value = std::move(*only->tensor);
+    out.mode = only->mode;
+    out.mode_step = only->mode_step;
+    return out;
 }
 
 TDBG_DECL std::string encode_file_version_event(double wall_time) {
