@@ -353,6 +353,21 @@ TEST_CASE("event: typed repeated fields, packed or not, decode for every numeric
     CHECK_THAT(decode_error(event_with(1, 4, [](auto& t) { t.float_field(5, 1.0F); })),
                Catch::Contains("1 typed values for a float32 tensor of 4 elements"));
     CHECK_THAT(decode_error(event_with(8, 1, [](auto& t) { t.float_field(9, 1.0F); })), Catch::Contains("odd number"));
+
+    // Only the dtype's field is read, wherever its values lie among others: those of the other
+    // typed fields are checked and counted, never kept.
+    const tensor_value mixed = decode(event_with(1, 3, [&](auto& t) {
+        t.float_field(5, 1.0F);
+        packed_varints(t, 10, {1, 2, 3, 4, 5});
+        t.double_field(6, 9.0);
+        t.message_field(5, [](auto& p) {
+            p.raw_fixed(format::detail::bits_of(2.0F), 4), p.raw_fixed(format::detail::bits_of(3.0F), 4);
+        });
+    }));
+    CHECK(std::vector<float>(mixed.data_as<float>(), mixed.data_as<float>() + 3) ==
+          std::vector<float>{1.0F, 2.0F, 3.0F});
+    CHECK_THAT(decode_error(event_with(1, 1, [](auto& t) { t.float_field(5, 1.0F), t.float_field(6, 1.0F); })),
+               Catch::Contains("field 6 (double_val) has wire type 5 (fixed32), expected 1 (fixed64)"));
 }
 
 TEST_CASE("event: corrupt tensor records are errors naming file, offset and tensor") {

@@ -116,6 +116,20 @@ inline std::string many_values_event(std::string_view tag, std::size_t count) {
     return event;
 }
 
+/// The Event of a float32 tensor `tag` of 2 elements in float_val, whose TensorProto also holds
+/// `count` zeros in a packed int64_val (one byte each on the wire), which a float32 tensor
+/// does not read.
+inline std::string foreign_values_event(std::string_view tag, std::size_t count) {
+    std::string tensor;
+    tensor.push_back(0x08); // dtype DT_FLOAT
+    tensor.push_back(0x01);
+    append_bytes_field(tensor, 2, one_dimension(tag, 2));
+    append_bytes_field(tensor, 5, std::string("\x00\x00\x80\x3f\x00\x00\x00\x40", 8)); // 1.0, 2.0
+    append_bytes_field(tensor, 10, std::string(count, '\0'));
+    const std::string only[] = {tensor_summary_value(tag, tensor)};
+    return event_of(only);
+}
+
 /// Writes a finished run of one worker and one step (TRAIN step 0) whose one record, of
 /// tensor `tag`, holds `payload`. Returns the record's size.
 inline std::uint64_t write_one_record_run(const std::filesystem::path& run, const std::string& tag,

@@ -1,8 +1,10 @@
 // Hostile records: memory (docs/reliability.md). A record that is small on disk but costly
 // to hold — a DT_STRING tensor of millions of empty strings (two bytes an element), an Event
-// whose Summary holds millions of small values before its tensor's — is read by `tdbg show`,
+// whose Summary holds millions of small values before its tensor's, a TensorProto with
+// millions of values in a typed field its dtype does not read — is read by `tdbg show`,
 // `dump`, `rules` and `report` in at most twice its size and a constant: the strings are
-// viewed in the record, the Event refused at its second summary value, before it is read.
+// viewed in the record, the Event refused at its second summary value, before it is read,
+// the foreign values counted, never kept.
 // Each command runs under `ulimit -v` of the program's own start (its libraries mapped), twice
 // the record, and a constant; reading a std::string per string, or every summary value, needs
 // many times more.
@@ -135,4 +137,24 @@ TEST_CASE("hostile records: an Event of millions of summary values is refused at
     CHECK(report.status == 0);
     CHECK(report.err.find("warning: rule AllZero could not be evaluated: " + refusal) != std::string::npos);
     CHECK(fs::exists(page));
+}
+
+TEST_CASE("hostile records: values in a typed field the dtype does not read are counted, never kept") {
+#if defined(__SANITIZE_ADDRESS__)
+    TDBG_SKIP("AddressSanitizer reserves terabytes of address space at start: a ulimit -v cannot apply to it");
+#endif
+    tdbg::test::temp_dir dir("hostile_typed");
+    const fs::path run = dir.path() / "run";
+    constexpr std::size_t count = 16'000'000; // a 16 MB record; as int64s, 128 MB
+    const std::uint64_t record = hostile::write_one_record_run(run, "f", hostile::foreign_values_event("f", count));
+    const std::uint64_t limit = hostile_start_kilobytes() + 2 * record / 1024 + hostile_constant_kilobytes;
+    INFO("record of " << record << " bytes, ulimit -v " << limit << " KiB");
+    const auto show = hostile_limited_run(limit, {"show", run.string(), "f"});
+    INFO("tdbg show: exit " << show.status << "\n" << show.out << show.err);
+    CHECK(show.status == 0);
+    CHECK(show.out == "f  step 0 (TRAIN step 0)  float32 [2]\n[1. 2.]\n");
+    const auto dump = hostile_limited_run(limit, {"dump", run.string()});
+    INFO("tdbg dump: exit " << dump.status << "\n" << dump.err);
+    REQUIRE(dump.status == 0);
+    CHECK(nlohmann::json::parse(dump.out)["tensors"]["f"]["entries"][0]["value"] == nlohmann::json::array({1.0, 2.0}));
 }

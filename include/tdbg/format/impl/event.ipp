@@ -4,6 +4,7 @@
 /// (the tensor-event encoder itself, write_tensor_event, is a template over its writer and
 /// stays in the header).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -71,8 +72,90 @@ struct string_val_fields {
     }
 };
 
+// Counts a typed repeated field's values without keeping them (proto_reader::repeated's `out`).
+struct value_count {
+    std::size_t n = 0;
+    template <class T>
+    void push_back(const T&) noexcept {
+        ++n;
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return n; }
+    void reserve(std::size_t) const noexcept {}
+};
+
+// Appends each value of a typed repeated field to `out` as the little-endian bytes of `T`
+// (proto_reader::repeated's `out`).
+template <class T>
+struct value_bytes {
+    std::string& out;
+    template <class V>
+    void push_back(V v) {
+        const T element = static_cast<T>(v);
+        out.append(reinterpret_cast<const char*>(&element), sizeof(T));
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return out.size() / sizeof(T); }
+    void reserve(std::size_t) const noexcept {} // the caller reserves the whole value
+};
+
+// Reads the typed repeated field `t` is on (float_val, int_val, ...) into `out`, each value as
+// the field's type (float, std::int32_t, ...). False, reading nothing, for any other field.
+template <class Out>
+bool read_typed_values(proto_reader& t, Out& out) {
+    const auto as_u16 = [](std::uint64_t v) { return static_cast<std::uint16_t>(v); };
+    const auto as_i32 = [](std::uint64_t v) { return static_cast<std::int32_t>(static_cast<std::uint32_t>(v)); };
+    const auto as_i64 = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
+    const auto as_bool = [](std::uint64_t v) { return static_cast<std::uint8_t>(v != 0 ? 1 : 0); };
+    const auto as_u32 = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
+    const auto same = [](auto v) { return v; };
+    switch (t.field()) {
+    case 5: t.repeated<float>(out, "float_val", same); return true;
+    case 6: t.repeated<double>(out, "double_val", same); return true;
+    case 7: t.repeated<std::uint64_t>(out, "int_val", as_i32); return true;
+    case 9: t.repeated<float>(out, "scomplex_val", same); return true;
+    case 10: t.repeated<std::uint64_t>(out, "int64_val", as_i64); return true;
+    case 11: t.repeated<std::uint64_t>(out, "bool_val", as_bool); return true;
+    case 12: t.repeated<double>(out, "dcomplex_val", same); return true;
+    case 13: t.repeated<std::uint64_t>(out, "half_val", as_u16); return true;
+    case 16: t.repeated<std::uint64_t>(out, "uint32_val", as_u32); return true;
+    case 17: t.repeated<std::uint64_t>(out, "uint64_val", same); return true;
+    default: return false;
+    }
+}
+
+// The highest field number of a typed repeated field (uint64_val).
+inline constexpr std::uint32_t last_typed_field = 17;
+
+// The typed repeated field that holds the values of a `type` tensor, and the type each is
+// stored as in the tensor's bytes.
+template <class F>
+void with_typed_field(dtype type, F&& f) {
+    const auto as = [&](std::uint32_t field, auto stored) { f(field, stored); };
+    switch (type) {
+    case dtype::float32: as(5, float{}); break;
+    case dtype::float64: as(6, double{}); break;
+    case dtype::int8: as(7, std::int8_t{}); break;
+    case dtype::int16: as(7, std::int16_t{}); break;
+    case dtype::int32: as(7, std::int32_t{}); break;
+    case dtype::uint8: as(7, std::uint8_t{}); break;
+    case dtype::uint16: as(7, std::uint16_t{}); break;
+    case dtype::int64: as(10, std::int64_t{}); break;
+    case dtype::uint32: as(16, std::uint32_t{}); break;
+    case dtype::uint64: as(17, std::uint64_t{}); break;
+    case dtype::boolean: as(11, std::uint8_t{}); break;
+    case dtype::float16:
+    case dtype::bfloat16: as(13, std::uint16_t{}); break;
+    case dtype::complex64: as(9, float{}); break;
+    case dtype::complex128: as(12, double{}); break;
+    case dtype::string: break; // string tensors are read from string_val (make_tensor_value)
+    }
+}
+
 // The fields of a TensorProto as found on the wire, before they become a tensor_value.
 struct tensor_proto_fields {
+    explicit tensor_proto_fields(const proto_reader& m) : message(m) {}
+
+    // The TensorProto, to read again for the typed values once the dtype is known.
+    proto_reader message;
     std::uint64_t dtype_number = 0;
     // The first max_tensor_rank + 1 dimensions (more fail as more than a tensor may have),
     // and how many there are.
@@ -81,16 +164,9 @@ struct tensor_proto_fields {
     bool unknown_rank = false;
     std::string_view content;
     string_val_fields string_val;
-    std::vector<std::uint16_t> half_val;
-    std::vector<float> float_val;
-    std::vector<double> double_val;
-    std::vector<std::int32_t> int_val;
-    std::vector<std::int64_t> int64_val;
-    std::vector<std::uint8_t> bool_val;
-    std::vector<std::uint32_t> uint32_val;
-    std::vector<std::uint64_t> uint64_val;
-    std::vector<float> scomplex_val;
-    std::vector<double> dcomplex_val;
+    // How many values each typed repeated field holds (by field number): counted, not kept,
+    // so that values of a field the dtype does not read cost nothing.
+    std::array<value_count, last_typed_field + 1> typed_values{};
 };
 
 TDBG_DECL void read_tensor_shape(proto_reader shape, tensor_proto_fields& out) {
@@ -120,48 +196,25 @@ TDBG_DECL void read_tensor_shape(proto_reader shape, tensor_proto_fields& out) {
 }
 
 TDBG_DECL tensor_proto_fields read_tensor_proto(proto_reader t) {
-    tensor_proto_fields f;
-    const auto as_u16 = [](std::uint64_t v) { return static_cast<std::uint16_t>(v); };
-    const auto as_i32 = [](std::uint64_t v) { return static_cast<std::int32_t>(static_cast<std::uint32_t>(v)); };
-    const auto as_i64 = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
-    const auto as_bool = [](std::uint64_t v) { return static_cast<std::uint8_t>(v != 0 ? 1 : 0); };
-    const auto as_u32 = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
-    const auto same = [](auto v) { return v; };
+    tensor_proto_fields f(t);
     while (t.next()) {
         switch (t.field()) {
         case 1: f.dtype_number = t.varint("dtype"); break;
         case 2: read_tensor_shape(t.message("tensor_shape", "TensorShapeProto"), f); break;
         case 4: f.content = t.bytes("tensor_content"); break;
-        case 5: t.repeated<float>(f.float_val, "float_val", same); break;
-        case 6: t.repeated<double>(f.double_val, "double_val", same); break;
-        case 7: t.repeated<std::uint64_t>(f.int_val, "int_val", as_i32); break;
         case 8: {
             const std::string_view element = t.bytes("string_val");
             f.string_val.add(t.field_bytes(), element);
             break;
         }
-        case 9: t.repeated<float>(f.scomplex_val, "scomplex_val", same); break;
-        case 10: t.repeated<std::uint64_t>(f.int64_val, "int64_val", as_i64); break;
-        case 11: t.repeated<std::uint64_t>(f.bool_val, "bool_val", as_bool); break;
-        case 12: t.repeated<double>(f.dcomplex_val, "dcomplex_val", same); break;
-        case 13: t.repeated<std::uint64_t>(f.half_val, "half_val", as_u16); break;
-        case 16: t.repeated<std::uint64_t>(f.uint32_val, "uint32_val", as_u32); break;
-        case 17: t.repeated<std::uint64_t>(f.uint64_val, "uint64_val", same); break;
-        default: t.skip();
+        default:
+            // Typed values are checked and counted here, and read once the dtype is known.
+            if (t.field() > last_typed_field || !read_typed_values(t, f.typed_values[t.field()])) {
+                t.skip();
+            }
         }
     }
     return f;
-}
-
-// Copies typed values into the little-endian bytes of `T`.
-template <class T, class Source>
-std::string typed_bytes(const std::vector<Source>& values) {
-    std::string out(values.size() * sizeof(T), '\0');
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        const T v = static_cast<T>(values[i]);
-        std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
-    }
-    return out;
 }
 
 // Where a TensorProto is, for its errors: the tensor's tag, the file and the payload's offset.
@@ -212,38 +265,6 @@ TDBG_DECL tensor_proto_shape read_proto_shape(const tensor_proto_fields& f, cons
     return out;
 }
 
-// The values of a TensorProto without tensor_content, as bytes of `type`: the typed repeated
-// field that belongs to the dtype.
-TDBG_DECL std::string typed_field_bytes(const tensor_proto_fields& f, dtype type, const tensor_proto_place& at) {
-    switch (type) {
-    case dtype::float32: return typed_bytes<float>(f.float_val);
-    case dtype::float64: return typed_bytes<double>(f.double_val);
-    case dtype::int8: return typed_bytes<std::int8_t>(f.int_val);
-    case dtype::int16: return typed_bytes<std::int16_t>(f.int_val);
-    case dtype::int32: return typed_bytes<std::int32_t>(f.int_val);
-    case dtype::uint8: return typed_bytes<std::uint8_t>(f.int_val);
-    case dtype::uint16: return typed_bytes<std::uint16_t>(f.int_val);
-    case dtype::int64: return typed_bytes<std::int64_t>(f.int64_val);
-    case dtype::uint32: return typed_bytes<std::uint32_t>(f.uint32_val);
-    case dtype::uint64: return typed_bytes<std::uint64_t>(f.uint64_val);
-    case dtype::boolean: return typed_bytes<std::uint8_t>(f.bool_val);
-    case dtype::float16:
-    case dtype::bfloat16: return typed_bytes<std::uint16_t>(f.half_val);
-    case dtype::complex64:
-        if (f.scomplex_val.size() % 2 != 0) {
-            at.fail(fmt::format("scomplex_val holds an odd number of floats ({})", f.scomplex_val.size()));
-        }
-        return typed_bytes<float>(f.scomplex_val);
-    case dtype::complex128:
-        if (f.dcomplex_val.size() % 2 != 0) {
-            at.fail(fmt::format("dcomplex_val holds an odd number of doubles ({})", f.dcomplex_val.size()));
-        }
-        return typed_bytes<double>(f.dcomplex_val);
-    case dtype::string: break; // string tensors are read from string_val (make_tensor_value)
-    }
-    return std::string();
-}
-
 TDBG_DECL tensor_value make_tensor_value(tensor_proto_fields& f, std::string_view tag,
                                          const std::shared_ptr<const void>& keep_alive, std::string_view file,
                                          std::uint64_t offset) {
@@ -292,14 +313,31 @@ TDBG_DECL tensor_value make_tensor_value(tensor_proto_fields& f, std::string_vie
         }
         return tensor_value::from_bytes(*type, std::move(s.shape), f.content);
     }
-    const std::string bytes = typed_field_bytes(f, *type, at);
-    const std::size_t found = bytes.size() / element;
-    // TensorFlow repeats the last value to fill the shape; tdbg accepts only a
-    // full list, so that a tiny record cannot claim a huge tensor.
-    if (found != s.count) {
-        at.fail(
-            fmt::format("{} typed values for a {} tensor of {} elements", found, dtype_name(*type), s.count_text()));
-    }
+    std::string bytes;
+    with_typed_field(*type, [&](std::uint32_t field, auto stored) {
+        using T = decltype(stored);
+        const std::size_t values = f.typed_values[field].n;
+        if (is_complex(*type) && values % 2 != 0) {
+            at.fail(fmt::format("{} holds an odd number of {} ({})", field == 9 ? "scomplex_val" : "dcomplex_val",
+                                field == 9 ? "floats" : "doubles", values));
+        }
+        const std::size_t found = is_complex(*type) ? values / 2 : values;
+        // TensorFlow repeats the last value to fill the shape; tdbg accepts only a
+        // full list, so that a tiny record cannot claim a huge tensor.
+        if (found != s.count) {
+            at.fail(fmt::format("{} typed values for a {} tensor of {} elements", found, dtype_name(*type),
+                                s.count_text()));
+        }
+        // The one field the dtype reads, straight into the value's bytes.
+        bytes.reserve(values * sizeof(T));
+        value_bytes<T> out{bytes};
+        proto_reader again = f.message;
+        while (again.next()) {
+            if (again.field() != field || !read_typed_values(again, out)) {
+                again.skip();
+            }
+        }
+    });
     return tensor_value::from_bytes(*type, std::move(s.shape), bytes);
 }
 
