@@ -185,7 +185,8 @@ void print_text(std::ostream& out, const tdbg::commands::diff_options& o, const 
                                           ? std::string("the value (0-d) is out of tolerance")
                                           : fmt::format("element {} (flat {}) is furthest out of tolerance",
                                                         index_text(d->index), *d->flat_index);
-            out << fmt::format("  {}; {} (rtol {}, atol {})\n", where, d->reason, o.comparison.rtol, o.comparison.atol);
+            out << fmt::format("  {}; {} (rtol {}, atol {})\n", where, tdbg::terminal_safe(d->reason), o.comparison.rtol,
+                               o.comparison.atol);
         } else {
             out << "  " << tdbg::terminal_safe(d->reason) << "\n";
         }

@@ -161,8 +161,9 @@ std::vector<tdbg::rules::evaluation_result> evaluate_rules(std::vector<tdbg::rul
         options.snapshot = true; // the steps written so far; a live run's unfinished steps are skipped
         results.push_back(r.evaluate(options));
         if (!results.back().error.empty()) {
-            err << "tdbg report: warning: rule " << results.back().display_name()
-                << " could not be evaluated: " << results.back().error << "\n";
+            // The error quotes the run's names (tensors, workers, files): escaped as every text printed.
+            err << "tdbg report: warning: rule " << tdbg::terminal_safe(results.back().display_name())
+                << " could not be evaluated: " << tdbg::terminal_safe(results.back().error) << "\n";
         }
     }
     return results;
@@ -264,7 +265,7 @@ int tdbg::commands::report(const report_options& o, std::ostream& out, std::ostr
             for (const auto& r : doc.rules) {
                 issues += r.status() == tdbg::rules::evaluation_status::issues_found ? 1 : 0;
             }
-            out << "wrote " << o.output << ": " << doc.tensors.size() << " of " << doc.tensors_in_run << " tensors";
+            out << "wrote " << tdbg::terminal_safe(o.output) << ": " << doc.tensors.size() << " of " << doc.tensors_in_run << " tensors";
             if (!doc.rules.empty()) {
                 out << ", " << doc.rules.size() << (doc.rules.size() == 1 ? " rule (" : " rules (") << issues
                     << " found issues)";

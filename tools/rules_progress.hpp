@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "tdbg/core/error.hpp"
+#include "tdbg/core/text.hpp"
 #include "tdbg/format/json.hpp"
 #include "tdbg/rules/invoke.hpp"
 
@@ -88,7 +89,7 @@ private:
             if (!line.empty()) {
                 line += " | ";
             }
-            line += s.name;
+            line += tdbg::terminal_safe(s.name); // a rule's name may come from a configuration file
             if (s.end && s.first && s.step) {
                 const auto total = static_cast<double>(*s.end - *s.first);
                 const auto done = static_cast<double>(*s.step - *s.first + 1);

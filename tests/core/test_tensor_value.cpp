@@ -68,6 +68,55 @@ TEST_CASE("0-d, empty, bool and string tensors") {
     CHECK(str.strings().at(1) == "bc");
 }
 
+TEST_CASE("string tensors: elements read in place, in order or at any index, and strings() as before") {
+    // Across several marks (one every 64 elements), with lengths of one and two varint bytes.
+    std::vector<std::string> elements;
+    for (std::size_t i = 0; i < 200; ++i) {
+        elements.push_back(i % 7 == 0 ? std::string() : std::string(i, static_cast<char>('a' + i % 26)));
+    }
+    elements[5] = std::string("nul\0in", 6);
+    const tensor_value v(elements, {10, 20});
+    const string_view_list views = v.string_views();
+    REQUIRE(views.size() == 200);
+    std::size_t i = 0;
+    for (const std::string_view s : views) {
+        CHECK(s == elements[i]);
+        CHECK(views[i] == elements[i]);
+        ++i;
+    }
+    CHECK(i == 200);
+    CHECK(views[199] == std::string(199, static_cast<char>('a' + 199 % 26)));
+    CHECK(v.strings() == elements);                 // made once, on demand
+    CHECK(&v.strings() == &v.copy().strings());    // and shared by copies
+    CHECK(v.reshaped({200}).string_views()[64] == elements[64]);
+    CHECK_THROWS_AS(tensor_value::scalar(1.0F).string_views(), dtype_mismatch);
+    const tensor_value none(std::vector<std::string>{}, {0});
+    CHECK(none.string_views().empty());
+    CHECK(none.string_views().begin() == none.string_views().end());
+}
+
+TEST_CASE("string tensors: view_string_fields views string_val fields where they lie, and checks them") {
+    auto buffer = std::make_shared<std::string>(std::string("\x42\x02" "ab" "\x42\x00" "\x42\x03" "xyz", 11));
+    const tensor_value v = tensor_value::view_string_fields({3}, *buffer, buffer);
+    CHECK(v.type() == dtype::string);
+    CHECK(v.string_views()[0].data() == buffer->data() + 2); // no copy
+    CHECK(v.strings() == std::vector<std::string>{"ab", "", "xyz"});
+    std::weak_ptr<std::string> watch = buffer;
+    buffer.reset();
+    CHECK_FALSE(watch.expired()); // the value keeps the bytes alive
+    CHECK(v.string_views()[2] == "xyz");
+
+    const std::string fields("\x42\x02" "ab" "\x42\x00", 6);
+    CHECK_THROWS_WITH(tensor_value::view_string_fields({3}, fields, nullptr),
+                      Catch::Contains("element 2 at byte 6 of its fields: the fields end after 2 of 3 elements"));
+    CHECK_THROWS_WITH(tensor_value::view_string_fields({1}, fields, nullptr),
+                      Catch::Contains("2 bytes of its fields follow its 1 elements"));
+    CHECK_THROWS_WITH(tensor_value::view_string_fields({1}, std::string("\x42\x05" "ab", 4), nullptr),
+                      Catch::Contains("its length 5 runs past the 2 bytes that remain"));
+    CHECK_THROWS_WITH(tensor_value::view_string_fields({1}, std::string("\x0a\x00", 2), nullptr),
+                      Catch::Contains("not a string_val field"));
+}
+
 TEST_CASE("raw bytes: copied, or viewed when aligned, sizes are checked") {
     const std::string bytes("\x00\x00\x80\x3f\x00\x00\x00\x40", 8); // 1.0f, 2.0f
     auto v = tensor_value::from_bytes(dtype::float32, {2}, bytes);

@@ -36,6 +36,11 @@ TEST_CASE("utf8: terminal_safe escapes controls and bytes that are not UTF-8, an
     CHECK(terminal_safe("bad\xff\xc3") == "bad\\xff\\xc3");         // not UTF-8
     CHECK(terminal_safe(std::string("nul\0!", 5)) == "nul\\x00!");
     CHECK(terminal_safe("").empty());
+    // Bidirectional controls: U+202E would show "gnp.exe" as "exe.png"; a byte each escaped.
+    CHECK(terminal_safe("rtl\xe2\x80\xaegnp.exe") == "rtl\\xe2\\x80\\xaegnp.exe");
+    CHECK(terminal_safe("\xd8\x9c\xe2\x80\x8e\xe2\x80\x8f\xe2\x80\xaa\xe2\x81\xa6\xe2\x81\xa9") ==
+          "\\xd8\\x9c\\xe2\\x80\\x8e\\xe2\\x80\\x8f\\xe2\\x80\\xaa\\xe2\\x81\\xa6\\xe2\\x81\\xa9");
+    CHECK(terminal_safe("\xe2\x80\xa9\xe2\x81\xaa") == "\xe2\x80\xa9\xe2\x81\xaa"); // U+2029, U+206A: kept
 }
 
 TEST_CASE("markup_escape: what XML 1.0 cannot hold becomes U+FFFD, the rest is kept") {

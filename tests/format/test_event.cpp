@@ -146,6 +146,71 @@ TEST_CASE("event: strings are written as smdebug writes them: no dtype, one stri
     CHECK(back.value.strings() == std::vector<std::string>{"ab", ""});
 }
 
+TEST_CASE("event: string elements are viewed in the record, or gathered when other fields come between them") {
+    tensor_event ev;
+    ev.tag = "s";
+    ev.value = tensor_value(std::vector<std::string>{"ab", "", "cde"});
+    auto buffer = std::make_shared<std::string>(encode_tensor_event(ev));
+    const std::string_view payload(*buffer);
+    const tensor_event viewed = decode_tensor_event(payload, buffer, "f", 0);
+    const std::string_view first = viewed.value.string_views()[0];
+    CHECK(first == "ab");
+    CHECK((first.data() > payload.data() && first.data() < payload.data() + payload.size())); // in the record
+    const tensor_event copied = decode_tensor_event(payload, nullptr, "f", 0);
+    CHECK(copied.value.strings() == std::vector<std::string>{"ab", "", "cde"});
+    CHECK_FALSE((copied.value.string_views()[0].data() >= payload.data() &&
+                 copied.value.string_views()[0].data() < payload.data() + payload.size()));
+
+    // A TensorProto whose string_val fields other fields interrupt, one of them with its key in
+    // two bytes (0xC2 0x00 is field 8, length-delimited, too): the elements in their order.
+    const std::string tensor = bytes({0x42, 0x01, 'x', 0x12, 0x04, 0x12, 0x02, 0x08, 0x03, 0x42, 0x00, 0xC2, 0x00,
+                                      0x02, 'y', 'z'});
+    const std::string value = bytes({0x0A, 0x01, 't', 0x42, static_cast<int>(tensor.size())}) + tensor;
+    const std::string summary = bytes({0x0A, static_cast<int>(value.size())}) + value;
+    const std::string event = bytes({0x2A, static_cast<int>(summary.size())}) + summary;
+    auto owned = std::make_shared<std::string>(event);
+    const tensor_event gathered = decode_tensor_event(*owned, owned, "f", 0);
+    CHECK(gathered.value.shape() == tensor_value::shape_type{3});
+    CHECK(gathered.value.strings() == std::vector<std::string>{"x", "", "yz"});
+}
+
+TEST_CASE("event: a tensor event is refused at its second summary value, before it is read") {
+    tensor_event ev;
+    ev.tag = "w";
+    ev.value = tensor_value(std::vector<float>{1.0F});
+    const std::string one = encode_tensor_event(ev);
+    // The Event's summary (field 5) holds one Summary.Value: a second, appended as another
+    // summary field (protobuf merges them), holds garbage a full decoder would fail on.
+    const std::string second = bytes({0x2A, 0x05, 0x0A, 0x03, 0xFF, 0xFF, 0xFF});
+    CHECK_THROWS_WITH(decode_tensor_event(one + second, nullptr, "f", 100),
+                      "f at byte " + std::to_string(100 + one.size() + 2) +
+                          ": expected an Event with one tensor summary, found a second summary value");
+    CHECK_THROWS_AS(decode_event(one + second, "f", 100), format_error); // the full decoder reads it
+    CHECK(decode_event_wall_time(one + second, "f", 100) == 0.0);       // the wall time skips the summary
+    CHECK_THROWS_WITH(decode_tensor_event(encode_scalar_event(1.0, 2, "loss", 1.0F), nullptr, "tb", 0),
+                      "tb at byte 0: expected an Event with one tensor summary, found 0 tensors in 1 summary values");
+
+    // A shape of more dimensions than a tensor may have is refused naming their number.
+    std::string shape;
+    for (int i = 0; i < 1000; ++i) {
+        shape += bytes({0x12, 0x02, 0x08, 0x01});
+    }
+    std::string tensor = bytes({0x08, 0x01, 0x12}); // dtype float32, then the shape
+    tensor += bytes({static_cast<int>(0x80 | (shape.size() & 0x7F)), static_cast<int>(shape.size() >> 7)}) + shape;
+    std::string value = bytes({0x0A, 0x01, 'd', 0x42}) +
+                        bytes({static_cast<int>(0x80 | (tensor.size() & 0x7F)), static_cast<int>(tensor.size() >> 7)}) +
+                        tensor;
+    std::string summary = bytes({0x0A}) +
+                          bytes({static_cast<int>(0x80 | (value.size() & 0x7F)), static_cast<int>(value.size() >> 7)}) +
+                          value;
+    const std::string event = bytes({0x2A}) +
+                              bytes({static_cast<int>(0x80 | (summary.size() & 0x7F)),
+                                     static_cast<int>(summary.size() >> 7)}) +
+                              summary;
+    CHECK_THROWS_WITH(decode_tensor_event(event, nullptr, "f", 0),
+                      Catch::Contains("the shape has 1000 dimensions, more than the 64 a tensor may have"));
+}
+
 TEST_CASE("event: every dtype and shape round-trips (0-d, 1-D, N-D, empty)") {
     const std::vector<tensor_value::shape_type> shapes{{}, {1}, {7}, {2, 3}, {2, 1, 3, 2}, {0}, {3, 0, 2}};
     int checked = 0;
@@ -288,6 +353,21 @@ TEST_CASE("event: typed repeated fields, packed or not, decode for every numeric
     CHECK_THAT(decode_error(event_with(1, 4, [](auto& t) { t.float_field(5, 1.0F); })),
                Catch::Contains("1 typed values for a float32 tensor of 4 elements"));
     CHECK_THAT(decode_error(event_with(8, 1, [](auto& t) { t.float_field(9, 1.0F); })), Catch::Contains("odd number"));
+
+    // Only the dtype's field is read, wherever its values lie among others: those of the other
+    // typed fields are checked and counted, never kept.
+    const tensor_value mixed = decode(event_with(1, 3, [&](auto& t) {
+        t.float_field(5, 1.0F);
+        packed_varints(t, 10, {1, 2, 3, 4, 5});
+        t.double_field(6, 9.0);
+        t.message_field(5, [](auto& p) {
+            p.raw_fixed(format::detail::bits_of(2.0F), 4), p.raw_fixed(format::detail::bits_of(3.0F), 4);
+        });
+    }));
+    CHECK(std::vector<float>(mixed.data_as<float>(), mixed.data_as<float>() + 3) ==
+          std::vector<float>{1.0F, 2.0F, 3.0F});
+    CHECK_THAT(decode_error(event_with(1, 1, [](auto& t) { t.float_field(5, 1.0F), t.float_field(6, 1.0F); })),
+               Catch::Contains("field 6 (double_val) has wire type 5 (fixed32), expected 1 (fixed64)"));
 }
 
 TEST_CASE("event: corrupt tensor records are errors naming file, offset and tensor") {

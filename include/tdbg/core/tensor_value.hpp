@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// `tensor_value`: an immutable tensor (dtype + shape + bytes) that owns its
-/// bytes, shares a buffer it views into, or borrows the caller's memory.
+/// bytes, shares a buffer it views into, or borrows the caller's memory; the
+/// elements of a string tensor are read in place (`string_views()`).
 /// Its xtensor views (`as<T>()`, `to_xarray<T>()`) and `to_tensor_value(expression)`
 /// come with <tdbg/core/xtensor.hpp>: this header itself needs no xtensor.
 
@@ -10,7 +11,9 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <string_view>
@@ -32,7 +35,149 @@ template <class T, class = void>
 struct xtensor_bridge {
     static_assert(sizeof(T) == 0, "tensor_value::as<T>() and to_xarray<T>() need #include <tdbg/core/xtensor.hpp>");
 };
+
+/// The elements of a string tensor in one buffer, laid out as TensorProto's string_val fields
+/// are on the wire: for each element the byte 0x42 (field 8, length-delimited), its length as
+/// a varint, its bytes. A record's elements are viewed where they lie in it; a tensor built
+/// from std::strings is encoded so once. N elements cost their bytes, two or more bytes each
+/// and a mark every `stride` elements (for random access), where a std::string each cost 32
+/// bytes or more: a record of millions of empty strings costs a fraction of its size, not 25
+/// times it (docs/reliability.md, "Hostile records: memory").
+class string_table {
+public:
+    /// Element i is found from the mark of element i - i % stride, at most stride - 1 skipped.
+    static constexpr std::size_t stride = 64;
+    /// The key byte before each element: TensorProto's field 8 (string_val), length-delimited.
+    static constexpr char field_key = 0x42;
+
+    /// Checks that `encoded` holds exactly `count` elements, and marks them. `owner` keeps the
+    /// bytes alive. Throws tdbg::error naming the element and byte where it is not so.
+    TDBG_DECL string_table(std::string_view encoded, std::size_t count, std::shared_ptr<const void> owner);
+    string_table(const string_table&) = delete;
+    string_table& operator=(const string_table&) = delete;
+
+    /// Appends `element` to `out`, encoded as above.
+    static void append_field(std::string& out, std::string_view element) {
+        out.push_back(field_key);
+        for (std::uint64_t length = element.size();; length >>= 7U) {
+            if (length < 0x80U) {
+                out.push_back(static_cast<char>(length));
+                break;
+            }
+            out.push_back(static_cast<char>((length & 0x7FU) | 0x80U));
+        }
+        out.append(element);
+    }
+
+    /// `strings` encoded into a buffer of their own.
+    [[nodiscard]] static TDBG_DECL std::shared_ptr<const string_table> encode(const std::vector<std::string>& strings);
+
+    [[nodiscard]] std::size_t size() const noexcept { return count_; }
+    /// The elements' bytes, encoded as above.
+    [[nodiscard]] std::string_view encoded() const noexcept { return encoded_; }
+    /// Where element `i` (< size()) starts in encoded().
+    [[nodiscard]] std::size_t position_of(std::size_t i) const noexcept {
+        std::size_t pos = marks_[i / stride];
+        for (std::size_t k = i % stride; k > 0; --k) {
+            (void)next(pos);
+        }
+        return pos;
+    }
+    /// The element that starts at `pos` in encoded(); `pos` moves to the next one.
+    [[nodiscard]] std::string_view next(std::size_t& pos) const noexcept {
+        ++pos; // the key, checked by the constructor
+        std::uint64_t length = 0;
+        for (unsigned shift = 0;; shift += 7) {
+            const auto byte = static_cast<unsigned char>(encoded_[pos++]);
+            length |= static_cast<std::uint64_t>(byte & 0x7FU) << shift;
+            if ((byte & 0x80U) == 0) {
+                break;
+            }
+        }
+        const std::string_view element = encoded_.substr(pos, static_cast<std::size_t>(length));
+        pos += static_cast<std::size_t>(length);
+        return element;
+    }
+    /// A std::string per element, made on the first call (tensor_value::strings()).
+    [[nodiscard]] TDBG_DECL const std::vector<std::string>& materialized() const;
+
+private:
+    std::string_view encoded_;
+    std::shared_ptr<const void> owner_;
+    std::size_t count_ = 0;
+    std::vector<std::size_t> marks_;
+    mutable std::once_flag materialize_once_;
+    mutable std::vector<std::string> materialized_;
+};
+
 } // namespace detail
+
+/// The elements of a string tensor, in C order, as views into the bytes they are held in
+/// (see tensor_value::string_views()). It shares those bytes: the views stay valid while the
+/// list, or any value or list that shares them, lives. Indexing walks from the nearest of
+/// the marks kept every 64 elements; iterating walks from one element to the next.
+class string_view_list {
+public:
+    /// Reads the elements in order (an input iterator: each element is a view made as it is read).
+    class iterator {
+    public:
+        using iterator_category = std::input_iterator_tag;
+        using value_type = std::string_view;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const std::string_view*;
+        using reference = std::string_view;
+
+        iterator() = default;
+        [[nodiscard]] std::string_view operator*() const noexcept { return current_; }
+        [[nodiscard]] const std::string_view* operator->() const noexcept { return &current_; }
+        iterator& operator++() noexcept {
+            ++index_;
+            read();
+            return *this;
+        }
+        iterator operator++(int) noexcept {
+            iterator before = *this;
+            ++*this;
+            return before;
+        }
+        friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.index_ == b.index_; }
+        friend bool operator!=(const iterator& a, const iterator& b) noexcept { return a.index_ != b.index_; }
+
+    private:
+        friend class string_view_list;
+        iterator(const detail::string_table* table, std::size_t index) noexcept : table_(table), index_(index) {
+            if (table_ != nullptr && index_ < table_->size()) {
+                pos_ = table_->position_of(index_);
+                read();
+            }
+        }
+        void read() noexcept {
+            if (index_ < table_->size()) {
+                current_ = table_->next(pos_);
+            }
+        }
+
+        const detail::string_table* table_ = nullptr;
+        std::size_t index_ = 0;
+        std::size_t pos_ = 0;
+        std::string_view current_;
+    };
+
+    explicit string_view_list(std::shared_ptr<const detail::string_table> table) noexcept : table_(std::move(table)) {}
+
+    [[nodiscard]] std::size_t size() const noexcept { return table_->size(); }
+    [[nodiscard]] bool empty() const noexcept { return table_->size() == 0; }
+    /// Element `i` (< size(), unchecked).
+    [[nodiscard]] std::string_view operator[](std::size_t i) const noexcept {
+        std::size_t pos = table_->position_of(i);
+        return table_->next(pos);
+    }
+    [[nodiscard]] iterator begin() const noexcept { return iterator(table_.get(), 0); }
+    [[nodiscard]] iterator end() const noexcept { return iterator(table_.get(), table_->size()); }
+
+private:
+    std::shared_ptr<const detail::string_table> table_;
+};
 
 /// The most dimensions a tensor read from a run may have: numpy's limit (NPY_MAXDIMS is 64 in
 /// numpy 2, 32 before), so nothing Python smdebug can read is refused, and nothing that walks a
@@ -136,6 +281,17 @@ public:
     [[nodiscard]] std::size_t size() const noexcept { return element_count(shape_); }
     /// The number of bytes of the elements (0 for strings).
     [[nodiscard]] std::size_t nbytes() const noexcept { return nbytes_; }
+    /// Views string elements encoded as TensorProto's string_val fields are on the wire, one after
+    /// the other (for each, the byte 0x42, its length as a varint, its bytes), inside a buffer that
+    /// `keep_alive` owns: no copy, and no std::string per element. Throws tdbg::error when
+    /// `fields` do not hold exactly the shape's element count of such fields.
+    [[nodiscard]] static tensor_value view_string_fields(shape_type shape, std::string_view fields,
+                                                         std::shared_ptr<const void> keep_alive) {
+        tensor_value v(dtype::string, std::move(shape));
+        v.strings_ = std::make_shared<const detail::string_table>(fields, v.size(), std::move(keep_alive));
+        return v;
+    }
+
     /// The raw little-endian bytes, C order (empty for strings).
     [[nodiscard]] std::string_view bytes() const noexcept {
         return {reinterpret_cast<const char*>(data_), nbytes_};
@@ -181,10 +337,18 @@ public:
         return Bridge::to_xarray(*this);
     }
 
-    /// The elements of a string tensor.
+    /// The elements of a string tensor, read in place: a view per element, made as it is read.
+    [[nodiscard]] string_view_list string_views() const {
+        check_type<std::string>();
+        return string_view_list(strings_);
+    }
+
+    /// The elements of a string tensor as std::strings, made on the first call and kept while
+    /// the value or a copy of it lives: 32 bytes or more an element. string_views() reads them
+    /// without that.
     [[nodiscard]] const std::vector<std::string>& strings() const {
         check_type<std::string>();
-        return *strings_;
+        return strings_->materialized();
     }
 
     /// The number of elements of `shape` (1 for a 0-d shape).
@@ -204,7 +368,7 @@ private:
     void take(std::vector<T>&& data) {
         check_count(data.size());
         if constexpr (std::is_same_v<T, std::string>) {
-            strings_ = std::make_shared<const std::vector<std::string>>(std::move(data));
+            strings_ = detail::string_table::encode(data);
         } else {
             auto owned = std::make_shared<const std::vector<T>>(std::move(data));
             data_ = reinterpret_cast<const std::byte*>(owned->data());
@@ -264,7 +428,7 @@ private:
     std::shared_ptr<const void> holder_;
     const std::byte* data_ = nullptr;
     std::size_t nbytes_ = 0;
-    std::shared_ptr<const std::vector<std::string>> strings_;
+    std::shared_ptr<const detail::string_table> strings_;
 };
 
 } // namespace tdbg

@@ -15,9 +15,10 @@
 namespace tdbg {
 
 /// `text` as it may be printed for a person (a terminal, a log): C0 control bytes, DEL, the C1
-/// controls U+0080..U+009F and bytes that are not UTF-8 become \\xNN escapes, so that a name
-/// read from a run cannot move the cursor, rewrite a line or ring the bell. Everything else,
-/// UTF-8 characters included, is kept as it is.
+/// controls U+0080..U+009F, the bidirectional controls (U+061C, U+200E, U+200F, U+202A..U+202E,
+/// U+2066..U+2069) and bytes that are not UTF-8 become \\xNN escapes, a byte each, so that a
+/// name read from a run cannot move the cursor, rewrite a line, ring the bell or reverse the
+/// text after it. Everything else, UTF-8 characters included, is kept as it is.
 [[nodiscard]] TDBG_DECL std::string terminal_safe(std::string_view text);
 
 /// `text` fit for XML and HTML character data and quoted attribute values: & < > " ' as

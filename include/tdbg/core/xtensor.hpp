@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include <xtensor/xadapt.hpp>
@@ -30,9 +31,11 @@ struct xtensor_bridge<T, std::enable_if_t<has_dtype_v<T>>> {
     static xt::xarray<T> to_xarray(const tensor_value& v) {
         xt::xarray<T> out;
         if constexpr (std::is_same_v<T, std::string>) {
-            const auto& strings = v.strings();
             out = xt::xarray<T>::from_shape(v.shape());
-            std::copy(strings.begin(), strings.end(), out.begin());
+            auto to = out.begin();
+            for (const std::string_view s : v.string_views()) {
+                *to++ = std::string(s);
+            }
         } else {
             const T* p = v.data_as<T>();
             out = xt::xarray<T>::from_shape(v.shape());

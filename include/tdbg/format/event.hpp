@@ -128,7 +128,7 @@ void write_tensor_proto(Writer& w, std::string_view tag, const tensor_value& val
         }
     });
     if (is_string) {
-        for (const std::string& s : value.strings()) {
+        for (const std::string_view s : value.string_views()) {
             w.bytes_field(8, s);
         }
     } else {
@@ -183,13 +183,20 @@ void write_tensor_event(Writer& w, const tensor_event& ev) {
 [[nodiscard]] TDBG_DECL event decode_event(std::string_view payload, std::string_view file, std::uint64_t offset,
                                            const std::shared_ptr<const void>& keep_alive = nullptr);
 
+/// The wall_time of an Event payload (0 when unset), its other fields skipped unread: the
+/// summary costs nothing, whatever it holds. Throws format_error naming file and offset when
+/// the Event's own fields are malformed.
+[[nodiscard]] TDBG_DECL double decode_event_wall_time(std::string_view payload, std::string_view file,
+                                                      std::uint64_t offset);
+
 /// Encodes a tensor as smdebug does: the Event payload of one events/ record.
 [[nodiscard]] TDBG_DECL std::string encode_tensor_event(const tensor_event& ev);
 
 /// Decodes an events/ record's payload holding one tensor. `offset` is where
 /// the payload starts in `file`. The value views the payload when aligned and
 /// `keep_alive` owns the buffer (it is copied when keep_alive is null).
-/// Throws format_error naming file and offset for anything else.
+/// Throws format_error naming file and offset for anything else; a second
+/// summary value is refused where it starts, before it is read.
 [[nodiscard]] TDBG_DECL tensor_event decode_tensor_event(std::string_view payload,
                                                          const std::shared_ptr<const void>& keep_alive,
                                                          std::string_view file, std::uint64_t offset);

@@ -95,9 +95,19 @@ void append_utf8(String& out, std::uint32_t cp) {
     }
 }
 
+/// True for the characters that reorder the text around them when shown (Unicode's bidirectional
+/// formatting characters): ALM U+061C, LRM and RLM U+200E..U+200F, the embeddings and overrides
+/// U+202A..U+202E, the isolates U+2066..U+2069. A name holding U+202E reads backwards after it.
+[[nodiscard]] constexpr bool is_bidi_control(std::uint32_t cp) noexcept {
+    return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
 /// `text` as it may be printed for a person (a terminal, a log): C0 control bytes, DEL, the C1
-/// controls U+0080..U+009F and bytes that are not UTF-8 become \\xNN escapes, so that a name
-/// read from a run cannot move the cursor, rewrite a line or ring the bell.
+/// controls U+0080..U+009F, the bidirectional controls (is_bidi_control) and bytes that are not
+/// UTF-8 become \\xNN escapes, a byte each, so that a name read from a run cannot move the
+/// cursor, rewrite a line, ring the bell or show the text after it reversed. The one escaping
+/// function of everything tdbg prints (docs/reliability.md, "Hostile names").
 [[nodiscard]] inline std::string terminal_safe(std::string_view text) {
     constexpr std::string_view hex = "0123456789abcdef";
     std::string out;
@@ -113,7 +123,8 @@ void append_utf8(String& out, std::uint32_t cp) {
             ++i;
             continue;
         }
-        const bool control = ch.code_point < 0x20 || (ch.code_point >= 0x7F && ch.code_point < 0xA0);
+        const bool control = ch.code_point < 0x20 || (ch.code_point >= 0x7F && ch.code_point < 0xA0) ||
+                             is_bidi_control(ch.code_point);
         for (std::size_t k = 0; k < ch.length; ++k) {
             if (control) {
                 escape(text[i + k]);

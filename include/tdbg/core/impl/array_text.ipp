@@ -254,10 +254,13 @@ inline double element_double(const T& v) {
 inline std::vector<std::string> element_texts(const tensor_value& value, const std::vector<std::size_t>& shown,
                                        bool alone) {
     if (value.type() == dtype::string) {
+        // Only the elements shown, each read in place: a tensor of millions of strings costs no
+        // std::string for those that are not.
+        const string_view_list strings = value.string_views();
         std::vector<std::string> texts;
         texts.reserve(shown.size());
         for (const std::size_t i : shown) {
-            texts.push_back(alone ? terminal_safe(value.strings()[i]) : "'" + terminal_safe(value.strings()[i]) + "'");
+            texts.push_back(alone ? terminal_safe(strings[i]) : "'" + terminal_safe(strings[i]) + "'");
         }
         return texts;
     }

@@ -60,7 +60,7 @@ public:
     }
 
     /// Compares one string element: equal or not.
-    void add_string(std::size_t i, const std::string& a, const std::string& b) {
+    void add_string(std::size_t i, std::string_view a, std::string_view b) {
         const bool ok = a == b;
         const double d = ok ? 0.0 : std::numeric_limits<double>::infinity();
         record(i, d, d, ok);
@@ -143,10 +143,13 @@ inline bool diff_values(const tensor_value& a, const tensor_value& b, const diff
     visit_dtype(a.type(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_same_v<T, std::string>) {
-            const auto& x = a.strings();
-            const auto& y = b.strings();
-            for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
-                acc.add_string(i, x[i], y[i]);
+            // Read in place, side by side (the shapes are the same).
+            const string_view_list x = a.string_views();
+            const string_view_list y = b.string_views();
+            auto at_y = y.begin();
+            std::size_t i = 0;
+            for (auto at_x = x.begin(); at_x != x.end() && at_y != y.end(); ++at_x, ++at_y, ++i) {
+                acc.add_string(i, *at_x, *at_y);
             }
         } else {
             const T* x = a.data_as<T>();

@@ -161,6 +161,10 @@ public:
     [[nodiscard]] wire_type type() const noexcept { return type_; }
     /// The absolute offset of the current field's tag.
     [[nodiscard]] std::uint64_t field_offset() const noexcept { return base_ + field_start_; }
+    /// The bytes of the field just read, its key included (a view into the data).
+    [[nodiscard]] std::string_view field_bytes() const noexcept {
+        return in_.data().substr(field_start_, in_.position() - field_start_);
+    }
     [[nodiscard]] std::string_view file() const noexcept { return file_; }
     [[nodiscard]] int depth() const noexcept { return depth_; }
 
@@ -207,11 +211,12 @@ public:
         return proto_reader(body, file_, base_ + bytes_start_, message_name, depth_ + 1);
     }
 
-    /// Appends a repeated scalar field's values, packed or not. `Element` is
-    /// the wire element: std::uint64_t (varint), std::uint32_t (fixed32) or
-    /// double/float (fixed64/fixed32); `convert` maps each to the stored type.
-    template <class Element, class T, class Convert>
-    void repeated(std::vector<T>& out, const char* field_name, Convert convert) {
+    /// Appends a repeated scalar field's values, packed or not, to `out` (a std::vector, or
+    /// anything with its push_back, size and reserve). `Element` is the wire element:
+    /// std::uint64_t (varint), std::uint32_t (fixed32) or double/float (fixed64/fixed32);
+    /// `convert` maps each to the stored type.
+    template <class Element, class Out, class Convert>
+    void repeated(Out& out, const char* field_name, Convert convert) {
         constexpr wire_type element_type = std::is_same_v<Element, std::uint64_t> ? wire_type::varint
                                            : sizeof(Element) == 8                 ? wire_type::fixed64
                                                                                   : wire_type::fixed32;

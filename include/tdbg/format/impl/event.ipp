@@ -4,6 +4,7 @@
 /// (the tensor-event encoder itself, write_tensor_event, is a template over its writer and
 /// stays in the header).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -44,23 +45,128 @@ TDBG_DECL std::optional<std::int64_t> parse_decimal(std::string_view text) noexc
     return negative ? -v : v;
 }
 
+// A TensorProto's string_val fields as they lie in the record while they follow one another,
+// as every writer writes them, and gathered into a buffer of their own (encoded alike) when
+// other fields come between them: never a view or a std::string per element, so that a record
+// of millions of empty strings costs a fraction of its size (tensor_value::view_string_fields).
+struct string_val_fields {
+    std::size_t count = 0;
+    std::string_view run; // the fields so far, while they are one run of the record's bytes
+    std::string gathered; // the fields so far, once they are not
+    bool is_gathered = false;
+
+    // `field`: the whole field as read, key included; `element`: its bytes.
+    void add(std::string_view field, std::string_view element) {
+        ++count;
+        // As is unless its key was written in more bytes than one.
+        const bool as_is = field.front() == tdbg::detail::string_table::field_key;
+        if (!is_gathered && as_is && (count == 1 || run.data() + run.size() == field.data())) {
+            run = count == 1 ? field : std::string_view(run.data(), run.size() + field.size());
+            return;
+        }
+        if (!is_gathered) {
+            gathered.assign(run);
+            is_gathered = true;
+        }
+        tdbg::detail::string_table::append_field(gathered, element);
+    }
+};
+
+// Counts a typed repeated field's values without keeping them (proto_reader::repeated's `out`).
+struct value_count {
+    std::size_t n = 0;
+    template <class T>
+    void push_back(const T&) noexcept {
+        ++n;
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return n; }
+    void reserve(std::size_t) const noexcept {}
+};
+
+// Appends each value of a typed repeated field to `out` as the little-endian bytes of `T`
+// (proto_reader::repeated's `out`).
+template <class T>
+struct value_bytes {
+    std::string& out;
+    template <class V>
+    void push_back(V v) {
+        const T element = static_cast<T>(v);
+        out.append(reinterpret_cast<const char*>(&element), sizeof(T));
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return out.size() / sizeof(T); }
+    void reserve(std::size_t) const noexcept {} // the caller reserves the whole value
+};
+
+// Reads the typed repeated field `t` is on (float_val, int_val, ...) into `out`, each value as
+// the field's type (float, std::int32_t, ...). False, reading nothing, for any other field.
+template <class Out>
+bool read_typed_values(proto_reader& t, Out& out) {
+    const auto as_u16 = [](std::uint64_t v) { return static_cast<std::uint16_t>(v); };
+    const auto as_i32 = [](std::uint64_t v) { return static_cast<std::int32_t>(static_cast<std::uint32_t>(v)); };
+    const auto as_i64 = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
+    const auto as_bool = [](std::uint64_t v) { return static_cast<std::uint8_t>(v != 0 ? 1 : 0); };
+    const auto as_u32 = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
+    const auto same = [](auto v) { return v; };
+    switch (t.field()) {
+    case 5: t.repeated<float>(out, "float_val", same); return true;
+    case 6: t.repeated<double>(out, "double_val", same); return true;
+    case 7: t.repeated<std::uint64_t>(out, "int_val", as_i32); return true;
+    case 9: t.repeated<float>(out, "scomplex_val", same); return true;
+    case 10: t.repeated<std::uint64_t>(out, "int64_val", as_i64); return true;
+    case 11: t.repeated<std::uint64_t>(out, "bool_val", as_bool); return true;
+    case 12: t.repeated<double>(out, "dcomplex_val", same); return true;
+    case 13: t.repeated<std::uint64_t>(out, "half_val", as_u16); return true;
+    case 16: t.repeated<std::uint64_t>(out, "uint32_val", as_u32); return true;
+    case 17: t.repeated<std::uint64_t>(out, "uint64_val", same); return true;
+    default: return false;
+    }
+}
+
+// The highest field number of a typed repeated field (uint64_val).
+inline constexpr std::uint32_t last_typed_field = 17;
+
+// The typed repeated field that holds the values of a `type` tensor, and the type each is
+// stored as in the tensor's bytes.
+template <class F>
+void with_typed_field(dtype type, F&& f) {
+    const auto as = [&](std::uint32_t field, auto stored) { f(field, stored); };
+    switch (type) {
+    case dtype::float32: as(5, float{}); break;
+    case dtype::float64: as(6, double{}); break;
+    case dtype::int8: as(7, std::int8_t{}); break;
+    case dtype::int16: as(7, std::int16_t{}); break;
+    case dtype::int32: as(7, std::int32_t{}); break;
+    case dtype::uint8: as(7, std::uint8_t{}); break;
+    case dtype::uint16: as(7, std::uint16_t{}); break;
+    case dtype::int64: as(10, std::int64_t{}); break;
+    case dtype::uint32: as(16, std::uint32_t{}); break;
+    case dtype::uint64: as(17, std::uint64_t{}); break;
+    case dtype::boolean: as(11, std::uint8_t{}); break;
+    case dtype::float16:
+    case dtype::bfloat16: as(13, std::uint16_t{}); break;
+    case dtype::complex64: as(9, float{}); break;
+    case dtype::complex128: as(12, double{}); break;
+    case dtype::string: break; // string tensors are read from string_val (make_tensor_value)
+    }
+}
+
 // The fields of a TensorProto as found on the wire, before they become a tensor_value.
 struct tensor_proto_fields {
+    explicit tensor_proto_fields(const proto_reader& m) : message(m) {}
+
+    // The TensorProto, to read again for the typed values once the dtype is known.
+    proto_reader message;
     std::uint64_t dtype_number = 0;
+    // The first max_tensor_rank + 1 dimensions (more fail as more than a tensor may have),
+    // and how many there are.
     std::vector<std::int64_t> dims;
+    std::size_t rank = 0;
     bool unknown_rank = false;
     std::string_view content;
-    std::vector<std::string_view> string_val;
-    std::vector<std::uint16_t> half_val;
-    std::vector<float> float_val;
-    std::vector<double> double_val;
-    std::vector<std::int32_t> int_val;
-    std::vector<std::int64_t> int64_val;
-    std::vector<std::uint8_t> bool_val;
-    std::vector<std::uint32_t> uint32_val;
-    std::vector<std::uint64_t> uint64_val;
-    std::vector<float> scomplex_val;
-    std::vector<double> dcomplex_val;
+    string_val_fields string_val;
+    // How many values each typed repeated field holds (by field number): counted, not kept,
+    // so that values of a field the dtype does not read cost nothing.
+    std::array<value_count, last_typed_field + 1> typed_values{};
 };
 
 TDBG_DECL void read_tensor_shape(proto_reader shape, tensor_proto_fields& out) {
@@ -76,7 +182,11 @@ TDBG_DECL void read_tensor_shape(proto_reader shape, tensor_proto_fields& out) {
                     dim.skip(); // name
                 }
             }
-            out.dims.push_back(size);
+            // A shape of millions of dimensions is refused without keeping them (read_proto_shape).
+            if (out.dims.size() <= max_tensor_rank) {
+                out.dims.push_back(size);
+            }
+            ++out.rank;
             break;
         }
         case 3: out.unknown_rank = shape.varint("unknown_rank") != 0; break;
@@ -86,44 +196,25 @@ TDBG_DECL void read_tensor_shape(proto_reader shape, tensor_proto_fields& out) {
 }
 
 TDBG_DECL tensor_proto_fields read_tensor_proto(proto_reader t) {
-    tensor_proto_fields f;
-    const auto as_u16 = [](std::uint64_t v) { return static_cast<std::uint16_t>(v); };
-    const auto as_i32 = [](std::uint64_t v) { return static_cast<std::int32_t>(static_cast<std::uint32_t>(v)); };
-    const auto as_i64 = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
-    const auto as_bool = [](std::uint64_t v) { return static_cast<std::uint8_t>(v != 0 ? 1 : 0); };
-    const auto as_u32 = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
-    const auto same = [](auto v) { return v; };
+    tensor_proto_fields f(t);
     while (t.next()) {
         switch (t.field()) {
         case 1: f.dtype_number = t.varint("dtype"); break;
         case 2: read_tensor_shape(t.message("tensor_shape", "TensorShapeProto"), f); break;
         case 4: f.content = t.bytes("tensor_content"); break;
-        case 5: t.repeated<float>(f.float_val, "float_val", same); break;
-        case 6: t.repeated<double>(f.double_val, "double_val", same); break;
-        case 7: t.repeated<std::uint64_t>(f.int_val, "int_val", as_i32); break;
-        case 8: f.string_val.push_back(t.bytes("string_val")); break;
-        case 9: t.repeated<float>(f.scomplex_val, "scomplex_val", same); break;
-        case 10: t.repeated<std::uint64_t>(f.int64_val, "int64_val", as_i64); break;
-        case 11: t.repeated<std::uint64_t>(f.bool_val, "bool_val", as_bool); break;
-        case 12: t.repeated<double>(f.dcomplex_val, "dcomplex_val", same); break;
-        case 13: t.repeated<std::uint64_t>(f.half_val, "half_val", as_u16); break;
-        case 16: t.repeated<std::uint64_t>(f.uint32_val, "uint32_val", as_u32); break;
-        case 17: t.repeated<std::uint64_t>(f.uint64_val, "uint64_val", same); break;
-        default: t.skip();
+        case 8: {
+            const std::string_view element = t.bytes("string_val");
+            f.string_val.add(t.field_bytes(), element);
+            break;
+        }
+        default:
+            // Typed values are checked and counted here, and read once the dtype is known.
+            if (t.field() > last_typed_field || !read_typed_values(t, f.typed_values[t.field()])) {
+                t.skip();
+            }
         }
     }
     return f;
-}
-
-// Copies typed values into the little-endian bytes of `T`.
-template <class T, class Source>
-std::string typed_bytes(const std::vector<Source>& values) {
-    std::string out(values.size() * sizeof(T), '\0');
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        const T v = static_cast<T>(values[i]);
-        std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
-    }
-    return out;
 }
 
 // Where a TensorProto is, for its errors: the tensor's tag, the file and the payload's offset.
@@ -151,8 +242,8 @@ TDBG_DECL tensor_proto_shape read_proto_shape(const tensor_proto_fields& f, cons
     if (f.unknown_rank) {
         at.fail("the shape has unknown rank");
     }
-    if (f.dims.size() > max_tensor_rank) {
-        at.fail(fmt::format("the shape has {} dimensions, more than the {} a tensor may have", f.dims.size(),
+    if (f.rank > max_tensor_rank) {
+        at.fail(fmt::format("the shape has {} dimensions, more than the {} a tensor may have", f.rank,
                             max_tensor_rank));
     }
     tensor_proto_shape out;
@@ -174,39 +265,7 @@ TDBG_DECL tensor_proto_shape read_proto_shape(const tensor_proto_fields& f, cons
     return out;
 }
 
-// The values of a TensorProto without tensor_content, as bytes of `type`: the typed repeated
-// field that belongs to the dtype.
-TDBG_DECL std::string typed_field_bytes(const tensor_proto_fields& f, dtype type, const tensor_proto_place& at) {
-    switch (type) {
-    case dtype::float32: return typed_bytes<float>(f.float_val);
-    case dtype::float64: return typed_bytes<double>(f.double_val);
-    case dtype::int8: return typed_bytes<std::int8_t>(f.int_val);
-    case dtype::int16: return typed_bytes<std::int16_t>(f.int_val);
-    case dtype::int32: return typed_bytes<std::int32_t>(f.int_val);
-    case dtype::uint8: return typed_bytes<std::uint8_t>(f.int_val);
-    case dtype::uint16: return typed_bytes<std::uint16_t>(f.int_val);
-    case dtype::int64: return typed_bytes<std::int64_t>(f.int64_val);
-    case dtype::uint32: return typed_bytes<std::uint32_t>(f.uint32_val);
-    case dtype::uint64: return typed_bytes<std::uint64_t>(f.uint64_val);
-    case dtype::boolean: return typed_bytes<std::uint8_t>(f.bool_val);
-    case dtype::float16:
-    case dtype::bfloat16: return typed_bytes<std::uint16_t>(f.half_val);
-    case dtype::complex64:
-        if (f.scomplex_val.size() % 2 != 0) {
-            at.fail(fmt::format("scomplex_val holds an odd number of floats ({})", f.scomplex_val.size()));
-        }
-        return typed_bytes<float>(f.scomplex_val);
-    case dtype::complex128:
-        if (f.dcomplex_val.size() % 2 != 0) {
-            at.fail(fmt::format("dcomplex_val holds an odd number of doubles ({})", f.dcomplex_val.size()));
-        }
-        return typed_bytes<double>(f.dcomplex_val);
-    case dtype::string: break; // string tensors are read from string_val (make_tensor_value)
-    }
-    return std::string();
-}
-
-TDBG_DECL tensor_value make_tensor_value(const tensor_proto_fields& f, std::string_view tag,
+TDBG_DECL tensor_value make_tensor_value(tensor_proto_fields& f, std::string_view tag,
                                          const std::shared_ptr<const void>& keep_alive, std::string_view file,
                                          std::uint64_t offset) {
     const tensor_proto_place at{tag, file, offset};
@@ -217,11 +276,26 @@ TDBG_DECL tensor_value make_tensor_value(const tensor_proto_fields& f, std::stri
         if (!f.content.empty()) {
             at.fail(fmt::format("tensor_content with dtype {} (string)", f.dtype_number));
         }
-        if (f.string_val.size() != s.count) {
-            at.fail(fmt::format("{} string values for a shape of {} elements", f.string_val.size(), s.count_text()));
+        string_val_fields& strings = f.string_val;
+        if (strings.count != s.count) {
+            at.fail(fmt::format("{} string values for a shape of {} elements", strings.count, s.count_text()));
         }
-        std::vector<std::string> strings(f.string_val.begin(), f.string_val.end());
-        return tensor_value(std::move(strings), std::move(s.shape));
+        // Viewed in the record when it is kept alive, else in a copy of their bytes.
+        std::shared_ptr<const void> owner = keep_alive;
+        std::string_view fields = strings.run;
+        if (strings.is_gathered || !keep_alive) {
+            auto buffer = std::make_shared<const std::string>(strings.is_gathered ? std::move(strings.gathered)
+                                                                                  : std::string(strings.run));
+            fields = *buffer;
+            owner = std::move(buffer);
+        }
+        try {
+            return tensor_value::view_string_fields(std::move(s.shape), fields, std::move(owner));
+        } catch (const format_error&) {
+            throw;
+        } catch (const error& e) { // not reached: the fields were read as string_val above
+            at.fail(e.what());
+        }
     }
     const auto type = f.dtype_number <= 1000 ? dtype_from_int(static_cast<long long>(f.dtype_number)) : std::nullopt;
     if (!type) {
@@ -239,14 +313,31 @@ TDBG_DECL tensor_value make_tensor_value(const tensor_proto_fields& f, std::stri
         }
         return tensor_value::from_bytes(*type, std::move(s.shape), f.content);
     }
-    const std::string bytes = typed_field_bytes(f, *type, at);
-    const std::size_t found = bytes.size() / element;
-    // TensorFlow repeats the last value to fill the shape; tdbg accepts only a
-    // full list, so that a tiny record cannot claim a huge tensor.
-    if (found != s.count) {
-        at.fail(
-            fmt::format("{} typed values for a {} tensor of {} elements", found, dtype_name(*type), s.count_text()));
-    }
+    std::string bytes;
+    with_typed_field(*type, [&](std::uint32_t field, auto stored) {
+        using T = decltype(stored);
+        const std::size_t values = f.typed_values[field].n;
+        if (is_complex(*type) && values % 2 != 0) {
+            at.fail(fmt::format("{} holds an odd number of {} ({})", field == 9 ? "scomplex_val" : "dcomplex_val",
+                                field == 9 ? "floats" : "doubles", values));
+        }
+        const std::size_t found = is_complex(*type) ? values / 2 : values;
+        // TensorFlow repeats the last value to fill the shape; tdbg accepts only a
+        // full list, so that a tiny record cannot claim a huge tensor.
+        if (found != s.count) {
+            at.fail(fmt::format("{} typed values for a {} tensor of {} elements", found, dtype_name(*type),
+                                s.count_text()));
+        }
+        // The one field the dtype reads, straight into the value's bytes.
+        bytes.reserve(values * sizeof(T));
+        value_bytes<T> out{bytes};
+        proto_reader again = f.message;
+        while (again.next()) {
+            if (again.field() != field || !read_typed_values(again, out)) {
+                again.skip();
+            }
+        }
+    });
     return tensor_value::from_bytes(*type, std::move(s.shape), bytes);
 }
 
@@ -268,7 +359,9 @@ TDBG_DECL histogram read_histogram(proto_reader h) {
     return out;
 }
 
-TDBG_DECL void read_metadata(proto_reader m, summary_value& value) {
+// `keep_plugin_data`: also keep every entry in value.plugin_data (a tensor event needs only
+// the mode and the mode step read from them).
+TDBG_DECL void read_metadata(proto_reader m, summary_value& value, bool keep_plugin_data) {
     while (m.next()) {
         if (m.field() != 1) {
             m.skip();
@@ -306,25 +399,45 @@ TDBG_DECL void read_metadata(proto_reader m, summary_value& value) {
             }
             value.mode = *mode;
         }
-        value.plugin_data.push_back(std::move(entry));
+        if (keep_plugin_data) {
+            value.plugin_data.push_back(std::move(entry));
+        }
     }
 }
 
-TDBG_DECL summary_value read_summary_value(proto_reader v, const std::shared_ptr<const void>& keep_alive) {
+// What read_summary_value keeps: all of it (decode_event), or what a tensor event needs: the
+// tag, the tensor, its mode and mode step (decode_tensor_event).
+enum class summary_fields { all, tensor };
+
+TDBG_DECL summary_value read_summary_value(proto_reader v, const std::shared_ptr<const void>& keep_alive,
+                                           summary_fields keep = summary_fields::all) {
     summary_value out;
     std::optional<tensor_proto_fields> tensor;
     std::uint64_t tensor_offset = 0;
+    const bool all = keep == summary_fields::all;
     while (v.next()) {
         switch (v.field()) {
         case 1: out.tag = std::string(v.bytes("tag")); break;
         case 2: out.simple_value = v.float32("simple_value"); break;
-        case 5: out.histo = read_histogram(v.message("histo", "HistogramProto")); break;
-        case 7: out.node_name = std::string(v.bytes("node_name")); break;
+        case 5:
+            if (all) {
+                out.histo = read_histogram(v.message("histo", "HistogramProto"));
+            } else {
+                (void)v.bytes("histo");
+            }
+            break;
+        case 7:
+            if (all) {
+                out.node_name = std::string(v.bytes("node_name"));
+            } else {
+                (void)v.bytes("node_name");
+            }
+            break;
         case 8:
             tensor_offset = v.field_offset();
             tensor = read_tensor_proto(v.message("tensor", "TensorProto"));
             break;
-        case 9: read_metadata(v.message("metadata", "SummaryMetadata"), out); break;
+        case 9: read_metadata(v.message("metadata", "SummaryMetadata"), out, all); break;
         default: v.skip();
         }
     }
@@ -364,36 +477,65 @@ TDBG_DECL event decode_event(std::string_view payload, std::string_view file, st
     return out;
 }
 
+TDBG_DECL double decode_event_wall_time(std::string_view payload, std::string_view file, std::uint64_t offset) {
+    double wall_time = 0;
+    detail::proto_reader e(payload, file, offset, "Event");
+    while (e.next()) {
+        if (e.field() == 1) {
+            wall_time = e.float64("wall_time");
+        } else {
+            e.skip();
+        }
+    }
+    return wall_time;
+}
+
 TDBG_DECL std::string encode_tensor_event(const tensor_event& ev) {
     return detail::encode_message([&](auto& w) { detail::write_tensor_event(w, ev); });
 }
 
 TDBG_DECL tensor_event decode_tensor_event(std::string_view payload, const std::shared_ptr<const void>& keep_alive,
                                            std::string_view file, std::uint64_t offset) {
-    event e = decode_event(payload, file, offset, keep_alive);
-    std::size_t tensors = 0;
-    for (const summary_value& v : e.values) {
-        tensors += v.tensor ? 1 : 0;
-    }
-    if (tensors != 1) {
-        throw format_error(
-            fmt::format("expected an Event with one tensor summary, found {} tensors in {} summary values", tensors,
-                        e.values.size()),
-            std::string(file), offset);
-    }
-    for (summary_value& v : e.values) {
-        if (v.tensor) {
-            tensor_event out;
-            out.step = e.step;
-            out.wall_time = e.wall_time;
-            out.tag = std::move(v.tag);
-            out.value = std::move(*v.tensor);
-            out.mode = v.mode;
-            out.mode_step = v.mode_step;
-            return out;
+    // The fields of decode_event, but one summary value at most: a second is refused where it
+    // starts, before it is read, so that an Event of millions of values costs nothing to refuse
+    // (docs/reliability.md, "Hostile records: memory").
+    tensor_event out;
+    std::optional<summary_value> only;
+    detail::proto_reader e(payload, file, offset, "Event");
+    while (e.next()) {
+        switch (e.field()) {
+        case 1: out.wall_time = e.float64("wall_time"); break;
+        case 2: out.step = e.int64("step"); break;
+        case 3: (void)e.bytes("file_version"); break;
+        case 5: {
+            detail::proto_reader s = e.message("summary", "Summary");
+            while (s.next()) {
+                if (s.field() != 1) {
+                    s.skip();
+                    continue;
+                }
+                if (only) {
+                    throw format_error("expected an Event with one tensor summary, found a second summary value",
+                                       std::string(file), s.field_offset());
+                }
+                only = detail::read_summary_value(s.message("value", "Summary.Value"), keep_alive,
+                                                  detail::summary_fields::tensor);
+            }
+            break;
+        }
+        default: e.skip();
         }
     }
-    throw format_error("expected a tensor summary", std::string(file), offset); // not reached
+    if (!only || !only->tensor) {
+        throw format_error(
+            fmt::format("expected an Event with one tensor summary, found 0 tensors in {} summary values", only ? 1 : 0),
+            std::string(file), offset);
+    }
+    out.tag = std::move(only->tag);
+    out.value = std::move(*only->tensor);
+    out.mode = only->mode;
+    out.mode_step = only->mode_step;
+    return out;
 }
 
 TDBG_DECL std::string encode_file_version_event(double wall_time) {

@@ -152,7 +152,12 @@ TDBG_DECL bool allclose(const tensor_value& a, const tensor_value& b, double rto
         return false;
     }
     if (a.type() == dtype::string || b.type() == dtype::string) {
-        return a.type() == b.type() && a.strings() == b.strings();
+        if (a.type() != b.type()) {
+            return false;
+        }
+        const string_view_list x = a.string_views();
+        const string_view_list y = b.string_views();
+        return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin());
     }
     const std::size_t n = a.size();
     if (is_complex(a.type()) || is_complex(b.type())) {

@@ -53,7 +53,7 @@ inline json_value golden_double(double v) {
 /// Element `i` of `value` as numpy's tolist() would give it, in JSON.
 inline json_value golden_element(const tensor_value& value, std::size_t i) {
     if (value.type() == dtype::string) {
-        return value.strings()[i];
+        return std::string(value.string_views()[i]);
     }
     return visit_dtype(value.type(), [&](auto tag) -> json_value {
         using T = typename decltype(tag)::type;
@@ -104,12 +104,13 @@ inline std::string golden_sha256(const tensor_value& value) {
     if (value.type() != dtype::string) {
         return tdbg::detail::sha256_hex(value.bytes());
     }
-    std::string joined;
-    for (const std::string& s : value.strings()) {
-        joined += s;
-        joined.push_back('\0');
+    // Hashed as read: no copy of the elements joined.
+    tdbg::detail::sha256 hash;
+    for (const std::string_view s : value.string_views()) {
+        hash.update(s);
+        hash.update(std::string_view("\0", 1));
     }
-    return tdbg::detail::sha256_hex(joined);
+    return hash.hex_digest();
 }
 
 /// One reduction result: {dtype, shape, source, value}; value is the element when there is one.

@@ -201,7 +201,8 @@ TDBG_DECL std::optional<double> trial_core::wall_time(std::int64_t step) const {
         }
         const std::string record = storage_.read_range(key, 0, format::record_overhead + length);
         const std::string_view payload = format::record_payload(record, key, 0);
-        return format::decode_event(payload, key, format::record_header_size).wall_time;
+        // The Event's own fields only: its summary, of any size, is not decoded for a time.
+        return format::decode_event_wall_time(payload, key, format::record_header_size);
     }
     return std::nullopt;
 }
