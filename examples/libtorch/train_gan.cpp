@@ -8,8 +8,9 @@
 // Linear(16,1), registered as "Discriminator"; BCEWithLogitsLoss, Adam for each. Saved at every
 // `--save-interval`-th step: both models' weights, biases and gradients, and the three losses of
 // a step, "BCEWithLogitsLoss_output_0" (the discriminator on real points), "_output_1" (on
-// generated ones) and "_output_2" (the generator's loss), recorded through one torch_hook so
-// that they are numbered in the order they were computed, as smdebug's hook numbers them.
+// generated ones) and "_output_2" (the generator's loss), each recorded by its model's
+// torch_hook: the torch_hooks of one hook number a name's outputs in one sequence per step, in
+// the order they were recorded, as smdebug's one hook numbers them.
 //
 // Which gradients a step records: each model's torch_hook saves its own model's gradients right
 // after that model's backward pass, before its optimizer's step, so they are the gradients its
@@ -204,7 +205,7 @@ int main(int argc, char** argv) {
             // The generator: its loss through the discriminator, one backward pass, one optimizer step.
             g_optimizer.zero_grad();
             const torch::Tensor g_loss = criterion(discriminator->forward(fake), torch::ones({batch, 1}));
-            d_hook.record_loss(*criterion, g_loss); // BCEWithLogitsLoss_output_2: numbered with the others
+            g_hook.record_loss(*criterion, g_loss); // BCEWithLogitsLoss_output_2: numbered after D's two
             g_loss.backward();
             g_hook.after_backward(); // gradient/Generator_*: what g_optimizer uses
             if (args.verify && saved) {

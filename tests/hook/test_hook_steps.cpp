@@ -75,6 +75,25 @@ TEST_CASE("hook keeps global and mode steps as smdebug does") {
     CHECK(std::filesystem::exists(dir.path() / "run" / "training_job_end.ts"));
 }
 
+TEST_CASE("hook numbers a name's outputs per step for every caller, from 0 at each step") {
+    temp_dir dir("hook_output_numbers");
+    hook h(every_step(dir));
+    h.set_mode(mode::train);
+    for (int step = 0; step < 2; ++step) {
+        h.begin_step();
+        // One sequence per prefix, whoever asks (each torch_hook of a GAN asks the same hook).
+        CHECK(h.next_index_in_step("BCELoss_output_") == 0);
+        CHECK(h.next_index_in_step("BCELoss_output_") == 1);
+        CHECK(h.next_index_in_step("BCELoss_input_") == 0);
+        CHECK(h.next_index_in_step("BCELoss_output_") == 2);
+    }
+    // A new mode's first step starts again from 0 too.
+    h.set_mode(mode::eval);
+    h.begin_step();
+    CHECK(h.next_index_in_step("BCELoss_output_") == 0);
+    h.close();
+}
+
 TEST_CASE("hook applies save configs per mode, gradients are not saved in EVAL or PREDICT") {
     temp_dir dir("hook_save_config");
     hook_options o;

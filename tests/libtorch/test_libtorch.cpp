@@ -347,6 +347,118 @@ TEST_CASE("torch_hook names module outputs and inputs per step as smdebug does")
           std::vector<std::string>{"l1_output_0"});
 }
 
+// The README's GAN pattern (issue 55): a torch_hook per model over one hook, each recording its
+// model's losses under one name. Each torch_hook used to number outputs from 0, so the
+// generator's BCELoss_output_0 took the name of the discriminator's and was dropped at every step.
+TEST_CASE("torch_hooks of one hook share each step's output numbers: a GAN keeps its three losses") {
+    torch::manual_seed(55);
+    temp_dir dir("libtorch_gan_losses");
+    tdbg::hook_options options = options_every(dir, 1);
+
+    torch::nn::Sequential generator(torch::nn::Linear(4, 8), torch::nn::ReLU(), torch::nn::Linear(8, 2));
+    torch::nn::Sequential discriminator(torch::nn::Linear(2, 8), torch::nn::LeakyReLU(), torch::nn::Linear(8, 1),
+                                        torch::nn::Sigmoid());
+    torch::optim::SGD g_optimizer(generator->parameters(), torch::optim::SGDOptions(0.05));
+    torch::optim::SGD d_optimizer(discriminator->parameters(), torch::optim::SGDOptions(0.05));
+    const auto bce = [](const torch::Tensor& p, const torch::Tensor& target) {
+        return torch::nn::functional::binary_cross_entropy(p, target);
+    };
+
+    constexpr std::int64_t steps = 8;
+    constexpr std::int64_t batch = 16;
+    std::map<std::pair<std::int64_t, std::string>, float> recorded; // (step, name) -> the loss recorded
+    {
+        tdbg::hook hook(options);
+        tdbg::torch_hook d_hook(hook);
+        tdbg::torch_hook g_hook(hook);
+        d_hook.register_module(*discriminator, "Discriminator");
+        g_hook.register_module(*generator, "Generator");
+        hook.set_mode(tdbg::mode::train);
+        for (std::int64_t step = 0; step < steps; ++step) {
+            hook.begin_step();
+            d_hook.save_parameters();
+            g_hook.save_parameters();
+            const torch::Tensor real = torch::randn({batch, 2}) * 0.5 + 2.0;
+            const torch::Tensor fake = generator->forward(torch::randn({batch, 4}));
+
+            d_optimizer.zero_grad();
+            const torch::Tensor d_real = bce(discriminator->forward(real), torch::ones({batch, 1}));
+            const std::string d_real_name = d_hook.record_loss("BCELoss", d_real);
+            d_real.backward();
+            const torch::Tensor d_fake = bce(discriminator->forward(fake.detach()), torch::zeros({batch, 1}));
+            const std::string d_fake_name = d_hook.record_loss("BCELoss", d_fake);
+            d_fake.backward();
+            d_hook.after_backward();
+            d_optimizer.step();
+
+            g_optimizer.zero_grad();
+            const torch::Tensor g_loss = bce(discriminator->forward(fake), torch::ones({batch, 1}));
+            const std::string g_loss_name = g_hook.record_loss("BCELoss", g_loss);
+            g_loss.backward();
+            g_hook.after_backward();
+            g_optimizer.step();
+
+            // Numbered in the order recorded, as one torch_hook over both models would, from 0 at
+            // every step: the names say which loss is which, the same at every step.
+            INFO("step " << step);
+            CHECK(d_real_name == "BCELoss_output_0");
+            CHECK(d_fake_name == "BCELoss_output_1");
+            CHECK(g_loss_name == "BCELoss_output_2");
+            recorded[{step, d_real_name}] = d_real.item<float>();
+            recorded[{step, d_fake_name}] = d_fake.item<float>();
+            recorded[{step, g_loss_name}] = g_loss.item<float>();
+        }
+        hook.close();
+    }
+    REQUIRE(recorded.size() == 3 * steps); // no name taken twice in a step
+
+    const auto trial = tdbg::create_trial((dir.path() / "run").string());
+    CHECK(trial.tensor_names(std::nullopt, tdbg::mode::global, std::nullopt, "losses") ==
+          std::vector<std::string>{"BCELoss_output_0", "BCELoss_output_1", "BCELoss_output_2"});
+    std::size_t found = 0;
+    for (const auto& [key, value] : recorded) {
+        const auto& [step, name] = key;
+        INFO(name << " at step " << step);
+        const tdbg::tensor_value saved = trial.tensor(name).value(step);
+        REQUIRE(saved.type() == tdbg::dtype::float32);
+        CHECK(saved.dimension() == 0);
+        CHECK(saved.data_as<float>()[0] == value);
+        ++found;
+    }
+    CHECK(found == 24);
+}
+
+TEST_CASE("each hook numbers its own outputs: a torch_hook over another hook starts again from 0") {
+    temp_dir dir("libtorch_two_hooks");
+    tdbg::hook_options first_options = options_every(dir, 1);
+    tdbg::hook_options second_options = first_options;
+    second_options.out_dir = (dir.path() / "second").string();
+    tdbg::hook first(first_options);
+    tdbg::hook second(second_options);
+    tdbg::torch_hook on_first(first);
+    tdbg::torch_hook also_on_first(first);
+    tdbg::torch_hook on_second(second);
+    const torch::Tensor loss = torch::tensor(0.5F);
+    for (int step = 0; step < 2; ++step) {
+        first.begin_step();
+        second.begin_step();
+        CHECK(on_first.record_loss("MSELoss", loss) == "MSELoss_output_0");
+        CHECK(on_second.record_loss("MSELoss", loss) == "MSELoss_output_0");
+        CHECK(also_on_first.record_loss("MSELoss", loss) == "MSELoss_output_1");
+        // Each prefix counts on its own, inputs apart from outputs.
+        CHECK(also_on_first.save_inputs("MSELoss", {loss, loss}) ==
+              std::vector<std::string>{"MSELoss_input_0", "MSELoss_input_1"});
+        CHECK(on_first.record_tensor_value("MSELoss", loss) == "MSELoss_output_2");
+    }
+    first.close();
+    second.close();
+    const auto trial = tdbg::create_trial((dir.path() / "run").string());
+    CHECK(trial.tensor_names(1, tdbg::mode::global, std::nullopt, "losses") ==
+          std::vector<std::string>{"MSELoss_output_0", "MSELoss_output_1", "MSELoss_output_2"});
+    CHECK(tdbg::create_trial((dir.path() / "second").string()).tensor_names(1) ==
+          std::vector<std::string>{"MSELoss_output_0"});
+}
+
 TEST_CASE("torch_hook writes the run Python smdebug wrote for the pytorch_mlp fixture, name for name") {
     const auto fixtures = tdbg::test::fixtures_dir();
     const auto reference = tdbg::create_trial((fixtures / "pytorch_mlp").string());

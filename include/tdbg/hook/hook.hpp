@@ -48,6 +48,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -203,6 +204,13 @@ public:
     TDBG_DECL void save_scalar(std::string_view name, double value, bool sm_metric = false,
                                std::optional<double> timestamp = std::nullopt);
 
+    /// The index of the next tensor named `<prefix><i>` in this step: 0 at the first call for
+    /// `prefix` in a step, then 1, 2, ...; it restarts at every step (smdebug's
+    /// written_tensor_name_for_step). One count per hook, whoever asks, so that the torch_hooks
+    /// of a GAN (one per model, over this hook) number "BCELoss_output_" as one torch_hook over
+    /// both models would, and a second model's loss does not take the first model's name.
+    [[nodiscard]] TDBG_DECL std::size_t next_index_in_step(std::string_view prefix);
+
     // ---- lifecycle -------------------------------------------------------------
 
     /// Waits until the writer has written everything queued so far; reports a write error.
@@ -248,6 +256,9 @@ private:
     TDBG_DECL void save_prepared(std::string_view name, const tensor_value& value, reduction_values_function reduce);
 
     std::unique_ptr<detail::hook_engine> engine_;
+    // next_index_in_step's count: the global step it counts in, and the next index per prefix.
+    std::int64_t indexed_step_ = -1;
+    std::unordered_map<std::string, std::size_t> next_indices_;
 };
 
 /// What hook::create_from_environment() returns: a hook, or none when the environment holds no

@@ -39,7 +39,10 @@
 ///   the registered module itself, its class name (`Net_output_0`). `i` counts the tensors
 ///   offered under that prefix in the current step, saved or not: the elements of a tuple
 ///   output, a module called twice in a step (smdebug's written_tensor_name_for_step, which
-///   restarts at every step).
+///   restarts at every step). The hook keeps the count (hook::next_index_in_step), so every
+///   torch_hook over one hook counts in one sequence, as one torch_hook over all their models
+///   would: in a GAN with a torch_hook per model, the discriminator's two losses are
+///   `BCELoss_output_0` and `_1` and the generator's, recorded after them, `BCELoss_output_2`.
 /// - A loss is saved as the output of a module named after the loss class:
 ///   `CrossEntropyLoss_output_0`, which the losses collection's regex `[Ll]oss_(?!input).*output`
 ///   selects (smdebug's register_loss saves a loss module's outputs under its class name; its
@@ -511,19 +514,13 @@ private:
     static constexpr std::string_view output_suffix = "_output_";
     static constexpr std::string_view input_suffix = "_input_";
 
-    // smdebug's written_tensor_name_for_step: the next index per "<name>_output_" in this step.
-    std::size_t next_index(const std::string& prefix) {
-        if (hook_->global_step() != counted_step_) {
-            counted_step_ = hook_->global_step();
-            next_indices_.clear();
-        }
-        return next_indices_[prefix]++;
-    }
-
+    // The index is counted by the hook, not by this torch_hook: every torch_hook over one hook
+    // numbers "<name>_output_" in one sequence per step, so that a GAN's discriminator and generator,
+    // each with its torch_hook, record their losses as _output_0, _1, _2 instead of both taking _0.
     std::string save_indexed(std::string_view name, std::string_view suffix, const torch::Tensor& tensor,
                              std::initializer_list<std::string_view> collections) {
-        std::string prefix = fmt::format("{}{}", name, suffix);
-        std::string tensor_name = fmt::format("{}{}", prefix, next_index(prefix));
+        const std::string prefix = fmt::format("{}{}", name, suffix);
+        std::string tensor_name = fmt::format("{}{}", prefix, hook_->next_index_in_step(prefix));
         save_tensor(tensor_name, tensor, collections);
         return tensor_name;
     }
@@ -546,8 +543,6 @@ private:
     std::vector<parameter> parameters_;
     std::unordered_set<const void*> seen_parameters_; // TensorImpl pointers, to save a shared parameter once
     std::unordered_map<const torch::nn::Module*, std::string> module_names_;
-    std::unordered_map<std::string, std::size_t> next_indices_;
-    std::int64_t counted_step_ = -1;
 };
 
 } // namespace tdbg

@@ -158,6 +158,16 @@ TDBG_DECL void hook::save_scalar(std::string_view name, double value, bool sm_me
     detail::gated_call(*engine_, "save_scalar", [&] { engine_->save_scalar(name, value, sm_metric, timestamp); });
 }
 
+TDBG_DECL std::size_t hook::next_index_in_step(std::string_view prefix) {
+    return detail::gated<std::size_t>(*engine_, "next_index_in_step", [&] {
+        if (global_step() != indexed_step_) {
+            indexed_step_ = global_step();
+            next_indices_.clear();
+        }
+        return next_indices_[std::string(prefix)]++;
+    });
+}
+
 TDBG_DECL void hook::flush() { detail::gated_call(*engine_, "flush", [&] { engine_->flush(); }); }
 TDBG_DECL void hook::close() { detail::gated_call(*engine_, "close", [&] { engine_->close(); }); }
 TDBG_DECL bool hook::should_stop() const noexcept { return engine_->stop().has_value(); }
