@@ -467,6 +467,7 @@ TEST_CASE("tdbg rules --sarif writes one result per trigger with its reason, and
 TEST_CASE("tdbg rules --config --json reproduces every entry of the fixtures' rules files") {
     const auto fixtures = tdbg::test::fixtures_dir();
     tdbg::test::temp_dir dir("rules_cli_config");
+    std::size_t compared_nothing_entries = 0;
     for (const char* run : tdbg::test::fixture_runs) {
         INFO(run);
         const auto expected = nlohmann::json::parse(tdbg::test::read_file(fixtures / (std::string(run) + ".rules.json")));
@@ -522,15 +523,19 @@ TEST_CASE("tdbg rules --config --json reproduces every entry of the fixtures' ru
             CHECK(got.at("skipped_steps") == want.at("skipped_steps"));
             CHECK(got.at("params") == want.at("params"));
             CHECK(got.at("resolved_params") == want.at("resolved_params"));
-            // Where smdebug evaluated no step (its status would be NoIssuesFound), tdbg says NothingEvaluated.
-            const char* status = !want.at("triggered_steps").empty()       ? "IssuesFound"
-                                 : want.at("not_triggered_steps").empty() ? "NothingEvaluated"
-                                                                           : "NoIssuesFound";
+            // Where smdebug evaluated no step, or the rule compared nothing (LossNotDecreasing's window of
+            // 10 over 6 or 5 EVAL steps), its status would be NoIssuesFound: tdbg says NothingEvaluated.
+            const bool compared_nothing = got.at("coverage").contains("compared") && got.at("coverage").at("compared") == 0;
+            compared_nothing_entries += compared_nothing ? 1 : 0;
+            const char* status = !want.at("triggered_steps").empty()                           ? "IssuesFound"
+                                 : want.at("not_triggered_steps").empty() || compared_nothing ? "NothingEvaluated"
+                                                                                               : "NoIssuesFound";
             CHECK(got.at("status") == status);
             any_issue = any_issue || !want.at("triggered_steps").empty();
         }
         CHECK(r.status == (any_issue ? 1 : 0));
     }
+    CHECK(compared_nothing_entries == 2); // as test_builtin_fixtures.cpp lists them
 }
 
 TEST_CASE("tdbg rules --junit writes one testcase per rule, failures listing the steps") {
