@@ -350,6 +350,41 @@ TEST_CASE("tdbg rules: a rule that evaluated nothing is NothingEvaluated with it
           std::string::npos);
 }
 
+TEST_CASE("tdbg rules: a rule that compared nothing is NothingEvaluated, exit 2, counting the steps of its mode") {
+    tdbg::test::temp_dir dir("rules_cli_compared_nothing");
+    const tdbg::test::rule_run run(dir.path() / "run");
+    // A trainer's TRAIN steps, then 3 EVAL steps: too few to fill LossNotDecreasing's window of 10.
+    run.collections({{"losses", "^CrossEntropyLoss_output_0$"}});
+    for (std::int64_t s = 0; s < 20; ++s) {
+        run.step(s, {{"CrossEntropyLoss_output_0", tdbg::test::scalar(2.0F - 0.05F * static_cast<float>(s)), {}}});
+    }
+    for (std::int64_t s = 0; s < 3; ++s) {
+        run.step(20 + s, {{"CrossEntropyLoss_output_0", tdbg::test::scalar(1.0F), {}}}, tdbg::mode::eval, s);
+    }
+    run.end();
+
+    auto r = tdbg_rules({run.path(), "--rule", "LossNotDecreasing", "--param", "mode=EVAL"});
+    INFO(r.out << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.find("LossNotDecreasing: NothingEvaluated  [mode=EVAL]\n") != std::string::npos);
+    CHECK(r.out.find("  evaluated 23 of 23 steps; 3 EVAL steps, 0 windows of 10\n") != std::string::npos);
+    CHECK(r.err.find("tdbg rules: error: LossNotDecreasing evaluated nothing: it compared nothing: 3 EVAL steps, 0 "
+                     "windows of 10") != std::string::npos);
+    r = tdbg_rules({run.path(), "--rule", "LossNotDecreasing", "--param", "mode=EVAL", "--json"});
+    CHECK(r.status == 2);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc.at("results")[0].at("status") == "NothingEvaluated");
+    CHECK(doc.at("results")[0].at("coverage").at("compared") == 0);
+    CHECK(doc.at("results")[0].at("not_triggered_steps").size() == 23); // smdebug's record, kept
+
+    // Expected with --allow-empty; a window the EVAL steps fill compares them.
+    r = tdbg_rules({run.path(), "--rule", "LossNotDecreasing", "--param", "mode=EVAL", "--allow-empty"});
+    CHECK(r.status == 0);
+    r = tdbg_rules({run.path(), "--rule", "LossNotDecreasing", "--param", "mode=EVAL", "--param", "num_steps=1"});
+    CHECK(r.status == 1); // a flat EVAL loss does not decrease
+    CHECK(r.out.find("3 EVAL steps, 2 windows of 1") != std::string::npos);
+}
+
 TEST_CASE("tdbg rules: steps a worker never wrote are said in every output and exit 2, unless --allow-partial") {
     // A live two-worker run (no end marker): worker_1 stopped after step 2, worker_0 went on to step 9.
     tdbg::test::temp_dir dir("rules_cli_partial");
@@ -432,6 +467,7 @@ TEST_CASE("tdbg rules --sarif writes one result per trigger with its reason, and
 TEST_CASE("tdbg rules --config --json reproduces every entry of the fixtures' rules files") {
     const auto fixtures = tdbg::test::fixtures_dir();
     tdbg::test::temp_dir dir("rules_cli_config");
+    std::size_t compared_nothing_entries = 0;
     for (const char* run : tdbg::test::fixture_runs) {
         INFO(run);
         const auto expected = nlohmann::json::parse(tdbg::test::read_file(fixtures / (std::string(run) + ".rules.json")));
@@ -487,15 +523,19 @@ TEST_CASE("tdbg rules --config --json reproduces every entry of the fixtures' ru
             CHECK(got.at("skipped_steps") == want.at("skipped_steps"));
             CHECK(got.at("params") == want.at("params"));
             CHECK(got.at("resolved_params") == want.at("resolved_params"));
-            // Where smdebug evaluated no step (its status would be NoIssuesFound), tdbg says NothingEvaluated.
-            const char* status = !want.at("triggered_steps").empty()       ? "IssuesFound"
-                                 : want.at("not_triggered_steps").empty() ? "NothingEvaluated"
-                                                                           : "NoIssuesFound";
+            // Where smdebug evaluated no step, or the rule compared nothing (LossNotDecreasing's window of
+            // 10 over 6 or 5 EVAL steps), its status would be NoIssuesFound: tdbg says NothingEvaluated.
+            const bool compared_nothing = got.at("coverage").contains("compared") && got.at("coverage").at("compared") == 0;
+            compared_nothing_entries += compared_nothing ? 1 : 0;
+            const char* status = !want.at("triggered_steps").empty()                           ? "IssuesFound"
+                                 : want.at("not_triggered_steps").empty() || compared_nothing ? "NothingEvaluated"
+                                                                                               : "NoIssuesFound";
             CHECK(got.at("status") == status);
             any_issue = any_issue || !want.at("triggered_steps").empty();
         }
         CHECK(r.status == (any_issue ? 1 : 0));
     }
+    CHECK(compared_nothing_entries == 2); // as test_builtin_fixtures.cpp lists them
 }
 
 TEST_CASE("tdbg rules --junit writes one testcase per rule, failures listing the steps") {

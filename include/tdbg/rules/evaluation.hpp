@@ -137,6 +137,19 @@ private:
     std::uint64_t size_ = 0;
 };
 
+/// What a rule that compares steps with each other (a window of steps, a pair of steps, a
+/// patience) compared over an evaluation, as it reports it (tdbg only): a step it looked at
+/// without comparing anything (a window not filled yet, a step of another mode) is recorded
+/// not triggered, as smdebug records it, and says nothing of the run.
+struct comparison_coverage {
+    /// How many comparisons it made (windows, pairs, patiences filled); 0: it compared nothing.
+    std::uint64_t compared = 0;
+    /// The steps of its mode and what it compared, in its words: "3 EVAL steps, 0 windows of
+    /// 10", with a note where it says something more ("its GLOBAL series of 'loss' mixes TRAIN
+    /// and EVAL steps").
+    std::string text;
+};
+
 /// The outcome of one rule over a range of steps.
 struct evaluation_result {
     /// The rule's name (SageMaker's rule_to_invoke, e.g. "VanishingGradient").
@@ -169,6 +182,10 @@ struct evaluation_result {
     /// tensors saved as reductions only, which DeadRelu reads as values: not evaluated");
     /// empty when none are. describe_coverage() adds it. tdbg only.
     std::string tensor_coverage;
+    /// What the rule compared, for a rule that compares steps with each other (LossNotDecreasing,
+    /// UnchangedTensor, Overfit, ...); nullopt for the others. describe_coverage() adds its text,
+    /// and status() is NothingEvaluated when it compared nothing. tdbg only.
+    std::optional<comparison_coverage> comparisons;
     /// The first global step looked at, if any.
     std::optional<std::int64_t> first_step;
     /// One past the last global step looked at.
@@ -180,7 +197,8 @@ struct evaluation_result {
 
     /// SageMaker's status: Error when an error ended it, IssuesFound when the condition was met at
     /// some step, Stopped when it was interrupted before finding any (it cannot say there is none);
-    /// tdbg's NothingEvaluated when it ended without evaluating a single step (nor can it then).
+    /// tdbg's NothingEvaluated when it ended without evaluating a single step, or when the rule
+    /// compares steps and compared none (nor can it then).
     [[nodiscard]] evaluation_status status() const noexcept {
         if (!error.empty()) {
             return evaluation_status::error;
@@ -191,7 +209,10 @@ struct evaluation_result {
         if (end == evaluation_end::interrupted) {
             return evaluation_status::stopped;
         }
-        return not_triggered_steps.empty() ? evaluation_status::nothing_evaluated : evaluation_status::no_issues_found;
+        if (not_triggered_steps.empty() || (comparisons && comparisons->compared == 0)) {
+            return evaluation_status::nothing_evaluated;
+        }
+        return evaluation_status::no_issues_found;
     }
     /// How many steps were evaluated (the condition met or not).
     [[nodiscard]] std::size_t evaluated_steps() const noexcept {
@@ -212,8 +233,8 @@ struct evaluation_result {
 
 /// How much of the run the evaluation covered, in one line a person reads:
 /// "evaluated 30 of 220 steps; 190 skipped: 150 TensorUnavailableForStep, 40 TensorUnavailable",
-/// then the tensor coverage when it says something ("; 12 of 13 selected tensors saved as
-/// reductions only, ..."). Steps the run does not have (unsaved_steps) are neither counted nor skipped.
+/// then what a rule that compares steps compared ("; 3 EVAL steps, 0 windows of 10"), then the
+/// tensor coverage when it says something ("; 12 of 13 selected tensors saved as reductions only, ..."). Steps the run does not have (unsaved_steps) are neither counted nor skipped.
 [[nodiscard]] TDBG_DECL std::string describe_coverage(const evaluation_result& r);
 
 /// The reasons of the triggered steps, "step 7: <reason>", at most `limit` of them, then
@@ -232,7 +253,8 @@ inline constexpr std::uint64_t json_step_run_limit = 1000;
 
 /// One entry of the "results" array of a "smdebug-rules/1" document, plus
 /// tdbg's additions (status, configuration_name, end, error, trigger_reasons
-/// [{step, reason}], coverage {evaluated, skipped, unsaved, text} and, with
+/// [{step, reason}], coverage {evaluated, skipped, unsaved, text, and compared for a rule
+/// that compares steps} and, with
 /// status NothingEvaluated, nothing_evaluated_reason). Skipped steps
 /// are listed step by step, as smdebug's reader records them, except runs
 /// longer than json_step_run_limit, written [first, last].

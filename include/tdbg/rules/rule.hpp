@@ -52,6 +52,11 @@
 ///   - `static constexpr bool decides_by_reductions = true`: a selected tensor saved as
 ///     reductions only is decided by its stored reductions where they can decide (its
 ///     coverage says so, rather than that the rule reads values).
+///   - `comparison_coverage comparisons() const`: for a rule that compares steps with each
+///     other (a window of steps, a pair of steps, a patience), what it compared so far (asked
+///     once the evaluation is over). A rule that compared nothing cannot say there is no
+///     issue, though it looked at every step: the evaluation is then NothingEvaluated, and its
+///     coverage says why ("3 EVAL steps, 0 windows of 10").
 /// Parameters are read in the constructor with rule_params' typed getters;
 /// a parameter no getter asked for is an error when the rule is invoked.
 /// The helpers of rules/values.hpp (scalar_of, allclose, ...) come with this header.
@@ -74,6 +79,7 @@
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/rules/actions.hpp"
+#include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/logger.hpp"
 #include "tdbg/rules/rule_params.hpp"
 #include "tdbg/rules/values.hpp"
@@ -269,6 +275,7 @@ private:
     [[nodiscard]] virtual verdict do_while_waiting(std::int64_t next_step) = 0;
     [[nodiscard]] virtual std::string do_explain_selection() const = 0;
     [[nodiscard]] virtual std::string do_explain_reductions_only() const = 0;
+    [[nodiscard]] virtual std::optional<comparison_coverage> do_comparisons() const = 0;
 
     trial base_trial_;
     std::vector<trial> other_trials_;
@@ -320,6 +327,12 @@ struct declares_selections : std::false_type {};
 template <class T>
 struct declares_selections<
     T, std::void_t<decltype(std::vector<const tensor_selection*>(std::declval<const T&>().tensor_selections()))>>
+    : std::true_type {};
+
+template <class T, class = void>
+struct reports_comparisons : std::false_type {};
+template <class T>
+struct reports_comparisons<T, std::void_t<decltype(comparison_coverage(std::declval<const T&>().comparisons()))>>
     : std::true_type {};
 
 template <class T, class = void>
@@ -410,6 +423,14 @@ private:
             return detail::explain_selections(base_trial(), derived().tensor_selections());
         } else {
             return {};
+        }
+    }
+
+    [[nodiscard]] std::optional<comparison_coverage> do_comparisons() const final {
+        if constexpr (detail::reports_comparisons<Derived>::value) {
+            return derived().comparisons();
+        } else {
+            return std::nullopt;
         }
     }
 

@@ -15,6 +15,9 @@
 /// evaluable tensor is skipped (TensorUnavailableForStep). Accumulates:
 /// evaluated sequentially.
 /// What a step reads is declared (required_tensors) and fetched up front.
+/// What it compared (comparisons()): the images seen and the steps judged once
+/// `threshold_samples` were, "40 images seen, 0 steps judged (threshold_samples 500)"; an
+/// evaluation that judged no step (a run with fewer images) is NothingEvaluated.
 
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +48,9 @@ public:
     /// Adds the step's images; met once enough were seen and a channel's mean is off.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
+    /// The images it saw and the steps it judged.
+    [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
+
     /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
     [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&images_}; }
 
@@ -55,6 +61,7 @@ private:
     std::int64_t channel_;
     std::map<std::size_t, std::pair<double, std::uint64_t>> channels_; // channel -> (sum, count)
     std::int64_t samples_ = 0;
+    std::uint64_t judged_ = 0; // the steps judged, once threshold_samples_ images were seen
 };
 
 } // namespace tdbg::rules

@@ -17,6 +17,9 @@
 /// without labels and predictions is skipped (TensorUnavailableForStep).
 /// Counts accumulate: evaluated sequentially.
 /// What a step reads is declared (required_tensors) and fetched up front.
+/// What it compared (comparisons()): the labels counted and the steps judged once `samples`
+/// were, "40 labels counted, 0 steps judged (samples 500)"; an evaluation that judged no step
+/// (a run with fewer labels) is NothingEvaluated.
 
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +49,9 @@ public:
     /// Counts the step's labels; met once enough are counted and the classes are imbalanced.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
+    /// The labels it counted and the steps it judged.
+    [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
+
     /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
     [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&labels_, &predictions_}; }
 
@@ -67,6 +73,7 @@ private:
     detail::tensor_selection predictions_;
     std::map<std::int64_t, class_count> counts_;
     std::int64_t total_ = 0;
+    std::uint64_t judged_ = 0; // the steps judged, once samples_ labels were counted
 };
 
 } // namespace tdbg::rules

@@ -29,6 +29,11 @@
 ///   - either loss is NaN (a NaN loss is not decreasing; the lowest ignores it).
 /// Values of the first worker that wrote the step. Keeps state between steps:
 /// evaluated sequentially.
+/// What it compared (comparisons()): the steps of its mode it looked at and the checks made,
+/// "3 EVAL steps, 0 windows of 10"; an evaluation without a check is NothingEvaluated. In
+/// GLOBAL mode a loss saved in TRAIN and EVAL steps is one series (as smdebug reads it: a
+/// per-batch TRAIN loss is compared with an EVAL loss of the same name); the coverage then
+/// notes that the series mixes modes.
 /// Its inputs are not declared (required_tensors): which losses a step reads
 /// depends on what earlier steps read (a loss is checked again num_steps after its
 /// last check, and a check counts only when both values were scalars), and the
@@ -37,6 +42,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +67,9 @@ public:
 
     /// Met when some loss was checked at `step` and had not decreased enough.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step);
+
+    /// The steps of its mode it looked at and the checks it made, with a note for a series that mixes modes.
+    [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
 
     /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
     [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const {
@@ -89,6 +98,9 @@ private:
     std::optional<mode> mode_;
     std::map<std::string, std::int64_t> last_check_;
     std::map<std::string, double> lowest_; // per tensor, the lowest loss compared so far
+    std::uint64_t mode_steps_ = 0; // the steps of its mode looked at
+    std::uint64_t checks_ = 0;     // the checks made (a loss compared with its value num_steps steps before)
+    std::map<std::string, std::set<mode>> compared_modes_; // GLOBAL: per tensor, the modes of the steps compared
 };
 
 } // namespace tdbg::rules

@@ -17,6 +17,10 @@
 /// other modes, and steps before a first TRAIN phase, evaluate to False. Keeps
 /// state: evaluated sequentially.
 /// What a step reads is declared (required_tensors) and fetched up front.
+/// What it compared (comparisons()): the EVAL steps it looked at, the ratios computed and, per
+/// loss, the runs of `patience` ratios among them (what can meet the condition), "3 EVAL steps,
+/// 3 ratios to a TRAIN mean (0 runs of patience 5)"; an evaluation without such a run is
+/// NothingEvaluated.
 
 #include <cstdint>
 #include <map>
@@ -49,6 +53,9 @@ public:
     /// Records the step's losses; met at an EVAL step once the ratio stayed above the threshold long enough.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
+    /// The EVAL steps it looked at, the ratios it computed and the runs of patience ratios among them.
+    [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
+
     /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
     [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
 
@@ -58,6 +65,7 @@ private:
         std::vector<double> train;
         std::vector<double> eval;
         std::int64_t exceeded = 0;
+        std::int64_t ratios = 0; // the ratios computed
     };
 
     // The mean of `v` (not empty).
@@ -70,6 +78,7 @@ private:
     std::int64_t patience_;
     double ratio_threshold_;
     std::map<std::string, loss_state> state_;
+    std::uint64_t eval_steps_ = 0; // the EVAL steps from start_step looked at
 };
 
 } // namespace tdbg::rules

@@ -15,6 +15,10 @@
 /// new optimum. Steps of other modes, or without a loss, evaluate to False.
 /// Keeps state: evaluated sequentially.
 /// What a step reads is declared (required_tensors) and fetched up front.
+/// What it compared (comparisons()): per mode, the steps it looked at and the losses past its
+/// patience (a value with at least `patience` values of its series before it: only such a value
+/// can meet the condition), "12 TRAIN steps, 7 past patience_train 5; 3 EVAL steps, 0 past
+/// patience_validation 10"; an evaluation with none in either mode is NothingEvaluated.
 
 #include <cstdint>
 #include <map>
@@ -47,6 +51,9 @@ public:
     /// Met when, at this TRAIN or EVAL step, a loss has gone too long without a new optimum.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs);
 
+    /// Per mode, the steps it looked at and the losses past its patience.
+    [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
+
     /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
     [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&losses_}; }
 
@@ -54,6 +61,7 @@ private:
     struct progress {
         std::optional<double> best;
         std::int64_t since = 0;
+        std::int64_t values = 0; // the values of the series so far
     };
 
     std::int64_t patience_train_;
@@ -61,6 +69,10 @@ private:
     double delta_;
     detail::tensor_selection losses_{{"losses"}, {}, false};
     std::map<std::pair<std::string, mode>, progress> state_;
+    std::uint64_t train_steps_ = 0; // the TRAIN steps looked at
+    std::uint64_t eval_steps_ = 0;  // the EVAL steps looked at
+    std::uint64_t past_train_ = 0;  // TRAIN losses with at least patience_train values before them
+    std::uint64_t past_eval_ = 0;   // EVAL losses with at least patience_validation values before them
 };
 
 } // namespace tdbg::rules

@@ -21,6 +21,9 @@
 /// state: parallel steps.
 /// What a step reads is declared (required_tensors) and fetched up front, the
 /// gradients and losses too (read before only when the activation check was not met).
+/// What it compared (comparisons()): the steps among the first `steps` where a check could judge,
+/// "0 of the first 10 steps judged"; an evaluation that judged none (its later steps evaluate to
+/// False) is NothingEvaluated.
 
 #include <cstdint>
 #include <functional>
@@ -52,6 +55,9 @@ public:
     /// Met when `step`, one of the first `steps`, shows a poor initialisation.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The steps among the first `steps` it judged.
+    [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
+
     /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
     [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&activations_, &gradients_, &losses_}; }
 
@@ -76,6 +82,7 @@ private:
     double distribution_range_;
     std::int64_t patience_;
     std::int64_t steps_;
+    detail::step_count judged_steps_; // the first steps a check could judge (steps evaluated in parallel)
 };
 
 } // namespace tdbg::rules

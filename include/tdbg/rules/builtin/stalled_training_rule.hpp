@@ -20,6 +20,9 @@
 /// rule container does; the stop-training action then runs too.
 /// It reads no tensor (the wall time of the step's event file): nothing to
 /// declare (required_tensors).
+/// What it compared (comparisons()): the steps with a time and the pairs of consecutive ones,
+/// "1 step with a time, 0 pairs of steps"; an evaluation without a pair is NothingEvaluated
+/// (unless it fired while waiting).
 
 #include <cstdint>
 #include <optional>
@@ -43,12 +46,16 @@ public:
 
     /// Met when `step` came more than `threshold` seconds after the previous one.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step);
+    /// The steps with a time it looked at and the pairs of steps it compared.
+    [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
     /// Met while `next_step` is waited for, once more than `threshold` seconds passed since the last step's time.
     [[nodiscard]] TDBG_DECL verdict while_waiting(std::int64_t next_step);
 
 private:
     std::int64_t threshold_;
     std::optional<double> last_time_;
+    std::uint64_t timed_steps_ = 0; // steps with a time
+    std::uint64_t pairs_ = 0;       // pairs of steps whose times were compared
 };
 
 } // namespace tdbg::rules

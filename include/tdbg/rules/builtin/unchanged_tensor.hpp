@@ -16,6 +16,8 @@
 /// Parallel steps (the rule keeps no state; it reads the earlier steps).
 /// What a step reads (each worker's values at the last num_steps steps) is declared
 /// (required_tensors) and fetched up front.
+/// What it compared (comparisons()): the windows of num_steps saved steps, per tensor and
+/// worker, "0 windows of 3 saved steps"; an evaluation without one is NothingEvaluated.
 
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +50,9 @@ public:
     /// Met when a selected tensor's last `num_steps` values are all close.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The windows of num_steps saved steps it compared.
+    [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
+
     /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
     [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
 
@@ -62,6 +67,7 @@ private:
     double rtol_;
     double atol_;
     bool equal_nan_;
+    detail::step_count windows_; // the windows compared (per tensor and worker), steps evaluated in parallel
 };
 
 } // namespace tdbg::rules

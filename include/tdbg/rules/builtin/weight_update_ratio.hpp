@@ -16,6 +16,9 @@
 /// weight can be evaluated is skipped (TensorUnavailableForStep). Parallel steps.
 /// What a step reads (each worker's values at both steps) is declared
 /// (required_tensors) and fetched up front.
+/// What it compared (comparisons()): the steps of its mode and the pairs of steps compared (per
+/// weight and worker), "3 TRAIN steps, 0 pairs of steps"; an evaluation without a pair is
+/// NothingEvaluated (a weight saved once, the other steps of another mode).
 
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +52,9 @@ public:
     /// Met when some weight's update ratio at `step` is out of bounds.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
+    /// The steps of its mode it looked at and the pairs of steps it compared.
+    [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
+
     /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
     [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&weights_}; }
 
@@ -70,6 +76,8 @@ private:
     double small_threshold_;
     double epsilon_;
     detail::tensor_selection weights_{{"weights"}, {}, false};
+    detail::step_count mode_steps_; // the steps of its mode looked at (steps evaluated in parallel)
+    detail::step_count pairs_;      // the pairs of steps compared, per weight and worker
 };
 
 } // namespace tdbg::rules

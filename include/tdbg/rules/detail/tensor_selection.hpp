@@ -4,6 +4,7 @@
 /// tensor_regex parameters), cached until the trial learns new tensor names,
 /// and the evaluation pattern the built-in "any tensor" rules share.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -91,6 +92,25 @@ private:
     mutable std::mutex mutex_;
     mutable std::shared_ptr<const selected> cached_;
     mutable bool cached_ended_ = false;
+};
+
+/// A count that steps evaluated in parallel add to (what a parallel-steps rule compared, for
+/// its comparisons()); a copy of the rule starts from the count it copies.
+class step_count {
+public:
+    step_count() = default;
+    step_count(const step_count& other) noexcept : n_(other.get()) {}
+    step_count& operator=(const step_count& other) noexcept {
+        n_.store(other.get(), std::memory_order_relaxed);
+        return *this;
+    }
+    ~step_count() = default;
+    /// Adds `k` (from any thread).
+    void add(std::uint64_t k = 1) const noexcept { n_.fetch_add(k, std::memory_order_relaxed); }
+    [[nodiscard]] std::uint64_t get() const noexcept { return n_.load(std::memory_order_relaxed); }
+
+private:
+    mutable std::atomic<std::uint64_t> n_{0};
 };
 
 /// Reads SageMaker's `collection_names` and `tensor_regex` (comma-separated lists, default None).

@@ -135,6 +135,9 @@ TDBG_DECL std::string describe_coverage(const evaluation_result& r) {
                                tdbg::detail::terminal_safe(skips[i].first));
         }
     }
+    if (r.comparisons && !r.comparisons->text.empty()) {
+        out += "; " + tdbg::detail::terminal_safe(r.comparisons->text);
+    }
     if (!r.tensor_coverage.empty()) {
         out += "; " + r.tensor_coverage;
     }
@@ -234,6 +237,9 @@ TDBG_DECL format::json_value to_json(const evaluation_result& r) {
     coverage["evaluated"] = static_cast<std::int64_t>(r.evaluated_steps());
     coverage["skipped"] = static_cast<std::int64_t>(skipped);
     coverage["unsaved"] = static_cast<std::int64_t>(r.unsaved_steps.size());
+    if (r.comparisons) {
+        coverage["compared"] = static_cast<std::int64_t>(r.comparisons->compared);
+    }
     coverage["text"] = describe_coverage(r);
     if (r.status() == evaluation_status::nothing_evaluated) {
         j["nothing_evaluated_reason"] = r.nothing_evaluated_reason;

@@ -43,6 +43,7 @@ public:
     static verdict while_waiting(rule_base& r, std::int64_t next_step) { return r.do_while_waiting(next_step); }
     static std::string explain_selection(const rule_base& r) { return r.do_explain_selection(); }
     static std::string explain_reductions_only(const rule_base& r) { return r.do_explain_reductions_only(); }
+    static std::optional<comparison_coverage> comparisons(const rule_base& r) { return r.do_comparisons(); }
 
     // Evaluates `r` at `step` (which has passed); never throws.
     static pending_outcome evaluate_step(rule_base& r, std::int64_t step, std::size_t fetch_threads) {
@@ -484,6 +485,8 @@ TDBG_DECL advance_result rule_evaluation::advance_steps(clock::time_point deadli
     } catch (const std::exception& e) {
         result_.tensor_coverage = fmt::format("its selected tensors could not be looked at: {}", e.what());
     }
+    // What a rule that compares steps compared: having looked at every step, it may have compared none.
+    result_.comparisons = detail::rule_runner::comparisons(*rule_);
     explain_if_nothing_evaluated();
     out.state = evaluation_state::done;
     out.progressed = true;
@@ -500,7 +503,11 @@ TDBG_DECL void rule_evaluation::explain_if_nothing_evaluated() {
         return options_.end_step ? fmt::format("steps {} to {}", result_.first_step.value_or(step_), *options_.end_step - 1)
                                  : fmt::format("steps from {}", result_.first_step.value_or(step_));
     };
-    if (!started_) {
+    const bool compared_nothing = result_.evaluated_steps() > 0 && result_.comparisons;
+    if (compared_nothing) {
+        // Every step looked at, and none compared with another: say what the rule needed.
+        parts.push_back(fmt::format("it compared nothing: {}", result_.comparisons->text));
+    } else if (!started_) {
         parts.push_back(fmt::format("the run '{}' has no step", base.name()));
     } else if (result_.all_skipped_steps() == result_.unsaved_steps) {
         parts.push_back(base.steps(mode::global, true).empty()
@@ -518,7 +525,7 @@ TDBG_DECL void rule_evaluation::explain_if_nothing_evaluated() {
         parts.push_back(std::move(selection));
     }
     const std::string coverage = describe_coverage(result_);
-    if (result_.all_skipped_steps() != result_.unsaved_steps) {
+    if (!compared_nothing && result_.all_skipped_steps() != result_.unsaved_steps) {
         parts.push_back(fmt::format("every step was skipped ({})", coverage));
     }
     std::string reason;

@@ -63,6 +63,7 @@ TDBG_DECL verdict check_input_images::invoke_at_step(std::int64_t step, const st
     if (samples_ < threshold_samples_) {
         return false;
     }
+    ++judged_;
     for (const auto& [channel, s] : channels_) {
         const double mean = s.first / static_cast<double>(s.second);
         if (std::fabs(mean) > threshold_mean_) {
@@ -70,6 +71,11 @@ TDBG_DECL verdict check_input_images::invoke_at_step(std::int64_t step, const st
         }
     }
     return false;
+}
+
+TDBG_DECL comparison_coverage check_input_images::comparisons() const {
+    return {judged_, fmt::format("{} image{} seen, {} step{} judged (threshold_samples {})", samples_,
+                                 samples_ == 1 ? "" : "s", judged_, judged_ == 1 ? "" : "s", threshold_samples_)};
 }
 
 TDBG_DECL rule_description check_input_images::describe() {

@@ -58,6 +58,7 @@ TDBG_DECL verdict class_imbalance::invoke_at_step(std::int64_t step, const step_
     if (total_ < samples_ || counts_.empty()) {
         return false;
     }
+    ++judged_;
     std::int64_t smallest = counts_.begin()->second.samples;
     std::int64_t largest = smallest;
     for (const auto& [cls, c] : counts_) {
@@ -84,6 +85,11 @@ TDBG_DECL std::vector<const tensor_value*> class_imbalance::values_at(const step
         }
     }
     return out;
+}
+
+TDBG_DECL comparison_coverage class_imbalance::comparisons() const {
+    return {judged_, fmt::format("{} label{} counted, {} step{} judged (samples {})", total_, total_ == 1 ? "" : "s",
+                                 judged_, judged_ == 1 ? "" : "s", samples_)};
 }
 
 TDBG_DECL rule_description class_imbalance::describe() {

@@ -43,6 +43,7 @@ TDBG_DECL verdict loss_not_decreasing::invoke_at_step(std::int64_t step) {
         }
         s = base_trial().mode_step(step).value_or(step);
     }
+    ++mode_steps_;
     // Every loss is checked (each check moves its last check); the last one met gives the reason.
     verdict met = false;
     for (const std::string& tensor_name : names) {
@@ -98,6 +99,14 @@ TDBG_DECL verdict loss_not_decreasing::check(const std::string& tensor_name, std
         return false; // not a scalar loss
     }
     last_check_[tensor_name] = s;
+    ++checks_;
+    if (m == mode::global) {
+        for (const std::int64_t g : {b, s}) {
+            if (const auto step_mode = base_trial().mode_of(g)) {
+                compared_modes_[tensor_name].insert(*step_mode);
+            }
+        }
+    }
     // The steps are the mode's own ("EVAL step 3"), or global steps when the rule reads GLOBAL.
     const std::string at = m == mode::global ? std::string("global step") : fmt::format("{} step", mode_name(m));
     const double loss_s = scalar_of(now);
@@ -123,6 +132,27 @@ TDBG_DECL verdict loss_not_decreasing::check(const std::string& tensor_name, std
                                          loss_s, at, s, *increase_threshold_percent_, lowest_before));
     }
     return false;
+}
+
+TDBG_DECL comparison_coverage loss_not_decreasing::comparisons() const {
+    comparison_coverage out;
+    out.compared = checks_;
+    out.text = fmt::format("{} {} step{}, {} window{} of {}", mode_steps_,
+                           mode_ ? std::string(mode_name(*mode_)) : std::string("loss"), mode_steps_ == 1 ? "" : "s",
+                           checks_, checks_ == 1 ? "" : "s", num_steps_);
+    for (const auto& [tensor_name, modes] : compared_modes_) {
+        if (modes.size() < 2) {
+            continue;
+        }
+        std::string names;
+        for (const mode m : modes) {
+            names.append(names.empty() ? "" : " and ").append(mode_name(m));
+        }
+        // smdebug's GLOBAL reading: a per-batch TRAIN loss against an EVAL loss of the same name.
+        out.text += fmt::format("; its GLOBAL series of '{}' mixes {} steps (mode=TRAIN or mode=EVAL compares one)",
+                                tensor_name, names);
+    }
+    return out;
 }
 
 TDBG_DECL std::optional<double> loss_not_decreasing::increase_threshold(const rule_params& params) {

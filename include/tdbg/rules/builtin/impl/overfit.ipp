@@ -45,6 +45,7 @@ TDBG_DECL verdict overfit::invoke_at_step(std::int64_t step, const step_inputs& 
     if (m != mode::train && m != mode::eval) {
         return false;
     }
+    eval_steps_ += *m == mode::eval ? 1 : 0;
     // Every loss is recorded; the last one met gives the reason.
     verdict met = false;
     for (const step_inputs::input& in : inputs) {
@@ -95,12 +96,26 @@ TDBG_DECL verdict overfit::record(const std::string& tensor_name, mode m, double
         return false;
     }
     const double ratio = (eval_mean - train_mean) / std::fabs(train_mean);
+    ++s.ratios;
     s.exceeded = ratio > ratio_threshold_ ? s.exceeded + 1 : 0;
     if (s.exceeded >= patience_) {
         return condition_met(fmt::format("{}: validation mean {:.6g} vs training mean {:.6g} at step {}", tensor_name,
                                          eval_mean, train_mean, step));
     }
     return false;
+}
+
+TDBG_DECL comparison_coverage overfit::comparisons() const {
+    std::uint64_t ratios = 0;
+    std::uint64_t runs = 0; // per loss, the ratios that end a run of patience of them
+    for (const auto& item : state_) {
+        const loss_state& s = item.second;
+        ratios += static_cast<std::uint64_t>(s.ratios);
+        runs += s.ratios >= patience_ ? static_cast<std::uint64_t>(s.ratios - patience_ + 1) : 0;
+    }
+    return {runs, fmt::format("{} EVAL step{}, {} ratio{} to a TRAIN mean ({} run{} of patience {})", eval_steps_,
+                              eval_steps_ == 1 ? "" : "s", ratios, ratios == 1 ? "" : "s", runs, runs == 1 ? "" : "s",
+                              patience_)};
 }
 
 TDBG_DECL rule_description overfit::describe() {

@@ -35,6 +35,7 @@ TDBG_DECL verdict overtraining::invoke_at_step(std::int64_t step, const step_inp
         return false;
     }
     const std::int64_t patience = *m == mode::train ? patience_train_ : patience_validation_;
+    (*m == mode::train ? train_steps_ : eval_steps_) += 1;
     // Every loss is followed; the last one met gives the reason.
     verdict met = false;
     for (const step_inputs::input& in : inputs) {
@@ -48,6 +49,9 @@ TDBG_DECL verdict overtraining::invoke_at_step(std::int64_t step, const step_inp
             continue;
         }
         progress& p = state_[{tensor_name, *m}];
+        if (p.values++ >= patience) {
+            (*m == mode::train ? past_train_ : past_eval_) += 1; // a value that can meet the condition
+        }
         if (!p.best || *loss < *p.best - delta_) {
             p.best = *loss;
             p.since = 0;
@@ -60,6 +64,14 @@ TDBG_DECL verdict overtraining::invoke_at_step(std::int64_t step, const step_inp
         }
     }
     return met;
+}
+
+TDBG_DECL comparison_coverage overtraining::comparisons() const {
+    const auto plural = [](std::uint64_t n) { return n == 1 ? "" : "s"; };
+    return {past_train_ + past_eval_,
+            fmt::format("{} TRAIN step{}, {} past patience_train {}; {} EVAL step{}, {} past patience_validation {}",
+                        train_steps_, plural(train_steps_), past_train_, patience_train_, eval_steps_,
+                        plural(eval_steps_), past_eval_, patience_validation_)};
 }
 
 TDBG_DECL rule_description overtraining::describe() {

@@ -70,6 +70,9 @@ TDBG_DECL verdict poor_weight_initialization::invoke_at_step(std::int64_t step, 
     if (!met) {
         met = loss_stalled(inputs, {gradients, inputs.size()}, evaluated);
     }
+    if (met || evaluated) {
+        judged_steps_.add();
+    }
     if (!met && !evaluated) {
         throw tensor_unavailable_for_step(
             fmt::format("rule PoorWeightInitialization: no activation input, gradient or loss at step {}", step), {},
@@ -148,6 +151,11 @@ TDBG_DECL verdict poor_weight_initialization::loss_stalled(const step_inputs& in
         } catch (const tensor_unavailable_for_step&) {}
     }
     return false;
+}
+
+TDBG_DECL comparison_coverage poor_weight_initialization::comparisons() const {
+    const std::uint64_t judged = judged_steps_.get();
+    return {judged, fmt::format("{} of the first {} step{} judged", judged, steps_, steps_ == 1 ? "" : "s")};
 }
 
 TDBG_DECL rule_description poor_weight_initialization::describe() {

@@ -31,11 +31,18 @@ TDBG_DECL verdict stalled_training_rule::invoke_at_step(std::int64_t step) {
     }
     const std::optional<double> previous = last_time_;
     last_time_ = time;
+    ++timed_steps_;
+    pairs_ += previous ? 1 : 0;
     if (previous && *time - *previous > static_cast<double>(threshold_)) {
         return condition_met(fmt::format("no step for {:.6g} s before step {}, more than {} s", *time - *previous, step,
                                          threshold_));
     }
     return false;
+}
+
+TDBG_DECL comparison_coverage stalled_training_rule::comparisons() const {
+    return {pairs_, fmt::format("{} step{} with a time, {} pair{} of steps", timed_steps_, timed_steps_ == 1 ? "" : "s",
+                                pairs_, pairs_ == 1 ? "" : "s")};
 }
 
 TDBG_DECL verdict stalled_training_rule::while_waiting(std::int64_t next_step) {

@@ -66,6 +66,7 @@ unchanged_tensor::unchanged(const step_inputs& inputs, detail::input_range tenso
             continue; // this worker did not write one of the steps
         }
         evaluated = true;
+        windows_.add();
         bool same = true;
         for (std::size_t i = 1; i < values.size() && same; ++i) {
             same = allclose(*values[i], *values[i - 1], rtol_, atol_, equal_nan_);
@@ -80,6 +81,11 @@ unchanged_tensor::unchanged(const step_inputs& inputs, detail::input_range tenso
         return std::nullopt;
     }
     return verdict(false);
+}
+
+TDBG_DECL comparison_coverage unchanged_tensor::comparisons() const {
+    const std::uint64_t windows = windows_.get();
+    return {windows, fmt::format("{} window{} of {} saved steps", windows, windows == 1 ? "" : "s", num_steps_)};
 }
 
 TDBG_DECL rule_description unchanged_tensor::describe() {

@@ -69,6 +69,7 @@ TDBG_DECL verdict weight_update_ratio::invoke_at_step(std::int64_t step, const s
     if (!mode_step(weights_.names(base_trial()), step)) {
         return false; // not a step of the mode the weights are compared in
     }
+    mode_steps_.add();
     const std::vector<detail::input_range> tensors = detail::tensor_groups(inputs);
     return detail::any_tensor_index(tensors.size(), step, name(),
                                     [&](std::size_t i) { return out_of_bounds(inputs, tensors[i]); });
@@ -111,6 +112,7 @@ TDBG_DECL std::optional<verdict> weight_update_ratio::out_of_bounds(const step_i
             continue;
         }
         evaluated = true;
+        pairs_.add();
         const double ratio = l2_distance(*now, *before) / (l2_norm(*before) + epsilon_);
         if (ratio > large_threshold_ || ratio < small_threshold_) {
             return condition_met(fmt::format("update ratio of {} ({}) = {:.6g} {} {:g}",
@@ -123,6 +125,16 @@ TDBG_DECL std::optional<verdict> weight_update_ratio::out_of_bounds(const step_i
         return std::nullopt;
     }
     return verdict(false);
+}
+
+TDBG_DECL comparison_coverage weight_update_ratio::comparisons() const {
+    const std::vector<std::string> names = weights_.names(base_trial());
+    const bool train = std::any_of(names.begin(), names.end(),
+                                   [&](const std::string& n) { return !tensor(n).steps(mode::train).empty(); });
+    const std::uint64_t steps = mode_steps_.get();
+    const std::uint64_t pairs = pairs_.get();
+    return {pairs, fmt::format("{} {} step{}, {} pair{} of steps", steps, train ? "TRAIN" : "GLOBAL",
+                               steps == 1 ? "" : "s", pairs, pairs == 1 ? "" : "s")};
 }
 
 TDBG_DECL rule_description weight_update_ratio::describe() {
