@@ -135,7 +135,8 @@ TEST_CASE("run truth: two jobs started at a barrier on one new directory, 50 tim
     }
 }
 
-TEST_CASE("run truth: the refusal of a second job names the job that holds the run, by id, host, pid and start") {
+TEST_CASE("run truth: the refusal of a second job names the job that holds the run, by id, host, pid and start, "
+          "and tdbg ls shows it") {
     temp_dir root("job_identity_refusal");
     const fs::path run = root.path() / "run";
     tdbg::hook_options o;
@@ -152,6 +153,13 @@ TEST_CASE("run truth: the refusal of a second job names the job that holds the r
     // Nothing of the second hook's was written: the claim is still the first job's.
     CHECK(tdbg::format::to_json(claim_of(run)) == tdbg::format::to_json(claim));
     first.close();
+    // tdbg ls says who wrote the run.
+    const command_result ls = tdbg::test::run_program(TDBG_CLI_PATH, {"ls", run.string()});
+    INFO(ls.out << ls.err);
+    CHECK(ls.status == 0);
+    CHECK_THAT(ls.out, Catch::Contains("written by   worker_0: job " + claim.id + " (host " + claim.host + ", pid " +
+                                       std::to_string(claim.pid) + ", started " +
+                                       tdbg::format::utc_time_text(claim.time) + "), from step 0"));
 }
 
 TEST_CASE("run truth: a trial of a live run started again by another job throws run_changed naming the new job and "

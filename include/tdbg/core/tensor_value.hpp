@@ -55,6 +55,9 @@ public:
     TDBG_DECL string_table(std::string_view encoded, std::size_t count, std::shared_ptr<const void> owner);
     string_table(const string_table&) = delete;
     string_table& operator=(const string_table&) = delete;
+    string_table(string_table&&) = delete;
+    string_table& operator=(string_table&&) = delete;
+    ~string_table() = default;
 
     /// Appends `element` to `out`, encoded as above.
     static void append_field(std::string& out, std::string_view element) {

@@ -104,6 +104,11 @@ public:
         n_.store(other.get(), std::memory_order_relaxed);
         return *this;
     }
+    step_count(step_count&& other) noexcept : n_(other.get()) {}
+    step_count& operator=(step_count&& other) noexcept {
+        n_.store(other.get(), std::memory_order_relaxed);
+        return *this;
+    }
     ~step_count() = default;
     /// Adds `k` (from any thread).
     void add(std::uint64_t k = 1) const noexcept { n_.fetch_add(k, std::memory_order_relaxed); }

@@ -399,6 +399,7 @@ public:
         constexpr std::int64_t stale_ns = std::int64_t{600} * 1000 * 1000 * 1000;
         const std::string full = full_key(key);
         for (int attempt = 1;; ++attempt) {
+            const auto started = std::chrono::steady_clock::now();
             if (head_object(full)) {
                 return false;
             }
@@ -439,9 +440,11 @@ public:
             if (won || taken || attempt == attempts) {
                 return won;
             }
-            // Another caller announced itself at the same time: both withdrew; one goes first next time.
-            std::this_thread::sleep_for(std::chrono::microseconds(
-                static_cast<std::int64_t>((1000 + 4000 * std::min(attempt, 10)) * unit_random())));
+            // Another caller announced itself at the same time: both withdrew. A random pause of
+            // up to a few rounds' time, so that one goes first next time.
+            const auto round = std::chrono::steady_clock::now() - started;
+            std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::microseconds>(
+                (std::chrono::milliseconds(1) + round * std::min(attempt, 4)) * (2 * unit_random())));
         }
     }
 
