@@ -93,8 +93,9 @@ void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
                 std::size_t{0}, std::size_t{100000});
     args.number("--per-section", "N",
                 "without --tensors and --collection, the page shows the tensors a rule flagged, then each "
-                "collection's (losses, gradients, weights, biases, the others), then the rest, at most N of each, "
-                "in name order (default 6; 0: all)",
+                "collection's (losses, gradients, weights, biases, the others), then the rest, at most N of each "
+                "(default 6; 0: all), shared among the run's models (Generator_*, Discriminator_*), each model's "
+                "first in name order",
                 o.per_section, std::size_t{0}, std::size_t{100000});
     args.option("--reductions", "LIST",
                 "the reductions to plot, e.g. mean,std,abs_max,l2_norm (default: the reductions the run saved "

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <xtensor/xarray.hpp>
 #include <xtensor/xbuilder.hpp>
@@ -53,6 +56,16 @@ std::string section_of(const std::string& html, const std::string& escaped_name)
     return {};
 }
 
+// The cards of a page, in order: the names of their tensors.
+std::vector<std::string> card_order(const std::string& html) {
+    std::vector<std::string> order;
+    for (auto at = html.find("data-tensor=\""); at != std::string::npos; at = html.find("data-tensor=\"", at + 1)) {
+        const auto begin = at + std::string("data-tensor=\"").size();
+        order.push_back(html.substr(begin, html.find('"', begin) - begin));
+    }
+    return order;
+}
+
 const std::string hostile_name = "evil<script>alert(\"x\")</script>&'";
 const std::string hostile_escaped = "evil&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;";
 
@@ -87,6 +100,31 @@ void write_run(const fs::path& dir) {
         h.save_tensor("grad/weight", xt::xarray<float>(w * 0.01F + 0.001F * static_cast<float>(step)));
         h.save_tensor("loss", xt::xarray<float>(2.0F * std::exp(-0.1F * static_cast<float>(step)) + 0.1F));
         h.save_tensor(hostile_name, xt::xarray<float>(static_cast<float>(step % 7)));
+    }
+    h.close();
+}
+
+// Steps 0-19, every fifth saved: each of `weights` (4 values, i + step for the i-th) and its
+// gradient (the same values, named gradient/<weight>; a NaN in that of `nan_weight` at step 10),
+// and a loss, CrossEntropyLoss_output_0.
+void write_weights_run(const fs::path& dir, const std::vector<std::string>& weights, const std::string& nan_weight) {
+    tdbg::hook_options o;
+    o.out_dir = dir.string();
+    o.save_config = tdbg::save_config(tdbg::save_config_mode{5, {}, 0, std::nullopt}); // steps 0, 5, 10, 15
+    o.include_collections = {"weights", "gradients", "losses"};
+    tdbg::hook h(o);
+    h.set_mode(tdbg::mode::train);
+    for (int step = 0; step < 20; ++step) {
+        h.begin_step();
+        for (std::size_t i = 0; i < weights.size(); ++i) {
+            xt::xarray<float> w = xt::ones<float>({4}) * static_cast<float>(i + static_cast<std::size_t>(step));
+            h.save_tensor(weights[i], w);
+            if (weights[i] == nan_weight && step == 10) {
+                w(1) = std::nanf("");
+            }
+            h.save_tensor("gradient/" + weights[i], w);
+        }
+        h.save_tensor("CrossEntropyLoss_output_0", xt::xarray<float>(1.0F / static_cast<float>(step + 1)));
     }
     h.close();
 }
@@ -157,8 +195,14 @@ TEST_CASE("tdbg report draws each tensor's reductions and distribution, and wher
     CHECK(weight.find("class=\"fired\"") == std::string::npos);
     CHECK(loss.find("class=\"fired\"") == std::string::npos);
     CHECK(html.find("only_nan=True") != std::string::npos);
-    // 3 + 3 + 1 + 1 line plots (band and strip mark each), 1 heatmap strip, 1 timeline bar.
-    CHECK(tdbg::test::count_of(html, "ExplodingTensor triggered at steps 12-13</title>") == 8 * 2 + 1 + 1);
+    // Its band on the plots of the tensor it fired on: grad/weight's 3 line plots (band and strip
+    // mark each), and the timeline's bar; a faint strip mark on the other tensors' 3 + 1 + 1 line
+    // plots and 1 heatmap.
+    CHECK(tdbg::test::count_of(html, "ExplodingTensor triggered at steps 12-13</title>") == 3 * 2 + 1);
+    CHECK(tdbg::test::count_of(html, "ExplodingTensor triggered at steps 12-13 (on other tensors)</title>") ==
+          3 + 1 + 1 + 1);
+    CHECK(tdbg::test::count_of(grad, "class=\"rule-band\"") == 3);
+    CHECK(tdbg::test::count_of(weight, "class=\"rule-band\"") == 0);
 
     // The hostile name is text, never markup; the page's only script is its own.
     CHECK(html.find("<script>alert") == std::string::npos);
@@ -173,41 +217,20 @@ TEST_CASE("tdbg report draws each tensor's reductions and distribution, and wher
 TEST_CASE("tdbg report's default page: what a rule flagged, then a section per collection, each capped") {
     temp_dir dir("report_sections");
     const fs::path run = dir.path() / "run";
-    {
-        tdbg::hook_options o;
-        o.out_dir = run.string();
-        o.save_config = tdbg::save_config(tdbg::save_config_mode{5, {}, 0, std::nullopt}); // steps 0, 5, 10, 15
-        o.include_collections = {"weights", "gradients", "losses"};
-        tdbg::hook h(o);
-        h.set_mode(tdbg::mode::train);
-        for (int step = 0; step < 20; ++step) {
-            h.begin_step();
-            for (int i = 0; i < 8; ++i) {
-                xt::xarray<float> w = xt::ones<float>({4}) * static_cast<float>(i + step);
-                h.save_tensor("layer" + std::to_string(i) + ".weight", w);
-                if (i == 6 && step == 10) {
-                    w(1) = std::nanf("");
-                }
-                h.save_tensor("gradient/layer" + std::to_string(i) + ".weight", w);
-            }
-            h.save_tensor("CrossEntropyLoss_output_0", xt::xarray<float>(1.0F / static_cast<float>(step + 1)));
-        }
-        h.close();
+    std::vector<std::string> weights;
+    for (int i = 0; i < 8; ++i) {
+        weights.push_back("layer" + std::to_string(i) + ".weight");
     }
+    write_weights_run(run, weights, "layer6.weight");
     const auto r = tdbg_report({run.string(), "-o", "-", "--rule", "ExplodingTensor", "--no-distributions"});
     INFO(r.err);
     REQUIRE(r.status == 0);
     // The order of the cards: the flagged gradient, the loss, 6 of the 7 other gradients, 6 of 8 weights.
-    std::vector<std::string> order;
-    for (auto at = r.out.find("data-tensor=\""); at != std::string::npos; at = r.out.find("data-tensor=\"", at + 1)) {
-        const auto begin = at + std::string("data-tensor=\"").size();
-        order.push_back(r.out.substr(begin, r.out.find('"', begin) - begin));
-    }
     const std::vector<std::string> expected{
         "gradient/layer6.weight",     "CrossEntropyLoss_output_0", "gradient/layer0.weight", "gradient/layer1.weight",
         "gradient/layer2.weight",     "gradient/layer3.weight",    "gradient/layer4.weight", "gradient/layer5.weight",
         "layer0.weight", "layer1.weight", "layer2.weight", "layer3.weight", "layer4.weight", "layer5.weight"};
-    CHECK(order == expected);
+    CHECK(card_order(r.out) == expected);
     for (const char* heading : {"flagged by a rule", "losses", "gradients", "weights"}) {
         CHECK(r.out.find(std::string("<h2 class=\"group\">") + heading + "</h2>") != std::string::npos);
     }
@@ -223,6 +246,70 @@ TEST_CASE("tdbg report's default page: what a rule flagged, then a section per c
     const auto all = tdbg_report({run.string(), "-o", "-", "--per-section", "0", "--max-tensors", "0", "--no-distributions"});
     REQUIRE(all.status == 0);
     CHECK(tdbg::test::count_of(all.out, "<section class=\"card tensor\"") == 17);
+}
+
+TEST_CASE("tdbg report's default page shows every model in each section, the caps shared among them") {
+    // Two models named as torch_hook names them (<model>_<module path>.<parameter>, gradients
+    // under gradient/): A with 12 weights, B with 3; B's second gradient holds a NaN at step 10.
+    temp_dir dir("report_models");
+    const fs::path run = dir.path() / "run";
+    std::vector<std::string> weights;
+    for (int i = 0; i < 12; ++i) {
+        weights.push_back(fmt::format("A_layer{:02}.weight", i));
+    }
+    for (int i = 0; i < 3; ++i) {
+        weights.push_back(fmt::format("B_fc{:02}.weight", i));
+    }
+    write_weights_run(run, weights, "B_fc01.weight");
+    const auto r = tdbg_report({run.string(), "-o", "-", "--rule", "ExplodingTensor", "--no-distributions"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    // The flagged gradient, the loss; of the 14 other gradients, B's 2 and 4 of A's (B needs
+    // less than half the 6, A gets the rest); of the 15 weights, 3 each.
+    const std::vector<std::string> expected{
+        "gradient/B_fc01.weight", "CrossEntropyLoss_output_0",
+        "gradient/A_layer00.weight", "gradient/A_layer01.weight", "gradient/A_layer02.weight",
+        "gradient/A_layer03.weight", "gradient/B_fc00.weight", "gradient/B_fc02.weight",
+        "A_layer00.weight", "A_layer01.weight", "A_layer02.weight", "B_fc00.weight", "B_fc01.weight", "B_fc02.weight"};
+    CHECK(card_order(r.out) == expected);
+    CHECK(r.out.find("gradients: 6 of 14 tensors shown, the cap shared by model: A 4 of 12 "
+                     "(gradient/A_layer04.weight ... left out), B all 2; --collection gradients shows them all.") !=
+          std::string::npos);
+    CHECK(r.out.find("weights: 6 of 15 tensors shown, the cap shared by model: A 3 of 12 (A_layer03.weight ... left "
+                     "out), B all 3; --collection weights shows them all.") != std::string::npos);
+
+    // The rule fired on B's gradient only: its band on that tensor's 3 plots (band and strip
+    // each) and the timeline; every other plot shows a faint mark, which its legend explains.
+    CHECK(r.out.find("<td class=\"steps\">10<div class=\"reason\">step 10: gradient/B_fc01.weight") !=
+          std::string::npos);
+    CHECK(tdbg::test::count_of(r.out, "ExplodingTensor triggered at step 10</title>") == 3 * 2 + 1);
+    const std::string flagged = section_of(r.out, "gradient/B_fc01.weight");
+    CHECK(tdbg::test::count_of(flagged, "class=\"rule-band\"") == 3);
+    CHECK(flagged.find("ExplodingTensor triggered</span>") != std::string::npos);
+    CHECK(flagged.find("rule-elsewhere") == std::string::npos);
+    CHECK(flagged.find("on other tensors") == std::string::npos);
+    const std::string weight = section_of(r.out, "B_fc01.weight");
+    CHECK(weight.find("class=\"rule-band\"") == std::string::npos);
+    CHECK(tdbg::test::count_of(weight, "ExplodingTensor triggered at step 10 (on other tensors)</title>") == 3);
+    CHECK(weight.find("ExplodingTensor triggered on other tensors</span>") != std::string::npos);
+    CHECK(weight.find("ExplodingTensor triggered</span>") == std::string::npos);
+    // 13 cards without the rule's band: the loss's one plot, 12 tensors' 3.
+    CHECK(tdbg::test::count_of(r.out, "(on other tensors)</title>") == 1 + 12 * 3);
+
+    // The page's cap is shared too: with room for 10 tensors, the weights' last 2 places go one to each model.
+    const auto capped = tdbg_report({run.string(), "-o", "-", "--rule", "ExplodingTensor", "--no-distributions",
+                                     "--max-tensors", "10"});
+    REQUIRE(capped.status == 0);
+    const std::vector<std::string> first_ten(expected.begin(), expected.begin() + 8);
+    std::vector<std::string> order = card_order(capped.out);
+    REQUIRE(order.size() == 10);
+    CHECK(std::vector<std::string>(order.begin(), order.begin() + 8) == first_ten);
+    CHECK(order[8] == "A_layer00.weight");
+    CHECK(order[9] == "B_fc00.weight");
+    CHECK(capped.out.find("weights: 2 of 15 tensors shown, the cap shared by model: A 1 of 12 (A_layer01.weight ... "
+                          "left out), B 1 of 3 (B_fc01.weight ... left out); --collection weights shows them all.") !=
+          std::string::npos);
+    CHECK(capped.out.find("Showing the first 10 of 14 tensors") != std::string::npos);
 }
 
 TEST_CASE("tdbg report chooses tensors and reductions as asked") {
@@ -348,7 +435,8 @@ TEST_CASE("tdbg report's page draws its plots in a real browser") {
     // Lines: the TRAIN line crosses 3 plots and the loss plot, the dashed EVAL line is short (6 of 36 steps).
     CHECK(counts[0] > 2000);
     CHECK(counts[1] > 150);
-    // The rule's marks: strips over every plot, its bar on the timeline, its swatches.
+    // The rule's marks: its bar on the timeline, its swatch (it fired on grad/weight, not shown:
+    // these plots show it faintly).
     CHECK(counts[2] > 300);
     // The heatmap: values spread evenly over a widening range, so middle shades fill much of it.
     CHECK(counts[3] + counts[4] > 1000);

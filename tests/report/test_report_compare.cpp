@@ -171,8 +171,13 @@ TEST_CASE("tdbg report of two runs draws a line per run, their distributions sid
                     "bad\">IssuesFound</span></td><td class=\"steps\">15<div class=\"reason\">step 15: ") != std::string::npos);
     CHECK(html.find("<td class=\"run-name\">good/run</td><td>ExplodingTensor</td><td><span class=\"badge "
                     "good\">NoIssuesFound</span></td><td class=\"steps\">&ndash;</td>") != std::string::npos);
-    // Its triggers marked on every step axis under the run's name: 7 line plots (bands and strips), 3 heatmaps, the timeline.
-    CHECK(count_of(html, "bad/run " + dot + " ExplodingTensor triggered at step 15</title>") == 7 * 2 + 3 + 1);
+    // Its triggers marked under the run's name on the plots of the tensor it fired on, layer1/weight
+    // (3 line plots, bands and strips, and both runs' heatmaps), and the timeline; faintly on the
+    // others' (the loss's line plot, only/bias's 3 and its heatmap).
+    CHECK(html.find("<div class=\"reason\">step 15: layer1/weight (worker_0) holds a NaN") != std::string::npos);
+    CHECK(count_of(html, "bad/run " + dot + " ExplodingTensor triggered at step 15</title>") == 3 * 2 + 2 + 1);
+    CHECK(count_of(html, "bad/run " + dot + " ExplodingTensor triggered at step 15 (on other tensors)</title>") ==
+          1 + 3 + 1);
     CHECK(count_of(html, "good/run " + dot + " ExplodingTensor triggered") == 0);
     // The overview has a row of steps per run and mode.
     CHECK(html.find(">bad/run " + dot + " TRAIN steps<title>") != std::string::npos);

@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "support.hpp"
+#include "report/models.hpp"
 #include "report_html.hpp"
+#include "support.hpp"
 
 namespace report = tdbg::cli::report;
 
@@ -104,6 +106,101 @@ TEST_CASE("a rule's triggered steps become bands split by steps where it was not
     REQUIRE(merged.size() == 1);
     CHECK(merged[0].first == 10);
     CHECK(merged[0].last == 30);
+}
+
+TEST_CASE("a rule's bands on a tensor's charts are the steps whose reasons name that tensor") {
+    tdbg::rules::evaluation_result r;
+    r.rule = "ExplodingTensor";
+    r.triggered_steps = {10, 20, 30};
+    r.not_triggered_steps = {0, 40};
+    r.trigger_reasons = {{10, "w (worker_0) holds a NaN"}, {20, "loss (worker_0) holds a NaN"}}; // none at 30
+    const std::vector<std::int64_t> steps{0, 10, 20, 30, 40};
+    // w: step 10, and step 30 that gave no reason (it may concern any tensor); step 20 splits them.
+    const auto w = report::detail::bands_of(r, steps, 5, "w");
+    REQUIRE(w.size() == 2);
+    CHECK(w[0].first == 10);
+    CHECK(w[0].last == 10);
+    CHECK(w[1].first == 30);
+    const auto loss = report::detail::bands_of(r, steps, 5, "loss");
+    REQUIRE(loss.size() == 1);
+    CHECK(loss[0].first == 20);
+    CHECK(loss[0].last == 30);
+    // "w" is not named by a reason that names "w_grad" or "gradient/w".
+    CHECK_FALSE(report::detail::concerns(r, 10, "gradient/w"));
+    r.trigger_reasons[10] = "gradient/w (worker_0) holds a NaN";
+    CHECK_FALSE(report::detail::concerns(r, 10, "w"));
+    const auto all = report::detail::bands_of(r, steps, 5);
+    REQUIRE(all.size() == 1);
+    CHECK(all[0].first == 10);
+    CHECK(all[0].last == 30);
+}
+
+TEST_CASE("a run's models are the prefixes of its parameters' names") {
+    CHECK(report::declared_model("Generator_conv1.weight") == "Generator");
+    CHECK(report::declared_model("gradient/Discriminator_main.0.weight") == "Discriminator");
+    CHECK(report::declared_model("Net_output_0").empty()); // not a parameter: no module path
+    CHECK(report::declared_model("layers.0.conv_output_0").empty());
+    CHECK(report::declared_model("fc1.weight").empty());
+    CHECK(report::declared_model("dense_1/kernel:0").empty());
+    CHECK(report::declared_model("_x.weight").empty());
+    const std::vector<std::string> names{"BCELoss_output_0",      "Discriminator_conv1.weight",
+                                         "Generator_conv1.weight", "Generator_output_0",
+                                         "gradient/Generator_conv1.weight"};
+    const auto models = report::models_of(names);
+    CHECK(models == std::vector<std::string>{"Discriminator", "Generator"});
+    CHECK(report::model_of("Generator_output_0", models) == "Generator");
+    CHECK(report::model_of("gradient/Discriminator_conv1.weight", models) == "Discriminator");
+    CHECK(report::model_of("BCELoss_output_0", models).empty());
+    CHECK(report::models_of({"fc1.weight", "gradient/fc1.weight", "loss"}).empty()); // no prefix: one model
+}
+
+TEST_CASE("a section's cap is shared among its models, what a small one leaves going to the others") {
+    const std::vector<std::string> models{"A", "B"};
+    auto section = [](int a, int b) {
+        std::vector<std::string> names;
+        for (int i = 0; i < a; ++i) {
+            names.push_back("A_l" + std::to_string(10 + i) + ".w");
+        }
+        for (int i = 0; i < b; ++i) {
+            names.push_back("B_l" + std::to_string(10 + i) + ".w");
+        }
+        names.emplace_back("loss");
+        return names;
+    };
+    // A 12, B 3 and a tensor of no model, a cap of 6: the loss takes 1 of its 2, B all 3 of its
+    // 2.5, A what is left; each keeps its first tensors.
+    auto names = section(12, 3);
+    auto shares = report::share_cap(names, models, 6);
+    CHECK(names == std::vector<std::string>{"A_l10.w", "A_l11.w", "B_l10.w", "B_l11.w", "B_l12.w", "loss"});
+    REQUIRE(shares.size() == 3);
+    CHECK(shares[0].model == "A");
+    CHECK(shares[0].shown == 2);
+    CHECK(shares[0].total == 12);
+    CHECK(shares[0].first_left_out == "A_l12.w");
+    CHECK(shares[1].model == "B");
+    CHECK(shares[1].shown == 3);
+    CHECK(shares[1].first_left_out.empty());
+    CHECK(shares[2].model.empty());
+    CHECK(shares[2].shown == 1);
+    CHECK(shares[2].first_left_out.empty());
+    // B needs 1 of its 3: A gets the other 5.
+    names = section(12, 1);
+    shares = report::share_cap(names, models, 7);
+    CHECK(shares[0].shown == 5);
+    CHECK(shares[1].shown == 1);
+    CHECK(names.size() == 7);
+    // Equal models: the first in name order gets the odd place.
+    names = section(10, 10);
+    names.pop_back();
+    shares = report::share_cap(names, models, 5);
+    REQUIRE(shares.size() == 2);
+    CHECK(shares[0].shown == 3);
+    CHECK(shares[1].shown == 2);
+    // A cap that holds everything keeps everything.
+    names = section(2, 2);
+    shares = report::share_cap(names, models, 10);
+    CHECK(names.size() == 5);
+    CHECK(shares[0].first_left_out.empty());
 }
 
 TEST_CASE("the rules table counts skips as tdbg rules does: steps the run never saved are not skipped") {

@@ -50,6 +50,7 @@ svg.plot .empty,svg.plot .empty-row{font-size:12px;fill:#8a92a3}
 svg.plot .line{fill:none;stroke-width:2;stroke-linejoin:round;stroke-linecap:round}
 svg.plot .nonfinite{stroke-width:2;fill:none}
 svg.plot .rule-band{fill-opacity:.13}
+svg.plot .rule-elsewhere{fill-opacity:.3}
 svg.plot .hit{fill:#000;fill-opacity:0}
 svg.plot .hit:hover{fill-opacity:.08}
 svg.plot .key-frame{fill:none;stroke:#c9ced8}
@@ -61,6 +62,7 @@ svg.plot .nf-label{fill:#b3261e}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12.5px;color:var(--muted);margin:6px 0 2px}
 .key{display:inline-flex;align-items:center;gap:5px}
 .swatch{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-1px}
+.swatch.faint{opacity:.3}
 .readout{position:absolute;pointer-events:none;background:rgba(255,255,255,.96);border:1px solid var(--line);border-radius:4px;padding:3px 6px;font-size:11.5px;line-height:1.35;box-shadow:0 2px 6px rgba(20,30,50,.12);display:none;white-space:nowrap;z-index:2}
 table.rules{border-collapse:collapse;width:100%;font-size:13px;margin-top:8px}
 table.rules th{text-align:left;color:var(--muted);font-weight:600;border-bottom:1px solid var(--line);padding:5px 8px}

@@ -25,6 +25,7 @@
 #include "../rule_selection.hpp"
 #include "collect_tensor.hpp"
 #include "model.hpp"
+#include "models.hpp"
 #include "tables.hpp"
 #include "tdbg/cli/commands.hpp"
 #include "tdbg/core/dtype.hpp"
@@ -90,17 +91,21 @@ inline std::pair<std::vector<std::string>, std::string> chosen_tensors(const tdb
     return {names, selection};
 }
 
-// At most --max-tensors of `names` (tensor names, or pairs of a name and its section), saying so
-// in the notes and the selection.
-template <class Name>
-void limit_tensors(std::vector<Name>& names, const report_options& o, tdbg::cli::report::document& doc,
-                   std::string& selection) {
+// Says that the page shows `shown` of the `wanted` tensors (--max-tensors), in the notes and the selection.
+inline void page_cap_note(std::size_t shown, std::size_t wanted, std::vector<std::string>& notes,
+                          std::string& selection) {
+    notes.push_back(fmt::format("Showing the first {} of {} tensors; choose with --tensors REGEX, "
+                                "--collection NAME or --max-tensors N.",
+                                shown, wanted));
+    fmt::format_to(std::back_inserter(selection), "{}first {}", selection.empty() ? "" : ", ", shown);
+}
+
+// At most --max-tensors of `names`, saying so in the notes and the selection.
+inline void limit_tensors(std::vector<std::string>& names, const report_options& o, tdbg::cli::report::document& doc,
+                          std::string& selection) {
     if (o.max_tensors > 0 && names.size() > o.max_tensors) {
-        doc.notes.push_back(fmt::format("Showing the first {} of {} tensors; choose with --tensors REGEX, "
-                                        "--collection NAME or --max-tensors N.",
-                                        o.max_tensors, names.size()));
+        page_cap_note(o.max_tensors, names.size(), doc.notes, selection);
         names.resize(o.max_tensors);
-        fmt::format_to(std::back_inserter(selection), "{}first {}", selection.empty() ? "" : ", ", o.max_tensors);
     }
 }
 
@@ -156,6 +161,66 @@ inline std::vector<tensor_group> default_groups(const tdbg::trial& t, const std:
     return out;
 }
 
+// The note of a section that shows `shown` of its tensors, fewer than all: what it left out,
+// model by model when they are several (`shares`, from share_cap).
+inline std::string left_out_note(const tensor_group& g, std::size_t shown, const std::vector<model_share>& shares) {
+    std::string note = fmt::format("{}: {} of {} tensors shown", g.name, shown, g.tensors.size());
+    if (shares.size() == 1) {
+        fmt::format_to(std::back_inserter(note), " ({} ... left out)", shares.front().first_left_out);
+    } else {
+        note += ", the cap shared by model:";
+        for (std::size_t i = 0; i < shares.size(); ++i) {
+            const model_share& s = shares[i];
+            const std::string model = s.model.empty() ? "others" : s.model;
+            if (s.shown == s.total) {
+                fmt::format_to(std::back_inserter(note), "{} {} all {}", i == 0 ? "" : ",", model, s.total);
+            } else {
+                fmt::format_to(std::back_inserter(note), "{} {} {} of {} ({} ... left out)", i == 0 ? "" : ",", model,
+                               s.shown, s.total, s.first_left_out);
+            }
+        }
+    }
+    return fmt::format("{}; {} shows them all.", note, g.shows_all);
+}
+
+// The tensors of the default page, each with its section: what a person debugging the run
+// needs first (what the rules flagged, then a section per collection), each section capped at
+// --per-section and the page at --max-tensors, every cap shared among the run's models
+// (models.hpp) so that each model is in each of its sections. What a cap left out is said in
+// `notes` and `selection`.
+inline std::vector<std::pair<std::string, std::string>> default_page(
+    const tdbg::trial& t, const report_options& o, const std::vector<tdbg::rules::evaluation_result>& rules,
+    std::vector<std::string>& notes, std::string& selection) {
+    const std::vector<std::string> models = models_of(t.tensor_names());
+    std::vector<std::pair<std::string, std::string>> shown; // name, section
+    std::size_t page_left = o.max_tensors > 0 ? o.max_tensors : std::numeric_limits<std::size_t>::max();
+    std::size_t wanted = 0; // what the sections' caps allow, before the page's
+    for (tensor_group& g : default_groups(t, rules)) {
+        const std::size_t section_cap = o.per_section > 0 ? std::min(o.per_section, g.tensors.size()) : g.tensors.size();
+        if (section_cap < g.tensors.size()) {
+            selection = fmt::format("at most {} a section", o.per_section);
+        }
+        wanted += section_cap;
+        const std::size_t cap = std::min(section_cap, page_left);
+        if (cap == 0) {
+            continue; // the page is full: its note says so
+        }
+        std::vector<std::string> kept = g.tensors;
+        const std::vector<model_share> shares = share_cap(kept, models, cap);
+        if (kept.size() < g.tensors.size()) {
+            notes.push_back(left_out_note(g, kept.size(), shares));
+        }
+        page_left -= kept.size();
+        for (std::string& n : kept) {
+            shown.emplace_back(std::move(n), g.name);
+        }
+    }
+    if (shown.size() < wanted) {
+        page_cap_note(shown.size(), wanted, notes, selection);
+    }
+    return shown;
+}
+
 inline tdbg::cli::report::document collect_run(const tdbg::trial& t, const report_options& o,
                                         const std::vector<tdbg::rules::evaluation_result>& rules = {}) {
     namespace report = tdbg::cli::report;
@@ -176,28 +241,12 @@ inline tdbg::cli::report::document collect_run(const tdbg::trial& t, const repor
 
     doc.tensors_in_run = t.tensor_names().size();
     if (!o.collection && !o.tensor_regex) {
-        // What a person debugging the run needs first: what the rules flagged, then a section
-        // per collection, each capped, saying what it left out and how to see it.
-        std::vector<std::pair<std::string, std::string>> shown; // name, section
         std::string selection;
-        for (tensor_group& g : default_groups(t, rules)) {
-            if (o.per_section > 0 && g.tensors.size() > o.per_section) {
-                selection = fmt::format("at most {} a section", o.per_section);
-                doc.notes.push_back(fmt::format("{}: {} of {} tensors shown ({} ... left out); {} shows them all.",
-                                                g.name, o.per_section, g.tensors.size(), g.tensors[o.per_section],
-                                                g.shows_all));
-                g.tensors.resize(o.per_section);
-            }
-            for (std::string& n : g.tensors) {
-                shown.emplace_back(std::move(n), g.name);
-            }
-        }
-        limit_tensors(shown, o, doc, selection);
-        doc.selection = selection;
-        for (const auto& [name, group] : shown) {
+        for (auto& [name, group] : default_page(t, o, rules, doc.notes, selection)) {
             doc.tensors.push_back(collect_tensor(t, name, o));
-            doc.tensors.back().group = group;
+            doc.tensors.back().group = std::move(group);
         }
+        doc.selection = selection;
         return doc;
     }
     auto [names, selection] = chosen_tensors(t, o);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -33,17 +34,47 @@ struct band {
 struct rule_marks {
     std::string name;
     rgb colour;
-    std::vector<band> bands;
+    std::vector<band> bands; ///< every step where it triggered: the timeline's
+    std::size_t result = 0;  ///< its index in the document's rules
+    /// The bands on the charts of the tensor drawn now: the steps where it triggered that
+    /// concern that tensor (all of them until a tensor is set: see mark_tensor).
+    std::vector<band> here;
+    bool elsewhere = false; ///< whether it triggered at steps that concern other tensors only
 };
+
+// True when `reason` names `tensor`: the name, not followed by more of a name ("fc1.weight"
+// is not named by "fc1.weight_grad").
+inline bool names_tensor(std::string_view reason, std::string_view tensor) {
+    for (std::size_t at = reason.find(tensor); at != std::string_view::npos; at = reason.find(tensor, at + 1)) {
+        const std::size_t end = at + tensor.size();
+        const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(reason[at - 1])) != 0 ||
+                                         reason[at - 1] == '_' || reason[at - 1] == '/' || reason[at - 1] == '.');
+        const bool ends = end == reason.size() || !(std::isalnum(static_cast<unsigned char>(reason[end])) != 0 ||
+                                                    reason[end] == '_' || reason[end] == '/');
+        if (starts && ends) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Whether the rule's trigger at `step` concerns `tensor`: its reason names it, or it gave no
+// reason (then it may concern any tensor).
+inline bool concerns(const tdbg::rules::evaluation_result& r, std::int64_t step, std::string_view tensor) {
+    const auto reason = r.trigger_reasons.find(step);
+    return reason == r.trigger_reasons.end() || names_tensor(reason->second, tensor);
+}
 
 // Triggered steps of a rule with no step in between where it was evaluated and
 // not met make one band (steps it skipped, such as steps never saved, do not
 // split a band). A band reaches most of the way to the run's neighbouring steps.
+// With `tensor`, only the triggered steps that concern it make bands, the others
+// counting as steps where it was not met.
 inline std::vector<band> bands_of(const tdbg::rules::evaluation_result& r, const std::vector<std::int64_t>& run_steps,
-                                  double half_gap) {
+                                  double half_gap, std::optional<std::string_view> tensor = std::nullopt) {
     std::vector<std::pair<std::int64_t, bool>> seen;
     for (auto s : r.triggered_steps) {
-        seen.emplace_back(s, true);
+        seen.emplace_back(s, !tensor || concerns(r, s, *tensor));
     }
     for (auto s : r.not_triggered_steps) {
         seen.emplace_back(s, false);
@@ -167,11 +198,24 @@ inline context make_context(const document& doc, const std::vector<std::int64_t>
     ctx.series_colour = series_colours(doc, ctx.several_runs);
     for (std::size_t i = 0; i < doc.rules.size(); ++i) {
         if (!doc.rules[i].triggered_steps.empty()) {
+            auto bands = bands_of(doc.rules[i], all_steps, ctx.steps.half_gap);
             ctx.rules.push_back(rule_marks{rule_label(doc, i), rule_palette[ctx.rules.size() % rule_palette.size()],
-                                           bands_of(doc.rules[i], all_steps, ctx.steps.half_gap)});
+                                           bands, i, bands, false});
         }
     }
     return ctx;
+}
+
+// Sets the rules' bands for the charts of tensor `name`: a rule's bands only where it
+// triggered on that tensor (as its reasons say), the rest of its triggers marked faintly.
+inline void mark_tensor(context& ctx, const document& doc, std::string_view name,
+                        const std::vector<std::int64_t>& all_steps) {
+    for (rule_marks& r : ctx.rules) {
+        const auto& result = doc.rules[r.result];
+        r.here = bands_of(result, all_steps, ctx.steps.half_gap, name);
+        r.elsewhere = !std::all_of(result.triggered_steps.begin(), result.triggered_steps.end(),
+                                   [&](std::int64_t s) { return concerns(result, s, name); });
+    }
 }
 
 } // namespace tdbg::cli::report::detail

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -39,25 +40,47 @@ inline std::string step_ticks(const scale& x, double x0, double x1, double y, bo
     return out;
 }
 
-// Translucent bands over the plot where rules triggered, and a strip of solid
-// marks above it (one row per rule) that stays visible over any plot.
+// The x span of a band on a chart: at least 3 pixels wide, so that a single step on a long
+// axis still shows.
+inline std::pair<double, double> band_span(const band& b, const scale& x, double plot_left, double plot_right) {
+    double a = std::max(plot_left, x(b.lo));
+    double z = std::min(plot_right, x(b.hi));
+    if (z - a < 3) {
+        const double mid = (a + z) / 2;
+        a = mid - 1.5;
+        z = mid + 1.5;
+    }
+    return {a, z};
+}
+
+// "ExplodingTensor triggered at steps 12-13", escaped.
+inline std::string band_title(const rule_marks& r, const band& b) {
+    return b.first == b.last ? fmt::format("{} triggered at step {}", escape(r.name), b.first)
+                             : fmt::format("{} triggered at steps {}-{}", escape(r.name), b.first, b.last);
+}
+
+// Where rules triggered, on the chart of the tensor drawn now: translucent bands over the plot
+// where a rule triggered on this tensor, and a strip of solid marks above the plot (one row
+// per rule) that stays visible over any plot. Where a rule triggered on other tensors only,
+// its row shows faint marks and the plot no band.
 inline std::string rule_overlay(const context& ctx, const scale& x, double plot_left, double plot_right,
                                 double strip_top, double plot_top, double plot_bottom, bool bands_in_plot) {
     std::string out;
     for (std::size_t i = 0; i < ctx.rules.size(); ++i) {
         const auto& r = ctx.rules[i];
         const double row = strip_top + 6.0 * static_cast<double>(i);
-        for (const band& b : r.bands) {
-            double a = std::max(plot_left, x(b.lo));
-            double z = std::min(plot_right, x(b.hi));
-            if (z - a < 3) { // a single step on a long axis must still show
-                const double mid = (a + z) / 2;
-                a = mid - 1.5;
-                z = mid + 1.5;
+        if (r.elsewhere) {
+            for (const band& b : r.bands) {
+                const auto [a, z] = band_span(b, x, plot_left, plot_right);
+                fmt::format_to(std::back_inserter(out),
+                               "<rect class=\"rule-elsewhere\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
+                               "fill=\"{}\"><title>{} (on other tensors)</title></rect>",
+                               px(a), px(row), px(z - a), px(4), r.colour.hex(), band_title(r, b));
             }
-            const std::string what =
-                b.first == b.last ? fmt::format("{} triggered at step {}", escape(r.name), b.first)
-                                  : fmt::format("{} triggered at steps {}-{}", escape(r.name), b.first, b.last);
+        }
+        for (const band& b : r.here) {
+            const auto [a, z] = band_span(b, x, plot_left, plot_right);
+            const std::string what = band_title(r, b);
             if (bands_in_plot) {
                 fmt::format_to(std::back_inserter(out),
                                "<rect class=\"rule-band\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">"

@@ -195,6 +195,7 @@ inline std::string render_html(const document& doc) {
             out += "<h2 class=\"group\">" + escape(group) + "</h2>\n";
         }
         ctx.tensor_divergence = detail::divergence_of(doc, doc.tensors[i].name);
+        detail::mark_tensor(ctx, doc, doc.tensors[i].name, all_steps);
         out += detail::tensor_card(doc, i, ctx);
     }
     out +=

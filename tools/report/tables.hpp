@@ -3,7 +3,6 @@
 // found, the runs compared, what `tdbg diff` found, and a tensor's legend.
 
 #include <algorithm>
-#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -29,22 +28,6 @@ inline std::string status_badge(tdbg::rules::evaluation_status s) {
                       : s == tdbg::rules::evaluation_status::no_issues_found ? "good"
                                                                              : "error";
     return "<span class=\"badge " + std::string(cls) + "\">" + std::string(tdbg::rules::status_name(s)) + "</span>";
-}
-
-// True when `reason` names `tensor`: the name, not followed by more of a name ("fc1.weight"
-// is not named by "fc1.weight_grad").
-inline bool names_tensor(std::string_view reason, std::string_view tensor) {
-    for (std::size_t at = reason.find(tensor); at != std::string_view::npos; at = reason.find(tensor, at + 1)) {
-        const std::size_t end = at + tensor.size();
-        const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(reason[at - 1])) != 0 ||
-                                         reason[at - 1] == '_' || reason[at - 1] == '/' || reason[at - 1] == '.');
-        const bool ends = end == reason.size() || !(std::isalnum(static_cast<unsigned char>(reason[end])) != 0 ||
-                                                    reason[end] == '_' || reason[end] == '/');
-        if (starts && ends) {
-            return true;
-        }
-    }
-    return false;
 }
 
 // The rules' reasons that name `tensor`, on its card (at most `limit`, then a count): why it fired.
@@ -255,8 +238,14 @@ inline std::string legend(const tensor_section& t, const context& ctx) {
                escape(series_label(ctx, s)) + "</span>";
     }
     for (const auto& r : ctx.rules) {
-        out += "<span class=\"key\"><span class=\"swatch\" style=\"background:" + r.colour.hex() + "\"></span>" +
-               escape(r.name) + " triggered</span>";
+        if (!r.here.empty()) {
+            out += "<span class=\"key\"><span class=\"swatch\" style=\"background:" + r.colour.hex() + "\"></span>" +
+                   escape(r.name) + " triggered</span>";
+        }
+        if (r.elsewhere) {
+            out += "<span class=\"key\"><span class=\"swatch faint\" style=\"background:" + r.colour.hex() +
+                   "\"></span>" + escape(r.name) + " triggered on other tensors</span>";
+        }
     }
     return out.empty() ? out : "<div class=\"legend\">" + out + "</div>";
 }
