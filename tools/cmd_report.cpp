@@ -89,7 +89,9 @@ void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
     args.option("--collection", "NAME", "only tensors of this collection",
                 [&o](const std::string&, const std::string& value) { o.collection = value; });
     args.number("--max-tensors", "N",
-                "at most N tensors on the page, in the order of its sections (default 20; 0: all)", o.max_tensors,
+                "at most N tensors on the page, in the order of its sections, shared among the run's models "
+                "(default 20; 0: all)",
+                o.max_tensors,
                 std::size_t{0}, std::size_t{100000});
     args.number("--per-section", "N",
                 "without --tensors and --collection, the page shows the tensors a rule flagged, then each "

@@ -310,6 +310,17 @@ TEST_CASE("tdbg report's default page shows every model in each section, the cap
                           "left out), B 1 of 3 (B_fc01.weight ... left out); --collection weights shows them all.") !=
           std::string::npos);
     CHECK(capped.out.find("Showing the first 10 of 14 tensors") != std::string::npos);
+
+    // A page of chosen tensors shares --max-tensors among the models too: A's 24 tensors and
+    // B's 6 match, 2 of each shown.
+    const auto chosen =
+        tdbg_report({run.string(), "-o", "-", "--tensors", "weight", "--max-tensors", "4", "--no-distributions"});
+    REQUIRE(chosen.status == 0);
+    CHECK(card_order(chosen.out) ==
+          std::vector<std::string>{"A_layer00.weight", "A_layer01.weight", "B_fc00.weight", "B_fc01.weight"});
+    CHECK(chosen.out.find("Showing 4 of 30 tensors, the cap shared by model: A 2 of 24 (A_layer02.weight ... left "
+                          "out), B 2 of 6 (B_fc02.weight ... left out); choose with --tensors REGEX") !=
+          std::string::npos);
 }
 
 TEST_CASE("tdbg report chooses tensors and reductions as asked") {

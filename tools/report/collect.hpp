@@ -91,21 +91,42 @@ inline std::pair<std::vector<std::string>, std::string> chosen_tensors(const tdb
     return {names, selection};
 }
 
-// Says that the page shows `shown` of the `wanted` tensors (--max-tensors), in the notes and the selection.
-inline void page_cap_note(std::size_t shown, std::size_t wanted, std::vector<std::string>& notes,
-                          std::string& selection) {
-    notes.push_back(fmt::format("Showing the first {} of {} tensors; choose with --tensors REGEX, "
-                                "--collection NAME or --max-tensors N.",
-                                shown, wanted));
+// What each model showed of a capped list of tensors (`shares`, from share_cap): " A 3 of 12
+// (A_layer03.weight ... left out), B all 3", the tensors of no model as "others".
+inline std::string shares_text(const std::vector<model_share>& shares) {
+    std::string text;
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+        const model_share& s = shares[i];
+        const std::string model = s.model.empty() ? "others" : s.model;
+        if (s.shown == s.total) {
+            fmt::format_to(std::back_inserter(text), "{} {} all {}", i == 0 ? "" : ",", model, s.total);
+        } else {
+            fmt::format_to(std::back_inserter(text), "{} {} {} of {} ({} ... left out)", i == 0 ? "" : ",", model,
+                           s.shown, s.total, s.first_left_out);
+        }
+    }
+    return text;
+}
+
+// Says that the page shows `shown` of the `wanted` tensors (--max-tensors), in the notes and the
+// selection; what each model showed, when the cap was shared among several (`shares`).
+inline void page_cap_note(std::size_t shown, std::size_t wanted, const std::vector<model_share>& shares,
+                          std::vector<std::string>& notes, std::string& selection) {
+    const std::string what = shares.size() > 1 ? fmt::format("Showing {} of {} tensors, the cap shared by model:{}",
+                                                              shown, wanted, shares_text(shares))
+                                                : fmt::format("Showing the first {} of {} tensors", shown, wanted);
+    notes.push_back(what + "; choose with --tensors REGEX, --collection NAME or --max-tensors N.");
     fmt::format_to(std::back_inserter(selection), "{}first {}", selection.empty() ? "" : ", ", shown);
 }
 
-// At most --max-tensors of `names`, saying so in the notes and the selection.
+// At most --max-tensors of `names` (in name order), the cap shared among their models
+// (models.hpp), saying so in the notes and the selection.
 inline void limit_tensors(std::vector<std::string>& names, const report_options& o, tdbg::cli::report::document& doc,
                           std::string& selection) {
     if (o.max_tensors > 0 && names.size() > o.max_tensors) {
-        page_cap_note(o.max_tensors, names.size(), doc.notes, selection);
-        names.resize(o.max_tensors);
+        const std::size_t wanted = names.size();
+        const auto shares = share_cap(names, models_of(names), o.max_tensors);
+        page_cap_note(names.size(), wanted, shares, doc.notes, selection);
     }
 }
 
@@ -164,23 +185,11 @@ inline std::vector<tensor_group> default_groups(const tdbg::trial& t, const std:
 // The note of a section that shows `shown` of its tensors, fewer than all: what it left out,
 // model by model when they are several (`shares`, from share_cap).
 inline std::string left_out_note(const tensor_group& g, std::size_t shown, const std::vector<model_share>& shares) {
-    std::string note = fmt::format("{}: {} of {} tensors shown", g.name, shown, g.tensors.size());
-    if (shares.size() == 1) {
-        fmt::format_to(std::back_inserter(note), " ({} ... left out)", shares.front().first_left_out);
-    } else {
-        note += ", the cap shared by model:";
-        for (std::size_t i = 0; i < shares.size(); ++i) {
-            const model_share& s = shares[i];
-            const std::string model = s.model.empty() ? "others" : s.model;
-            if (s.shown == s.total) {
-                fmt::format_to(std::back_inserter(note), "{} {} all {}", i == 0 ? "" : ",", model, s.total);
-            } else {
-                fmt::format_to(std::back_inserter(note), "{} {} {} of {} ({} ... left out)", i == 0 ? "" : ",", model,
-                               s.shown, s.total, s.first_left_out);
-            }
-        }
-    }
-    return fmt::format("{}; {} shows them all.", note, g.shows_all);
+    const std::string left_out = shares.size() == 1
+                                     ? fmt::format(" ({} ... left out)", shares.front().first_left_out)
+                                     : ", the cap shared by model:" + shares_text(shares);
+    return fmt::format("{}: {} of {} tensors shown{}; {} shows them all.", g.name, shown, g.tensors.size(), left_out,
+                       g.shows_all);
 }
 
 // The tensors of the default page, each with its section: what a person debugging the run
@@ -216,7 +225,7 @@ inline std::vector<std::pair<std::string, std::string>> default_page(
         }
     }
     if (shown.size() < wanted) {
-        page_cap_note(shown.size(), wanted, notes, selection);
+        page_cap_note(shown.size(), wanted, {}, notes, selection);
     }
     return shown;
 }

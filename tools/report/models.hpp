@@ -1,6 +1,6 @@
 #pragma once
-// The models of a run, as the page of `tdbg report` tells them apart, and how a section of
-// the default page shares its cap among them, so that no model is left off the page.
+// The models of a run, as the page of `tdbg report` tells them apart, and how a cap on the
+// tensors shown (a section's, the page's) is shared among them, so that no model is left off.
 //
 // A model is told by the prefix of its parameters' names. smdebug's PyTorch hook, and
 // tdbg::torch_hook after it, names a parameter `<Class>_<module path>.<name>` (the class
