@@ -13,15 +13,21 @@
 //     floats as six reductions each, over the same loop without a hook.
 // Build it Release (see README.md).
 //
-//   bench_hook [--writes | --small] [dir] (dir default: <temp dir>/tdbg_bench_hook; removed afterwards)
+//   bench_hook [--writes | --small | --long [STEPS]] [dir]
+//     (dir default: <temp dir>/tdbg_bench_hook; removed afterwards)
 //     --writes   part 2 (the writes) only
 //     --small    part 3 (a saved step's and a small tensor's cost) only
+//     --long     a user's run of part 3's 40 tensors: STEPS steps (default 3000) into a new run
+//                directory under dir, hook opened and closed in the time, against the loop
+//                without a hook; three pairs, alternating
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <functional>
@@ -279,34 +285,62 @@ void step_times(const std::filesystem::path& base) {
     std::printf("  (raw saves %.2f MiB per step)\n\n", raw_bytes / (1024.0 * 1024.0));
 }
 
-// What a saved step and a small tensor cost, whatever their size: the CPU of the whole process
-// (training and writer threads) per step of a loop whose training is next to nothing, with the
-// hook saving one scalar a step, or 40 tensors of 16 floats as six reductions each, against the
-// same loop without a hook. Best of `rounds` interleaved rounds.
-void small_tensor_costs(const std::filesystem::path& base) {
-    constexpr int tensors = 40;
-    constexpr int steps_per_round = 400;
-    constexpr int rounds = 9;
-    std::vector<std::vector<float>> values(tensors, std::vector<float>(16));
+// The small tensors' loop: 40 tensors of 16 floats whose "training" nudges each value, saved
+// (with the step's one value, "loss") where a hook is given.
+struct small_trainer {
+    static constexpr int tensors = 40;
+    std::vector<std::vector<float>> values = std::vector<std::vector<float>>(tensors, std::vector<float>(16));
     std::vector<std::string> names;
-    for (int i = 0; i < tensors; ++i) {
-        names.push_back("gradient/layer" + std::to_string(i) + ".weight");
+
+    small_trainer() {
+        for (int i = 0; i < tensors; ++i) {
+            names.push_back("gradient/layer" + std::to_string(i) + ".weight");
+        }
     }
-    const auto train = [&](int step) { // the "training": each value nudged
+
+    void step(int step, tdbg::hook* hook, bool save_tensors) {
+        if (hook != nullptr) {
+            hook->begin_step();
+        }
         for (auto& v : values) {
             for (std::size_t i = 0; i < v.size(); ++i) {
                 v[i] = 0.5F * v[i] + static_cast<float>((static_cast<std::size_t>(step) + i) % 7);
             }
         }
-    };
+        if (hook == nullptr) {
+            return;
+        }
+        hook->save_tensor("loss", values[0].data(), {1}); // one value: the step's fixed cost
+        if (save_tensors) {
+            for (std::size_t i = 0; i < values.size(); ++i) {
+                hook->save_tensor(names[i], values[i].data(), {values[i].size()});
+            }
+        }
+    }
+};
+
+// Saves the 40 tensors as six reductions each (and the one value) at every step.
+tdbg::hook_options small_reductions(const std::filesystem::path& dir) {
+    tdbg::hook_options o = every_step(dir);
+    o.include_collections = {"gradients"};
+    o.include_regex = {"^loss$"};
+    o.reduction_config = tdbg::reduction_config::parse("min,max,mean,std,l2_norm,abs_mean");
+    return o;
+}
+
+// What a saved step and a small tensor cost, whatever their size: the CPU of the whole process
+// (training and writer threads) per step of a loop whose training is next to nothing, with the
+// hook saving one scalar a step, or 40 tensors of 16 floats as six reductions each, against the
+// same loop without a hook. Best of `rounds` interleaved rounds.
+void small_tensor_costs(const std::filesystem::path& base) {
+    constexpr int tensors = small_trainer::tensors;
+    constexpr int steps_per_round = 400;
+    constexpr int rounds = 9;
+    small_trainer trainer;
     tdbg::hook_options scalar_only = every_step(base / "one_scalar");
     scalar_only.include_regex = {"^loss$"};
-    tdbg::hook_options small = every_step(base / "small_reductions");
-    small.include_collections = {"gradients"};
-    small.include_regex = {"^loss$"};
-    small.reduction_config = tdbg::reduction_config::parse("min,max,mean,std,l2_norm,abs_mean");
     auto scalar_hook = std::make_unique<tdbg::hook>(scalar_only);
-    auto small_hook = std::make_unique<tdbg::hook>(small);
+    auto small_hook = std::make_unique<tdbg::hook>(small_reductions(base / "small_reductions"));
     struct configuration {
         const char* name;
         tdbg::hook* hook;
@@ -322,20 +356,7 @@ void small_tensor_costs(const std::filesystem::path& base) {
             auto& c = configs[(k + static_cast<std::size_t>(round)) % configs.size()];
             const double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
             for (int s = 0; s < steps_per_round; ++s, ++step) {
-                if (c.hook != nullptr) {
-                    c.hook->begin_step();
-                }
-                train(step);
-                if (c.hook == nullptr) {
-                    continue;
-                }
-                c.hook->save_tensor("loss", values[0].data(), {1}); // one value: the step's fixed cost
-                if (c.save_tensors) {
-                    for (int i = 0; i < tensors; ++i) {
-                        c.hook->save_tensor(names[static_cast<std::size_t>(i)], values[static_cast<std::size_t>(i)].data(),
-                                            {values[static_cast<std::size_t>(i)].size()});
-                    }
-                }
+                trainer.step(step, c.hook, c.save_tensors);
             }
             if (c.hook != nullptr) {
                 c.hook->flush(); // the writers' work for these steps is billed to them
@@ -357,6 +378,74 @@ void small_tensor_costs(const std::filesystem::path& base) {
     std::printf("  %-36s %12.1f %12.1f %10s\n", configs[2].name, configs[2].best * 1e6, small_cost * 1e6, "<= 200");
     std::printf("  per small tensor (its 6 reductions' records): %.2f us (target <= 5)\n\n",
                 (small_cost - fixed) / tensors * 1e6);
+}
+
+// Process CPU seconds of every thread, user and system apart (getrusage counts finished threads too).
+struct process_cpu {
+    double user = 0;
+    double system = 0;
+    static process_cpu now() {
+        rusage r{};
+        getrusage(RUSAGE_SELF, &r);
+        auto secs = [](const timeval& v) { return static_cast<double>(v.tv_sec) + static_cast<double>(v.tv_usec) * 1e-6; };
+        return {secs(r.ru_utime), secs(r.ru_stime)};
+    }
+    process_cpu operator-(const process_cpu& o) const { return {user - o.user, system - o.system}; }
+    [[nodiscard]] double total() const { return user + system; }
+};
+
+// What a user's run pays for the small tensors' loop: `steps` steps (a long run: its directories
+// grow, its files fill the page cache) into a new run directory, the hook opened and closed inside
+// the time, against the same loop without a hook, `pairs` times, alternating. Nothing is deleted
+// until the end (deleting files makes ext4 without a journal scan past their inodes on each create
+// for a minute or more).
+void long_runs(const std::filesystem::path& base, int steps, int pairs) {
+    small_trainer trainer;
+    std::string load = "?";
+    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+        char text[64] = {};
+        if (std::fgets(text, sizeof text, f) != nullptr) {
+            load = std::string(text, std::strcspn(text, " "));
+        }
+        std::fclose(f);
+    }
+    std::printf("a user's run: the 40 x 16 floats, 6 reductions each, every step, %d steps per run, into %s\n"
+                "(a new run directory each time, the hook opened and closed in the time); load average %s\n",
+                steps, base.string().c_str(), load.c_str());
+    std::printf("  %-6s %14s %14s %14s %10s %10s %12s %12s\n", "pair", "no hook us", "hook us", "hook - no hook",
+                "user us", "system us", "writers us", "wall us");
+    std::vector<double> costs;
+    int step = 0;
+    for (int pair = 0; pair < pairs; ++pair) {
+        const process_cpu off0 = process_cpu::now();
+        for (int s = 0; s < steps; ++s, ++step) {
+            trainer.step(step, nullptr, false);
+        }
+        const double off = (process_cpu::now() - off0).total() / steps;
+        const process_cpu on0 = process_cpu::now();
+        const auto t0 = clock_type::now();
+        double writers = 0;
+        {
+            tdbg::hook hook(small_reductions(base / ("run_" + std::to_string(pair))));
+            for (int s = 0; s < steps; ++s, ++step) {
+                trainer.step(step, &hook, true);
+            }
+            hook.close();
+            const auto [data, publisher] = hook.writer_cpu_seconds();
+            writers = (data + publisher) / steps;
+        }
+        const double wall = seconds_since(t0) / steps;
+        const process_cpu on = process_cpu::now() - on0;
+        costs.push_back(on.total() / steps - off);
+        std::printf("  %-6d %14.1f %14.1f %14.1f %10.1f %10.1f %12.1f %12.1f\n", pair + 1, off * 1e6,
+                    on.total() / steps * 1e6, costs.back() * 1e6, on.user / steps * 1e6, on.system / steps * 1e6,
+                    writers * 1e6, wall * 1e6);
+        std::fflush(stdout);
+    }
+    std::sort(costs.begin(), costs.end());
+    std::printf("  hook - no hook: %.1f to %.1f us of process CPU per step (target <= 200); user and system:\n"
+                "  the hooked run's, every thread; writers: the hook's data and publisher threads\n\n",
+                costs.front() * 1e6, costs.back() * 1e6);
 }
 
 struct timing {
@@ -479,6 +568,7 @@ void throughput(const std::filesystem::path& base) {
 int main(int argc, char** argv) {
     bool writes_only = false;
     bool small_only = false;
+    int long_steps = 0;
     std::filesystem::path base = std::filesystem::temp_directory_path() / "tdbg_bench_hook";
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -486,8 +576,13 @@ int main(int argc, char** argv) {
             writes_only = true;
         } else if (arg == "--small") {
             small_only = true;
+        } else if (arg == "--long") {
+            long_steps = 3000;
+            if (i + 1 < argc && std::isdigit(static_cast<unsigned char>(argv[i + 1][0])) != 0) {
+                long_steps = std::max(1, std::atoi(argv[++i]));
+            }
         } else if (!arg.empty() && arg[0] == '-') {
-            std::fprintf(stderr, "usage: bench_hook [--writes | --small] [dir]\n");
+            std::fprintf(stderr, "usage: bench_hook [--writes | --small | --long [STEPS]] [dir]\n");
             return 2;
         } else {
             base = arg;
@@ -496,7 +591,9 @@ int main(int argc, char** argv) {
     std::filesystem::remove_all(base);
     std::filesystem::create_directories(base);
     try {
-        if (small_only) {
+        if (long_steps > 0) {
+            long_runs(base, long_steps, 3);
+        } else if (small_only) {
             small_tensor_costs(base);
         } else {
             throughput(base);

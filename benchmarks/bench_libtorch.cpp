@@ -2,7 +2,10 @@
 // beside it (--python) what Python smdebug's PyTorch hook costs the same loop in PyTorch.
 //
 // The model: L blocks of Linear(W, W) + ReLU, registered as class "MLP", MSE or cross-entropy
-// loss, SGD, one fixed batch of B random rows on the device. Three phases, each measured
+// loss, SGD, one fixed batch of B random rows on the device; or (--model mnist) the conv net of
+// pytorch/examples' cpp/mnist, registered as class "Net": conv 1->10 k5, conv 10->20 k5, dropout,
+// fc 320->50, fc 50->10, log-softmax and NLL loss, SGD with momentum, a batch of B synthetic
+// 28x28 images drawn anew every step (as a data loader hands a new batch). Three phases, each measured
 // against the same loop without a hook in the same run:
 //  1. nothing selected: a hook that includes no collection (torch_hook registered and called);
 //  2. reductions every step: collections weights and gradients, min, max, mean, std, l2_norm
@@ -20,7 +23,7 @@
 // the same directory with write() and close() (no fsync on either side: the hook does not
 // fsync), timed after each hook-on block.
 //
-//   bench_libtorch [--device cpu|cuda] [--layers L] [--width W] [--batch B] [--loss mse|ce]
+//   bench_libtorch [--device cpu|cuda] [--model mlp|mnist] [--layers L] [--width W] [--batch B] [--loss mse|ce]
 //                  [--steps N] [--warmup N] [--blocks N] [--threads N] [--phases LIST]
 //                  [--reducer automatic|torch_ops] [--force-device-path]
 //                  [--python] [--python-exe PATH] [--dir DIR] [--keep] [--json FILE]
@@ -59,6 +62,8 @@
 #include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/module.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
@@ -84,12 +89,17 @@ double seconds_since(clock_type::time_point t0) {
     return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-// CPU seconds of the whole process: the training thread, torch's threads, the hook's writer threads.
-double process_cpu_seconds() {
+double cpu_seconds(clockid_t clock) {
     timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    clock_gettime(clock, &ts);
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
+
+// CPU seconds of the whole process: the training thread, torch's threads, the hook's writer threads.
+double process_cpu_seconds() { return cpu_seconds(CLOCK_PROCESS_CPUTIME_ID); }
+
+// CPU seconds of the calling thread.
+double thread_cpu_seconds() { return cpu_seconds(CLOCK_THREAD_CPUTIME_ID); }
 
 double median(std::vector<double> values) {
     if (values.empty()) {
@@ -104,6 +114,7 @@ double median(std::vector<double> values) {
 
 struct arguments {
     std::string device = "cpu";
+    std::string model = "mlp";
     std::int64_t layers = 4;
     std::int64_t width = 1024;
     std::int64_t batch = 64;
@@ -125,6 +136,8 @@ struct arguments {
 constexpr const char* usage_text =
     "usage: bench_libtorch [options]\n"
     "  --device cpu|cuda      where the model trains (default cpu; cuda fails without a GPU)\n"
+    "  --model mlp|mnist      the MLP below, or pytorch/examples' MNIST conv net on synthetic\n"
+    "                         28x28 images (--layers, --width and --loss do not apply)\n"
     "  --layers L             Linear(W, W) + ReLU blocks (default 4)\n"
     "  --width W              (default 1024)\n"
     "  --batch B              (default 64)\n"
@@ -191,6 +204,11 @@ arguments parse_arguments(int argc, char** argv) {
             if (a.device != "cpu" && a.device != "cuda") {
                 throw usage_error("--device is cpu or cuda, not '" + a.device + "'");
             }
+        } else if (arg == "--model") {
+            a.model = value();
+            if (a.model != "mlp" && a.model != "mnist") {
+                throw usage_error("--model is mlp or mnist, not '" + a.model + "'");
+            }
         } else if (arg == "--layers") {
             a.layers = number_argument(arg, value(), 1);
         } else if (arg == "--width") {
@@ -245,6 +263,9 @@ arguments parse_arguments(int argc, char** argv) {
             throw usage_error("unknown argument '" + arg + "'");
         }
     }
+    if (a.python && a.model != "mlp") {
+        throw usage_error("--python runs the MLP only (bench_libtorch_smdebug.py has no --model)");
+    }
     if (a.dir.empty()) {
         a.dir = fs::temp_directory_path() / ("tdbg_bench_libtorch_" + std::to_string(getpid()));
     }
@@ -287,53 +308,105 @@ std::string reduction_path(const arguments& a) {
 
 // ---- the model and its loop ------------------------------------------------------------
 
-struct mlp_impl : torch::nn::Module {
+/// A model the trainer runs: its forward pass and the class name the hook registers it under.
+struct bench_model : torch::nn::Module {
+    virtual torch::Tensor forward(torch::Tensor x) = 0;
+    [[nodiscard]] virtual const char* class_name() const = 0;
+};
+
+struct mlp_impl : bench_model {
     mlp_impl(std::int64_t layers, std::int64_t width) {
         for (std::int64_t i = 0; i < layers; ++i) {
             fc.emplace_back(register_module("fc" + std::to_string(i), torch::nn::Linear(width, width)));
         }
     }
-    torch::Tensor forward(torch::Tensor x) {
+    torch::Tensor forward(torch::Tensor x) override {
         for (auto& layer : fc) {
             x = torch::relu(layer->forward(x));
         }
         return x;
     }
+    [[nodiscard]] const char* class_name() const override { return "MLP"; }
     std::vector<torch::nn::Linear> fc;
 };
+
+// The net of pytorch/examples' cpp/mnist, written anew: log-probabilities of 10 classes.
+struct mnist_net : bench_model {
+    mnist_net()
+        : conv1(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 10, 5)))),
+          conv2(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(10, 20, 5)))),
+          conv2_drop(register_module("conv2_drop", torch::nn::Dropout2d())),
+          fc1(register_module("fc1", torch::nn::Linear(320, 50))),
+          fc2(register_module("fc2", torch::nn::Linear(50, 10))) {}
+    torch::Tensor forward(torch::Tensor x) override {
+        x = torch::relu(torch::max_pool2d(conv1->forward(x), 2));
+        x = torch::relu(torch::max_pool2d(conv2_drop->forward(conv2->forward(x)), 2));
+        x = torch::relu(fc1->forward(x.view({-1, 320})));
+        x = torch::dropout(x, 0.5, is_training());
+        return torch::log_softmax(fc2->forward(x), 1);
+    }
+    [[nodiscard]] const char* class_name() const override { return "Net"; }
+    torch::nn::Conv2d conv1;
+    torch::nn::Conv2d conv2;
+    torch::nn::Dropout2d conv2_drop;
+    torch::nn::Linear fc1;
+    torch::nn::Linear fc2;
+};
+
+std::shared_ptr<bench_model> make_model(const arguments& a) {
+    if (a.model == "mnist") {
+        return std::make_shared<mnist_net>();
+    }
+    return std::make_shared<mlp_impl>(a.layers, a.width);
+}
 
 class trainer {
 public:
     explicit trainer(const arguments& a)
-        : cuda_(a.device == "cuda"), cross_entropy_(a.loss == "ce"),
-          model_(std::make_shared<mlp_impl>(a.layers, a.width)),
-          optimizer_(model_->parameters(), torch::optim::SGDOptions(1e-4)) {
+        : cuda_(a.device == "cuda"), mnist_(a.model == "mnist"), cross_entropy_(a.loss == "ce"),
+          model_(make_model(a)),
+          optimizer_(model_->parameters(), torch::optim::SGDOptions(mnist_ ? 0.01 : 1e-4).momentum(mnist_ ? 0.5 : 0.0)) {
         const torch::Device device = cuda_ ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
         model_->to(device);
         const auto options = torch::TensorOptions().device(device);
-        x_ = torch::randn({a.batch, a.width}, options);
-        target_ = cross_entropy_ ? torch::randint(a.width, {a.batch}, options.dtype(torch::kLong))
-                                 : torch::randn({a.batch, a.width}, options);
+        if (mnist_) {
+            x_ = torch::rand({a.batch, 1, 28, 28}, options);
+            target_ = torch::randint(10, {a.batch}, options.dtype(torch::kLong));
+        } else {
+            x_ = torch::randn({a.batch, a.width}, options);
+            target_ = cross_entropy_ ? torch::randint(a.width, {a.batch}, options.dtype(torch::kLong))
+                                     : torch::randn({a.batch, a.width}, options);
+        }
     }
 
-    [[nodiscard]] const torch::nn::Module& model() const { return *model_; }
+    [[nodiscard]] const bench_model& model() const { return *model_; }
 
-    /// One training step; the wall seconds inside torch_hook's calls are added to `in_hook`.
-    void step(tdbg::torch_hook* hook, double& in_hook) {
+    /// One training step; the wall and CPU seconds inside torch_hook's calls are added to
+    /// `in_hook` and `in_hook_cpu`.
+    void step(tdbg::torch_hook* hook, double& in_hook, double& in_hook_cpu) {
         if (hook != nullptr) {
             const auto t0 = clock_type::now();
+            const double c0 = thread_cpu_seconds();
             hook->begin_step();
             in_hook += seconds_since(t0);
+            in_hook_cpu += thread_cpu_seconds() - c0;
+        }
+        if (mnist_) { // a new batch every step, as from a data loader
+            x_.uniform_();
+            target_.random_(10);
         }
         const torch::Tensor out = model_->forward(x_);
-        const torch::Tensor loss = cross_entropy_ ? torch::nn::functional::cross_entropy(out, target_)
-                                                  : torch::mse_loss(out, target_);
+        const torch::Tensor loss = mnist_          ? torch::nll_loss(out, target_)
+                                   : cross_entropy_ ? torch::nn::functional::cross_entropy(out, target_)
+                                                    : torch::mse_loss(out, target_);
         optimizer_.zero_grad();
         loss.backward();
         if (hook != nullptr) {
             const auto t0 = clock_type::now();
+            const double c0 = thread_cpu_seconds();
             hook->after_backward();
             in_hook += seconds_since(t0);
+            in_hook_cpu += thread_cpu_seconds() - c0;
         }
         optimizer_.step();
         if (cuda_) {
@@ -343,8 +416,9 @@ public:
 
 private:
     bool cuda_;
+    bool mnist_;
     bool cross_entropy_;
-    std::shared_ptr<mlp_impl> model_;
+    std::shared_ptr<bench_model> model_;
     torch::optim::SGD optimizer_;
     torch::Tensor x_;
     torch::Tensor target_;
@@ -354,6 +428,7 @@ struct block_time {
     double per_step = 0; ///< seconds per step, the block's end included
     double cpu = 0;      ///< process CPU seconds per step
     double in_hook = 0;  ///< seconds inside torch_hook's calls, per step
+    double in_hook_cpu = 0; ///< the training thread's CPU seconds inside them, per step
     double end = 0;      ///< seconds of the block's end (end_step + flush)
 };
 
@@ -362,7 +437,7 @@ block_time run_block(trainer& t, tdbg::hook* hook, tdbg::torch_hook* th, int ste
     const double cpu0 = process_cpu_seconds();
     const auto t0 = clock_type::now();
     for (int s = 0; s < steps; ++s) {
-        t.step(th, r.in_hook);
+        t.step(th, r.in_hook, r.in_hook_cpu);
     }
     if (hook != nullptr) {
         const auto t1 = clock_type::now();
@@ -373,6 +448,7 @@ block_time run_block(trainer& t, tdbg::hook* hook, tdbg::torch_hook* th, int ste
     r.per_step = seconds_since(t0) / steps;
     r.cpu = (process_cpu_seconds() - cpu0) / steps;
     r.in_hook /= steps;
+    r.in_hook_cpu /= steps;
     return r;
 }
 
@@ -449,7 +525,11 @@ struct phase_result {
     std::vector<double> ratios; ///< on / off, per pair
     std::vector<double> cpu_ratios; ///< on / off process CPU time, per pair
     std::vector<double> in_hook;
+    std::vector<double> in_hook_cpu;
+    std::vector<double> off_cpu; ///< process CPU seconds per step, per block
+    std::vector<double> on_cpu;
     std::vector<double> end;
+    double writer_cpu = 0; ///< the writer threads' CPU seconds per hooked step (warm-up included)
     std::uint64_t bytes = 0;
     int saved_steps = 0;
     std::vector<double> extra_per_saved; ///< raw: (on - off) block seconds per saved step
@@ -507,7 +587,7 @@ phase_result run_phase(const arguments& a, trainer& t, const std::string& key) {
     to.reducer = a.reducer;
     to.force_device_path = a.force_device_path;
     tdbg::torch_hook th(hook, to);
-    th.register_module(t.model(), "MLP");
+    th.register_module(t.model(), t.model().class_name());
     hook.set_mode(tdbg::mode::train);
     run_files files(run);
     if (a.warmup > 0) {
@@ -530,6 +610,9 @@ phase_result run_phase(const arguments& a, trainer& t, const std::string& key) {
         r.ratios.push_back(on.per_step / off.per_step);
         r.cpu_ratios.push_back(on.cpu / off.cpu);
         r.in_hook.push_back(on.in_hook);
+        r.in_hook_cpu.push_back(on.in_hook_cpu);
+        r.off_cpu.push_back(off.cpu);
+        r.on_cpu.push_back(on.cpu);
         r.end.push_back(on.end);
         const auto [block_bytes, block_steps] = files.take();
         r.bytes += block_bytes;
@@ -546,6 +629,8 @@ phase_result run_phase(const arguments& a, trainer& t, const std::string& key) {
     }
     r.plain_bytes = bytes.size();
     hook.close();
+    const auto [data_cpu, publisher_cpu] = hook.writer_cpu_seconds();
+    r.writer_cpu = (data_cpu + publisher_cpu) / (a.warmup + a.blocks * a.steps);
     r.dropped = hook.dropped_tensors();
     r.write_error = hook.write_error();
     return r;
@@ -697,6 +782,15 @@ void print_phases(const std::vector<phase_result>& results) {
                 "  in hook: wall ms per step inside torch_hook's begin_step and after_backward; end: ms at the end\n"
                 "  of a hook-on block (end_step + flush, counted in its time); bytes/saved step: event and index\n"
                 "  files, per step saved.\n");
+    std::printf("\n%-26s %10s %10s %12s %12s %14s\n", "process CPU ms per step", "off", "on", "on - off",
+                "in hook", "writer threads");
+    for (const auto& r : results) {
+        std::printf("%-26s %10.3f %10.3f %12.3f %12.3f %14.3f\n", r.title.c_str(), median(r.off_cpu) * 1e3,
+                    median(r.on_cpu) * 1e3, (median(r.on_cpu) - median(r.off_cpu)) * 1e3,
+                    median(r.in_hook_cpu) * 1e3, r.writer_cpu * 1e3);
+    }
+    std::printf("  medians over the blocks; in hook: the training thread's CPU inside torch_hook's calls;\n"
+                "  writer threads: the hook's data and publisher threads, over every hooked step.\n");
     for (const auto& r : results) {
         if (r.dropped != 0 || r.write_error) {
             std::printf("  %s: %llu tensors dropped; write error: %s\n", r.title.c_str(),
@@ -797,6 +891,7 @@ void print_targets(const arguments& a, const std::vector<phase_result>& results)
 json_value to_json(const arguments& a, const std::vector<phase_result>& results, const python_result& py) {
     json_value doc = json_value::object();
     doc["device"] = a.device;
+    doc["model"] = a.model;
     doc["layers"] = a.layers;
     doc["width"] = a.width;
     doc["batch"] = a.batch;
@@ -820,6 +915,10 @@ json_value to_json(const arguments& a, const std::vector<phase_result>& results,
         p["ratio_max"] = *std::max_element(r.ratios.begin(), r.ratios.end());
         p["cpu_ratio"] = median(r.cpu_ratios);
         p["in_hook_ms"] = median(r.in_hook) * 1e3;
+        p["in_hook_cpu_ms"] = median(r.in_hook_cpu) * 1e3;
+        p["off_cpu_ms"] = median(r.off_cpu) * 1e3;
+        p["on_cpu_ms"] = median(r.on_cpu) * 1e3;
+        p["writer_cpu_ms"] = r.writer_cpu * 1e3;
         p["end_ms"] = median(r.end) * 1e3;
         p["saved_steps"] = r.saved_steps;
         p["bytes_per_saved_step"] = r.bytes_per_saved_step();
@@ -855,9 +954,15 @@ int run(const arguments& a) {
     fs::create_directories(a.dir);
     std::string load = "?";
     std::ifstream("/proc/loadavg") >> load;
-    std::printf("bench_libtorch: MLP of %lld x Linear(%lld, %lld) + ReLU, batch %lld, %s loss, SGD; device %s",
-                static_cast<long long>(a.layers), static_cast<long long>(a.width), static_cast<long long>(a.width),
-                static_cast<long long>(a.batch), a.loss == "ce" ? "cross-entropy" : "MSE", a.device.c_str());
+    if (a.model == "mnist") {
+        std::printf("bench_libtorch: MNIST conv net (conv 1->10 k5, conv 10->20 k5, dropout, fc 320->50, fc 50->10), "
+                    "batch %lld of synthetic 28x28 images, NLL loss, SGD with momentum; device %s",
+                    static_cast<long long>(a.batch), a.device.c_str());
+    } else {
+        std::printf("bench_libtorch: MLP of %lld x Linear(%lld, %lld) + ReLU, batch %lld, %s loss, SGD; device %s",
+                    static_cast<long long>(a.layers), static_cast<long long>(a.width), static_cast<long long>(a.width),
+                    static_cast<long long>(a.batch), a.loss == "ce" ? "cross-entropy" : "MSE", a.device.c_str());
+    }
     if (a.device == "cuda") {
         std::printf(" (%zu visible)", torch::cuda::device_count());
     }
@@ -878,7 +983,7 @@ int run(const arguments& a) {
     trainer t(a);
     double ignored = 0;
     for (int s = 0; s < a.warmup; ++s) {
-        t.step(nullptr, ignored);
+        t.step(nullptr, ignored, ignored);
     }
     std::vector<phase_result> results;
     for (const auto& key : a.phases) {

@@ -72,6 +72,7 @@ private:
         std::deque<write_entry> items;
         std::condition_variable work;
         std::uint64_t in_hand = no_item_seq; // the first item taken from `items` and not yet handled
+        bool unwoken = false;                // holds items queued without waking its thread
     };
 
     // Which lane the training thread's current step goes to.
@@ -79,6 +80,7 @@ private:
         std::int64_t step = 0;
         std::size_t lane = 0;
         bool ended = false;
+        bool wrote = false; // the step queued data to write
     };
 
     // What an item counts against the bound.

@@ -41,13 +41,28 @@ TDBG_DECL bool write_queue::push(write_item it) {
     }
     lane_queue& q = route(it);
     // Small items wait for the step's end or for a batch worth writing: waking the
-    // thread for each one would cost the training thread a context switch each.
+    // thread for each one would cost the training thread a context switch each. So
+    // does the end of a step that saved nothing (most steps, with a save interval): it
+    // waits for the next wake-up, which wakes every lane holding such items.
     // A deferred raw value holds host memory its producer may be waiting for: it wakes the writer too.
-    const bool wake = !is_data(it) || holds_lent_memory(it) || queued_bytes_ + cost >= wake_bytes_;
+    const bool quiet_end = std::holds_alternative<write_items::step_end>(it) && route_ && !route_->wrote;
+    const bool wake =
+        (!is_data(it) && !quiet_end) || holds_lent_memory(it) || queued_bytes_ + cost >= wake_bytes_;
     enqueue(q, std::move(it), cost);
+    if (!wake) {
+        q.unwoken = true;
+        return true;
+    }
+    bool others = false; // another lane's items wait, and with them the publication of later steps
+    for (auto& l : lanes_) {
+        others = others || (l.get() != &q && l->unwoken);
+        l->unwoken = false;
+    }
     lock.unlock();
-    if (wake) {
-        q.work.notify_one();
+    for (auto& l : lanes_) {
+        if (l.get() == &q || others) {
+            l->work.notify_one();
+        }
     }
     return true;
 }
@@ -60,6 +75,7 @@ TDBG_DECL bool write_queue::take(std::size_t lane, std::deque<write_entry>& batc
         return false;
     }
     batch.swap(q.items);
+    q.unwoken = false;
     q.in_hand = batch.front().seq;
     return true;
 }
@@ -165,6 +181,9 @@ TDBG_DECL write_queue::lane_queue& write_queue::route(const write_item& it) {
     if (route_ && step && std::holds_alternative<write_items::step_end>(it)) {
         route_->ended = true;
     }
+    if (route_ && step && is_data(it)) {
+        route_->wrote = true;
+    }
     return *lanes_[route_ ? route_->lane : 0];
 }
 
@@ -176,6 +195,7 @@ TDBG_DECL void write_queue::enqueue(lane_queue& q, write_item it, std::size_t co
 
 TDBG_DECL void write_queue::wake_all() {
     for (auto& q : lanes_) {
+        q->unwoken = false;
         q->work.notify_one();
     }
 }
