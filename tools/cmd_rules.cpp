@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -31,15 +32,21 @@
 #include "rules_verdict.hpp"
 #include "stop_requests.hpp"
 #include "tdbg/cli/commands.hpp"
+#include "tdbg/core/config_file.hpp"
 #include "tdbg/core/text.hpp"
+#include "tdbg/format/json.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/rules/description.hpp"
 #include "tdbg/rules/evaluation.hpp"
+#include "tdbg/rules/merge.hpp"
 #include "tdbg/rules/registry.hpp"
 
 namespace {
 
 using tdbg::commands::rules_options;
+
+// The most a part given to --merge may hold (its steps listed one by one).
+constexpr std::uint64_t max_part_bytes = std::uint64_t{1} << 30U;
 
 // Declares `tdbg rules`' options of the steps evaluated and how (section "steps") on `args`, bound to `o`.
 void declare_step_arguments(tdbg::cli::arguments& args, rules_options& o) {
@@ -51,6 +58,15 @@ void declare_step_arguments(tdbg::cli::arguments& args, rules_options& o) {
     };
     args.option("--start-step", "N", "the first global step (default: the run's first step)", step(o.start_step));
     args.option("--end-step", "N", "stop before this global step (default: the run's end)", step(o.end_step));
+    args.option("--worker", "NAME",
+                "read only this worker's index files (repeatable): the rules read its values, and a step is "
+                "complete once the workers chosen have written it (default: every worker)",
+                [&o](const std::string& opt, const std::string& value) {
+                    if (value.empty()) {
+                        throw tdbg::cli::usage_error(fmt::format("{} needs a worker's name", opt));
+                    }
+                    o.workers.push_back(value);
+                });
     args.flag("--follow",
               "evaluate a live run as it is written, until it ends (waits up to 60 s for a run that has not "
               "started; without it, the steps written so far are evaluated)",
@@ -123,11 +139,16 @@ void declare_output_arguments(tdbg::cli::arguments& args, rules_options& o) {
               o.verbose);
 }
 
-// Declares `tdbg rules`' options on `args`, bound to `o`.
-void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
+// Declares `tdbg rules`' options on `args`, bound to `o` (and --merge to `merge_flag`).
+void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o, bool& merge_flag) {
     tdbg::cli::declare_rule_selection(args, o.rules, o.config_files, o.others, "rules");
     args.flag("--list", "list the registered rules, each with its summary and its parameters' defaults, and exit",
               o.list);
+    args.flag("--merge",
+              "merge the --json results of parts of one evaluation, given instead of DIR (each part a range of "
+              "steps, --start-step A --end-step B; a Slurm array task each) into one verdict, written as the "
+              "evaluation's (text, or --json), with its exit status",
+              merge_flag);
     args.option("--describe", "NAME", "describe the rule NAME: what it checks, its parameters and their defaults",
                 [&o](const std::string& opt, const std::string& value) {
                     if (value.empty()) {
@@ -150,8 +171,19 @@ void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o) {
 }
 
 // Checks what the options say together, once all are parsed.
-void check_rules_options(rules_options& o, const std::vector<std::string>& positional) {
+void check_rules_options(rules_options& o, bool merge_flag, const std::vector<std::string>& positional) {
     if (o.list) {
+        return;
+    }
+    if (merge_flag) {
+        if (positional.empty()) {
+            throw tdbg::cli::usage_error("--merge needs the parts' files (tdbg rules --merge PART.json...)");
+        }
+        if (!o.rules.empty() || o.start_step || o.end_step || o.follow) {
+            throw tdbg::cli::usage_error("--merge takes the parts' files only: no --rule, --config, --start-step, "
+                                         "--end-step or --follow");
+        }
+        o.merge = positional;
         return;
     }
     o.run = tdbg::cli::single_run_argument(positional);
@@ -239,21 +271,42 @@ int report_rules(const rules_options& o, tdbg::cli::rules_run& run,
     return tdbg::cli::rules_exit_status(results, o, stop, err);
 }
 
+// `--merge`: the parts read (tdbg/rules/merge.hpp), merged, written as one evaluation's results.
+int merge_rules(const rules_options& o, const tdbg::cli::stop_requests& stop, std::ostream& out, std::ostream& err) {
+    tdbg::cli::check_outputs({{"-o", o.output}}, {}, o.merge); // no output replaces a part
+    std::vector<tdbg::rules::rules_part> parts;
+    for (const std::string& file : o.merge) {
+        const std::string text = tdbg::read_config_file(file, "part of a rules evaluation", max_part_bytes);
+        parts.push_back(tdbg::rules::read_rules_part(tdbg::format::parse_json(text, file), file));
+    }
+    const tdbg::rules::rules_part whole =
+        tdbg::rules::merge_parts(std::move(parts), tdbg::rules::registry::dependence);
+    rules_options merged = o;
+    merged.run =
+        fmt::format("{} (merged from {} part{})", whole.trial_name, o.merge.size(), o.merge.size() == 1 ? "" : "s");
+    tdbg::cli::write_output(o.output,
+                            tdbg::cli::rules_results_text(merged, whole.results, whole.trial_name, whole.invoked, {}),
+                            out);
+    return tdbg::cli::rules_exit_status(whole.results, o, stop, err);
+}
+
 int run_rules(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     rules_options o;
+    bool merge_flag = false;
     tdbg::cli::arguments parser("tdbg rules DIR --rule NAME [--param KEY=VALUE ...] [--rule NAME ...] [options]\n"
                                 "tdbg rules DIR --config RULES.json [options]\n"
+                                "tdbg rules --merge PART.json... [--json] [-o FILE]\n"
                                 "tdbg rules --list\n"
                                 "tdbg rules --describe NAME",
                                 "Evaluates rules over the run in DIR, step by step, as smdebug's invoke_rule\n"
                                 "does: a step that was not saved, or where a tensor the rule needs has no\n"
                                 "value, is skipped; the rule's condition is checked at every other step.\n");
-    declare_rules_arguments(parser, o);
+    declare_rules_arguments(parser, o, merge_flag);
     return parser.run_or_help(args, out, [&](const std::vector<std::string>& positional) {
         if (!o.describe) {
-            check_rules_options(o, positional);
+            check_rules_options(o, merge_flag, positional);
         }
-        if (o.describe || o.list) {
+        if (o.describe || o.list || !o.merge.empty()) {
             return tdbg::commands::rules(o, out, err);
         }
         o.progress_bar = ::isatty(STDERR_FILENO) == 1;
@@ -285,6 +338,9 @@ int tdbg::commands::rules(const rules_options& o, std::ostream& out, std::ostrea
             return tdbg::cli::exit_ok;
         }
         const tdbg::cli::stop_requests stop(o.stop);
+        if (!o.merge.empty()) {
+            return merge_rules(o, stop, out, err);
+        }
         try {
             return evaluate_rules(o, stop, out, err);
         } catch (const tdbg::cli::wait_interrupted& e) {

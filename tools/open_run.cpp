@@ -14,7 +14,7 @@
 
 namespace tdbg::cli {
 
-trial open_run(const std::string& location, trial_options options, const wait_function& wait) {
+trial open_run(const std::string& location, trial_options options, const wait_function& wait, step_range range) {
     // The trial waits for the run (its directory, then its collection files) as long as
     // collection_wait says, pausing with `wait` so that a signal ends the wait.
     if (wait) {
@@ -27,7 +27,7 @@ trial open_run(const std::string& location, trial_options options, const wait_fu
     try {
         // create_trial's errors say what is wrong with the place given (no such directory, not a
         // directory, not a run): passed on as they are.
-        return create_trial(location, std::nullopt, {}, options);
+        return create_trial(location, std::nullopt, range, options);
     } catch (const wait_interrupted&) {
         throw;
     } catch (const tdbg::error&) {

@@ -30,8 +30,10 @@ public:
 /// With options.collection_wait (`--follow`), a local directory that does not
 /// exist yet is waited for as long as a run's first files are, pausing with
 /// `wait` (none: sleeping) between looks. An error while opening, once `wait`
-/// says a signal came (asked for 0 ms), becomes wait_interrupted.
-trial open_run(const std::string& location, trial_options options = {}, const wait_function& wait = {});
+/// says a signal came (asked for 0 ms), becomes wait_interrupted. Only the index of the steps
+/// in `range` is read.
+trial open_run(const std::string& location, trial_options options = {}, const wait_function& wait = {},
+               step_range range = {});
 
 /// Exactly one positional argument, the run's location.
 std::string single_run_argument(const std::vector<std::string>& positional);

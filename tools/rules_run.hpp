@@ -4,6 +4,7 @@
 // the --progress file (rules_progress.hpp), and the library scheduler (tdbg/rules/schedule.hpp)
 // taking turns at them until each has ended or a stop came. The command writes the results.
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +28,9 @@
 #include "tdbg/rules/any_rule.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/invoke.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/logger.hpp"
+#include "tdbg/rules/registry.hpp"
 #include "tdbg/rules/schedule.hpp"
 #include "tdbg/trial/options.hpp"
 #include "tdbg/trial/trial.hpp"
@@ -46,6 +49,27 @@ namespace tdbg::cli {
     // buffers are then reused instead of the memory growing with the run.
     trial_options.file_cache_bytes = std::uint64_t{8} << 20U;
     return trial_options;
+}
+
+/// What the rules of `o` need of the steps before --start-step: the most any of them needs
+/// (a rule the registry does not describe carries state, which is always exact).
+[[nodiscard]] inline tdbg::rules::step_dependence rules_dependence(const commands::rules_options& o) {
+    auto most = tdbg::rules::step_dependence::independent;
+    for (const commands::rule_request& request : o.rules) {
+        most = std::max(most, tdbg::rules::registry::dependence(request.name));
+    }
+    return most;
+}
+
+/// The steps of the run its trial reads: up to --end-step, from --start-step where every rule's
+/// steps are independent (a range evaluated apart reads its own steps), else from the first.
+[[nodiscard]] inline tdbg::step_range evaluation_trial_range(const commands::rules_options& o) {
+    tdbg::step_range range;
+    range.end = o.end_step;
+    if (rules_dependence(o) == tdbg::rules::step_dependence::independent) {
+        range.begin = o.start_step;
+    }
+    return range;
 }
 
 /// The options every rule's evaluation starts from: the steps asked for; without --follow, a
@@ -76,7 +100,7 @@ public:
                                                                 : tdbg::rules::log_level::error)),
           // The run is opened and its index read once; every rule evaluates over that one trial
           // (invoke_rule only pauses its refreshing, and pauses of rules side by side overlap).
-          trial_(open_run(o.run, trial_options_, wait_)),
+          trial_(open_run(o.run, with_workers(trial_options_, o.workers), wait_, evaluation_trial_range(o))),
           rules_(build_rules(o, trial_, logger_, trial_options_, wait_)),
           base_options_(base_invoke_options(o, trial_options_.poll_interval)), bar_(o.progress_bar, rules_.size(), err),
           lines_(o.progress), progress_(progress_of(rules_, base_options_, trial_, bar_, lines_)),
@@ -92,7 +116,13 @@ public:
     /// started. The results, in the rules' order.
     [[nodiscard]] std::vector<tdbg::rules::evaluation_result> evaluate() {
         const auto started = std::chrono::steady_clock::now();
+        const std::vector<std::uint64_t> carried = carry_state_to_start();
         std::vector<tdbg::rules::evaluation_result> results = take_turns();
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            if (results[i].comparisons) { // what the steps before --start-step compared is not the range's
+                results[i].comparisons->compared -= std::min(carried[i], results[i].comparisons->compared);
+            }
+        }
         bar_.finish();
         seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         return results;
@@ -182,6 +212,37 @@ private:
             evaluations.push_back(std::make_unique<tdbg::rules::rule_evaluation>(rules[i].get(), std::move(options)));
         }
         return evaluations;
+    }
+
+    // `options` reading only `workers` (none: all) of the run evaluated (not of the runs it is compared with).
+    static tdbg::trial_options with_workers(tdbg::trial_options options, const std::vector<std::string>& workers) {
+        options.workers = workers;
+        return options;
+    }
+
+    // With --start-step, each rule that carries state from step to step is first evaluated from the
+    // run's first step up to --start-step, unreported: its evaluation of the range then goes on
+    // from the state one process would have there. What each compared then (0 for the others).
+    std::vector<std::uint64_t> carry_state_to_start() {
+        std::vector<std::uint64_t> compared(rules_.size(), 0);
+        if (!o_.start_step) {
+            return compared;
+        }
+        for (std::size_t i = 0; i < rules_.size(); ++i) {
+            if (tdbg::rules::registry::dependence(rules_[i].name()) != tdbg::rules::step_dependence::carried_state) {
+                continue;
+            }
+            tdbg::rules::invoke_options before = base_options_;
+            before.start_step.reset();
+            before.end_step = o_.start_step;
+            before.stop_requested = [this] { return stop_.requested(); };
+            before.record_errors = true; // an error shows again in the range's evaluation
+            tdbg::rules::rule_evaluation warm_up(rules_[i].get(), std::move(before));
+            warm_up.run();
+            const auto& found = warm_up.result().comparisons;
+            compared[i] = found ? found->compared : 0;
+        }
+        return compared;
     }
 
     // Takes turns at the evaluations until each has ended (tdbg::rules::take_turns); their results.

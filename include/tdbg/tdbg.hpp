@@ -57,6 +57,7 @@
 #include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/junit.hpp"
 #include "tdbg/rules/logger.hpp"
+#include "tdbg/rules/merge.hpp"
 #include "tdbg/rules/registry.hpp"
 #include "tdbg/rules/rule.hpp"
 #include "tdbg/rules/rule_params.hpp"

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/junit.hpp"
+#include "tdbg/rules/merge.hpp"
 
 namespace {
 
@@ -162,4 +164,53 @@ TEST_CASE("an interrupted evaluation is Stopped unless it found issues, and fail
                         Catch::Contains(R"(<error type="Stopped" message="VGRule was interrupted before step 13")"));
     r.triggered_steps = {3}; // what it found before the signal stands
     CHECK(r.status() == tdbg::rules::evaluation_status::issues_found);
+}
+
+TEST_CASE("a result read back from its JSON, and results of ranges of steps merged") {
+    auto a = sample(); // steps 0-12
+    a.first_step = 0;
+    a.next_step = 13;
+    a.trigger_reasons = {{7, "too small"}};
+    a.unsaved_steps = {2, 3};
+    a.skipped_steps["TensorUnavailable"].add(100, 5000); // a long run, written [first, last]
+    a.comparisons = tdbg::rules::comparison_coverage{3, "3 windows"};
+    const auto back = tdbg::rules::result_from_json(tdbg::rules::to_json(a), "a.json");
+    CHECK(back.rule == a.rule);
+    CHECK(back.configuration_name == a.configuration_name);
+    // A parameter reads back as the value the rule resolved it to, written as JSON writes it.
+    CHECK(back.params == std::map<std::string, std::string>{{"threshold", "1e-05"}});
+    CHECK(back.triggered_steps == a.triggered_steps);
+    CHECK(back.not_triggered_steps == a.not_triggered_steps);
+    CHECK(back.skipped_steps == a.skipped_steps);
+    CHECK(back.unsaved_steps == a.unsaved_steps);
+    CHECK(back.trigger_reasons == a.trigger_reasons);
+    CHECK(back.first_step == 0);
+    CHECK(back.next_step == 13);
+    REQUIRE(back.comparisons);
+    CHECK(back.comparisons->compared == 3);
+    CHECK(back.comparisons->text == "3 windows");
+    CHECK(tdbg::rules::to_json(back) == tdbg::rules::to_json(a));
+
+    // Steps 13-19 of the same rule: merged, the steps of both, the comparisons added.
+    auto b = sample();
+    b.triggered_steps = {15};
+    b.not_triggered_steps = {13, 14, 16, 17, 18, 19};
+    b.skipped_steps = {};
+    b.first_step = 13;
+    b.next_step = 20;
+    b.comparisons = tdbg::rules::comparison_coverage{2, "2 windows"};
+    const auto merged = tdbg::rules::merge_results({b, back});
+    CHECK(merged.triggered_steps == std::vector<std::int64_t>{7, 8, 9, 12, 15});
+    CHECK(merged.not_triggered_steps == std::vector<std::int64_t>{0, 1, 13, 14, 16, 17, 18, 19});
+    CHECK(merged.first_step == 0);
+    CHECK(merged.next_step == 20);
+    REQUIRE(merged.comparisons);
+    CHECK(merged.comparisons->compared == 5);
+    CHECK(merged.skipped_steps.at("StepUnavailable") == tdbg::rules::step_set{2, 3});
+
+    auto other = b;
+    other.configuration_name = "Another";
+    CHECK_THROWS_AS(tdbg::rules::merge_results({back, other}), tdbg::config_error);
+    CHECK_THROWS_WITH(tdbg::rules::result_from_json(tdbg::format::json_value::object(), "x.json"),
+                      Catch::Contains("x.json: not a result of tdbg rules --json"));
 }

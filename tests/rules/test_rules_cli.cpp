@@ -888,3 +888,127 @@ TEST_CASE("tdbg rules --follow under a limit on threads (RLIMIT_NPROC) takes tur
         CHECK(limited.out == expected);
     }
 }
+
+namespace {
+
+// A run of two workers for splitting by steps: steps 0-199 but 60-64 (never saved), a "loss"
+// that goes down until step 100, then stalls, with a rise at 150; a "gradient/w" whose values
+// vanish at every 37th step. Both workers write the same values.
+void write_split_run(const tdbg::test::rule_run& run) {
+    for (const char* worker : {"worker_0", "worker_1"}) {
+        run.collections({{"losses", "^loss$"}, {"gradients", "^gradient/"}}, worker, 2);
+    }
+    for (std::int64_t s = 0; s < 200; ++s) {
+        if (s >= 60 && s < 65) {
+            continue;
+        }
+        const float loss = s < 100 ? 10.0F - static_cast<float>(s) * 0.05F : (s == 150 ? 7.0F : 5.0F);
+        const float gradient = s % 37 == 0 ? 1e-9F : 1.0F;
+        for (const char* worker : {"worker_0", "worker_1"}) {
+            run.step(s, {{"loss", tdbg::test::scalar(loss), {}}, {"gradient/w", tdbg::test::f32({gradient, -gradient}), {}}},
+                     tdbg::mode::train, s, worker);
+        }
+    }
+    run.end();
+}
+
+// What a result of --json says of the steps, without how it was invoked.
+nlohmann::json verdict_of(const nlohmann::json& result) {
+    nlohmann::json coverage = result.at("coverage");
+    coverage.erase("first_step"); // a part's first step is its range's
+    if (result.at("rule") != "LossNotDecreasing") {
+        // What a rule that carries no state compared is said range by range (its count is the whole's).
+        coverage.erase("compared_text");
+        coverage.erase("text");
+    }
+    return {result.at("rule"),          result.at("status"),        result.at("triggered_steps"),
+            result.at("not_triggered_steps"), result.at("skipped_steps"), result.at("trigger_reasons"),
+            coverage};
+}
+
+} // namespace
+
+TEST_CASE("tdbg rules: four ranges of steps evaluated apart and merged give one process's verdict") {
+    tdbg::test::temp_dir dir("rules_cli_split");
+    const tdbg::test::rule_run run(dir.path() / "run");
+    write_split_run(run);
+    const std::vector<std::string> rules{"--rule", "LossNotDecreasing", "--rule", "VanishingGradient", "--rule",
+                                         "UnchangedTensor", "--param", "num_steps=4", "--param",
+                                         "tensor_regex=^gradient/", "--json"};
+    const auto with = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), run.path());
+        args.insert(args.end(), rules.begin(), rules.end());
+        return args;
+    };
+    const std::string whole_file = (dir.path() / "whole.json").string();
+    auto whole_args = with({"-o", whole_file});
+    const auto whole = tdbg_rules(whole_args);
+    REQUIRE(whole.status == 1);
+
+    // Ranges that cut the gap of unsaved steps, a window of LossNotDecreasing and its rise.
+    const std::vector<std::pair<std::string, std::string>> ranges{{"0", "62"}, {"62", "113"}, {"113", "151"}, {"151", ""}};
+    std::vector<std::string> merge_args{"--merge"};
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+        const std::string part = (dir.path() / ("part" + std::to_string(i) + ".json")).string();
+        std::vector<std::string> args{"--start-step", ranges[i].first, "-o", part};
+        if (!ranges[i].second.empty()) {
+            args.insert(args.end(), {"--end-step", ranges[i].second});
+        }
+        const auto r = tdbg_rules(with(args));
+        INFO(r.err);
+        CHECK((r.status == 0 || r.status == 1 || r.status == 2));
+        merge_args.push_back(part);
+    }
+    const std::string merged_file = (dir.path() / "merged.json").string();
+    merge_args.insert(merge_args.end(), {"--json", "-o", merged_file});
+    const auto merged = tdbg_rules(merge_args);
+    INFO(merged.err);
+    CHECK(merged.status == whole.status);
+
+    const auto one = nlohmann::json::parse(tdbg::test::read_file(whole_file)).at("results");
+    const auto parts = nlohmann::json::parse(tdbg::test::read_file(merged_file)).at("results");
+    REQUIRE(one.size() == 3);
+    REQUIRE(parts.size() == 3);
+    for (std::size_t i = 0; i < one.size(); ++i) {
+        CHECK(verdict_of(parts[i]) == verdict_of(one[i]));
+    }
+    CHECK(steps_of(one[0].at("triggered_steps")).size() > 3);  // the stall and the rise
+    CHECK(steps_of(one[1].at("triggered_steps")) == std::vector<std::int64_t>{0, 37, 74, 111, 148, 185});
+    CHECK(one[0].at("skipped_steps").at("StepUnavailable") == nlohmann::json{60, 61, 62, 63, 64});
+
+    // The text of the merge, and parts that overlap refused.
+    const auto text = tdbg_rules({"--merge", merge_args[1], merge_args[2], merge_args[3], merge_args[4]});
+    CHECK(text.status == 1);
+    CHECK_THAT(text.out, Catch::Contains("VanishingGradient: IssuesFound") && Catch::Contains("merged from 4 parts"));
+    const auto overlap = tdbg_rules({"--merge", merge_args[1], merge_args[1]});
+    CHECK(overlap.status == 2);
+    CHECK_THAT(overlap.err, Catch::Contains("overlap"));
+
+    // --describe says what a range needs.
+    CHECK_THAT(tdbg_rules({"--describe", "LossNotDecreasing"}).out, Catch::Contains("carries state from step to"));
+    CHECK_THAT(tdbg_rules({"--describe", "VanishingGradient"}).out, Catch::Contains("each step is decided by its own"));
+}
+
+TEST_CASE("tdbg rules --worker reads one worker's values") {
+    tdbg::test::temp_dir dir("rules_cli_worker");
+    const tdbg::test::rule_run run(dir.path() / "run");
+    for (const char* worker : {"worker_0", "worker_1"}) {
+        run.collections({{"gradients", "^gradient/"}}, worker, 2);
+    }
+    // worker_1's gradient vanishes at step 1; worker_0's never does.
+    for (std::int64_t s = 0; s < 3; ++s) {
+        run.step(s, {{"gradient/w", tdbg::test::f32({1.0F}), {}}}, tdbg::mode::train, s, "worker_0");
+        run.step(s, {{"gradient/w", tdbg::test::f32({s == 1 ? 0.0F : 1.0F}), {}}}, tdbg::mode::train, s, "worker_1");
+    }
+    run.end();
+    const auto all = tdbg_rules({run.path(), "--rule", "VanishingGradient", "--json"});
+    const auto one = tdbg_rules({run.path(), "--rule", "VanishingGradient", "--worker", "worker_1", "--json"});
+    INFO(all.err << one.err);
+    CHECK(all.status == 0); // the default worker, worker_0
+    CHECK(one.status == 1);
+    CHECK(steps_of(nlohmann::json::parse(one.out).at("results")[0].at("triggered_steps")) ==
+          std::vector<std::int64_t>{1});
+    const auto bad = tdbg_rules({run.path(), "--rule", "VanishingGradient", "--worker", "worker_7"});
+    CHECK(bad.status == 2);
+    CHECK_THAT(bad.err, Catch::Contains("invalid worker 'worker_7'"));
+}

@@ -87,6 +87,18 @@ TEST_CASE("s3 run written by the hook reads back with the trial, with the same f
               1.0F / static_cast<float>(step + 1));
     }
 
+    // A step range: its folder of the index listed from step 2's name to step 4's, and only
+    // steps 2 and 3 read (three index files fewer than the whole run's; every other request alike).
+    const auto before_part = s3.stats().requests;
+    const auto part = open_trial(s3, "part", step_range{2, 4});
+    const auto part_requests = s3.stats().requests - before_part;
+    CHECK(part.steps() == std::vector<std::int64_t>{2, 3});
+    const bool same_value = (part.tensor("layer1/weight").value(3).as<float>() == weights(3));
+    CHECK(same_value);
+    const auto before_all = s3.stats().requests;
+    CHECK(open_trial(s3, "all").steps().size() == 5);
+    CHECK(s3.stats().requests - before_all == part_requests + 3);
+
     // the same run on local disk has the same objects
     tdbg::test::temp_dir dir("s3_run");
     const local_storage local(dir.path() / "hooked");

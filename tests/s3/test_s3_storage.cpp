@@ -14,6 +14,7 @@
 #include "s3_test_server.hpp"
 #include "support.hpp"
 #include "tdbg/storage/s3.hpp"
+#include "tdbg/storage/storage.hpp"
 
 using tdbg::test::s3_test_server;
 
@@ -129,6 +130,15 @@ TEST_CASE("s3 list: prefixes, start_after, *.tmp, run isolation and small pages"
     CHECK(sibling.list("") == std::vector<std::string>{"index/000000000/000000000000_worker_9.json"});
     // a prefix that is not a directory name matches as a string prefix
     CHECK(s.list("index/000000000/00000000004").size() == 10);
+
+    // A bounded listing stops paging at the page that passes its last key: keys 10-16, then
+    // 17-23, which passes key 20.
+    const auto bounded_before = s.stats().requests;
+    CHECK(s.list_range("index/", expected[9], expected[20]) ==
+          std::vector<std::string>(expected.begin() + 10, expected.begin() + 21));
+    CHECK(s.stats().requests - bounded_before == 2);
+    CHECK(tdbg::any_storage(s).list_range("index/", expected[47], "") ==
+          std::vector<std::string>(expected.begin() + 48, expected.end()));
 }
 
 TEST_CASE("s3 list of more than 1000 keys follows the server's continuation tokens", "[server]") {

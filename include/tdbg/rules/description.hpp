@@ -40,6 +40,32 @@ struct parameter_description {
     std::string meaning;
 };
 
+/// What a rule's verdict at a step depends on besides the step's own values: what an
+/// evaluation of a range of steps A..B apart from the rest of the run needs (`tdbg rules
+/// --start-step A --end-step B`, a part of a run split across machines and merged by
+/// tdbg/rules/merge.hpp), so that the parts merged give one process's verdict.
+enum class step_dependence {
+    /// Each step is decided by its own values: the range reads steps A..B only.
+    independent,
+    /// A step reads values of earlier steps (a window, a pair of steps): the range's trial
+    /// holds the run's steps from its first, the evaluation starts at A.
+    earlier_steps,
+    /// The rule carries state from step to step (a lowest loss, a patience, counts): the
+    /// evaluation starts at the run's first step and reports only A..B. What a rule that
+    /// says nothing is taken to do.
+    carried_state
+};
+
+/// "independent", "earlier_steps" or "carried_state".
+[[nodiscard]] constexpr std::string_view step_dependence_name(step_dependence d) noexcept {
+    switch (d) {
+    case step_dependence::independent: return "independent";
+    case step_dependence::earlier_steps: return "earlier_steps";
+    case step_dependence::carried_state: return "carried_state";
+    }
+    return "carried_state";
+}
+
 /// What a rule checks, and its parameters.
 struct rule_description {
     /// One line: the problem the rule finds.
@@ -48,6 +74,9 @@ struct rule_description {
     std::string text;
     /// Its parameters, in the order worth reading them.
     std::vector<parameter_description> parameters;
+    /// What a step's verdict depends on besides the step's values (the overlap a range of
+    /// steps evaluated apart needs); carried_state, which is always exact, unless it says.
+    step_dependence dependence = step_dependence::carried_state;
 };
 
 namespace detail {

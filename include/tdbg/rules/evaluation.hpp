@@ -251,9 +251,15 @@ struct evaluation_result {
 /// written as a two-item array [first, last] instead of step by step.
 inline constexpr std::uint64_t json_step_run_limit = 1000;
 
+namespace detail {
+/// `steps` as the documents list them: step by step, a run longer than json_step_run_limit as [first, last].
+[[nodiscard]] TDBG_DECL format::json_value step_list_json(const step_set& steps);
+} // namespace detail
+
 /// One entry of the "results" array of a "smdebug-rules/1" document, plus
 /// tdbg's additions (status, configuration_name, end, error, trigger_reasons
-/// [{step, reason}], coverage {evaluated, skipped, unsaved, text, and compared for a rule
+/// [{step, reason}], coverage {evaluated, skipped, unsaved, text, unsaved_steps, first_step,
+/// next_step, tensor_coverage when there is one, and compared and compared_text for a rule
 /// that compares steps} and, with
 /// status NothingEvaluated, nothing_evaluated_reason). Skipped steps
 /// are listed step by step, as smdebug's reader records them, except runs

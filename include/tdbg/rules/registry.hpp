@@ -84,6 +84,10 @@ public:
     /// when it was registered without one. Throws config_error for an unknown rule, naming the
     /// nearest registered name when one is close ("did you mean ...?").
     [[nodiscard]] static TDBG_DECL std::optional<rule_description> describe(std::string_view name);
+    /// What a step's verdict of the rule registered as `name` depends on besides the step's
+    /// values (its description's step_dependence): carried_state, which is always exact, for a
+    /// rule that is not registered or has no description.
+    [[nodiscard]] static TDBG_DECL step_dependence dependence(std::string_view name);
 
     /// Builds the rule registered as `name` over `base` with `params` (and `others`
     /// for rules that compare runs). Throws config_error for an unknown rule, a

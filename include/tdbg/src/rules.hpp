@@ -29,6 +29,7 @@
 #include "tdbg/rules/impl/config.ipp"
 #include "tdbg/rules/impl/actions.ipp"
 #include "tdbg/rules/impl/evaluation.ipp"
+#include "tdbg/rules/impl/merge.ipp"
 #include "tdbg/rules/impl/junit.ipp"
 #include "tdbg/rules/impl/sarif.ipp"
 #include "tdbg/rules/impl/schedule.ipp"

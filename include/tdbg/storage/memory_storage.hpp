@@ -97,6 +97,9 @@ public:
     [[nodiscard]] TDBG_DECL reader open_read(const std::string& key) const;
     /// Published keys starting with `prefix` (a string prefix), sorted, greater than `start_after`.
     [[nodiscard]] TDBG_DECL std::vector<std::string> list(const std::string& prefix, const std::string& start_after = {}) const;
+    /// The same, up to `last` (empty: no bound): the walk stops at the first key after it.
+    [[nodiscard]] TDBG_DECL std::vector<std::string> list_range(const std::string& prefix, const std::string& start_after,
+                                                                const std::string& last) const;
     /// True when `key` is published.
     [[nodiscard]] TDBG_DECL bool exists(const std::string& key) const;
     /// Publishes `key` only when no object has it, under the lock (the put_if_absent capability).

@@ -189,6 +189,13 @@ public:
         return client_->list(prefix, start_after);
     }
 
+    /// The same, up to `last` (empty: no bound): no page is asked for after one that passed
+    /// `last` (the bounded listing capability).
+    [[nodiscard]] std::vector<std::string> list_range(const std::string& prefix, const std::string& start_after,
+                                                      const std::string& last) const {
+        return client_->list(prefix, start_after, last);
+    }
+
     /// True when `key` exists (one HEAD request).
     [[nodiscard]] bool exists(const std::string& key) const {
         validate_key(key);

@@ -30,6 +30,12 @@
 ///     the same time (tdbg/trial/detail/record_cache.hpp). Default: `request_concurrency() > 1`
 ///     (S3: yes; local files: no, their small records are read by range first, a file read
 ///     whole only on its second use). A backend says false to read record by record.
+///   - `s.list_range(prefix, start_after, last) -> std::vector<std::string>`: `list`'s keys that
+///     are also at most `last` (no bound when `last` is empty), for a listing that stops early
+///     (S3: no page after the one that passed `last`). The trial lists a step range's index
+///     files with it, a folder of the index at a time. Without it, `any_storage` lists with
+///     `list(prefix, start_after)` and drops the keys after `last` (a local listing of a
+///     prefix such as "index/000000003/" reads that one directory already).
 ///   - `s.remove(key)`: withdraws a published object (no error when there is none). The
 ///     hook's writer uses it to take back an event file whose index could not be
 ///     published, so that a failed write does not leave data nothing reads.
@@ -44,6 +50,7 @@
 /// indirect call it adds is noise; in exchange the hook, the trial and the rules
 /// are ordinary classes compiled once, whatever the backend.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -99,6 +106,13 @@ template <class S>
 struct has_open_read<S, std::void_t<decltype(std::declval<const S&>().open_read(std::declval<const std::string&>()).size()),
                                     decltype(std::declval<const S&>().open_read(std::declval<const std::string&>()).read_at(
                                         std::uint64_t{}, std::declval<char*>(), std::size_t{}))>> : std::true_type {};
+
+template <class S, class = void>
+struct has_list_range : std::false_type {};
+template <class S>
+struct has_list_range<S, std::void_t<decltype(std::vector<std::string>{std::declval<const S&>().list_range(
+                             std::declval<const std::string&>(), std::declval<const std::string&>(),
+                             std::declval<const std::string&>())})>> : std::true_type {};
 
 template <class S, class = void>
 struct has_remove : std::false_type {};
@@ -183,6 +197,8 @@ public:
     [[nodiscard]] virtual std::string read(const std::string& key) const = 0;
     [[nodiscard]] virtual std::string read_range(const std::string& key, std::uint64_t offset, std::uint64_t length) const = 0;
     [[nodiscard]] virtual std::vector<std::string> list(const std::string& prefix, const std::string& start_after) const = 0;
+    [[nodiscard]] virtual std::vector<std::string> list_range(const std::string& prefix, const std::string& start_after,
+                                                              const std::string& last) const = 0;
     [[nodiscard]] virtual bool exists(const std::string& key) const = 0;
     [[nodiscard]] virtual std::string describe() const = 0;
     [[nodiscard]] virtual std::unique_ptr<object_reader> open_read(const std::string& key) const = 0;
@@ -238,6 +254,18 @@ public:
     }
     [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after) const override {
         return s_.list(prefix, start_after);
+    }
+    [[nodiscard]] std::vector<std::string> list_range(const std::string& prefix, const std::string& start_after,
+                                                      const std::string& last) const override {
+        if constexpr (has_list_range<S>::value) {
+            return s_.list_range(prefix, start_after, last);
+        } else {
+            std::vector<std::string> keys = s_.list(prefix, start_after);
+            if (!last.empty()) {
+                keys.erase(std::upper_bound(keys.begin(), keys.end(), last), keys.end());
+            }
+            return keys;
+        }
     }
     [[nodiscard]] bool exists(const std::string& key) const override { return s_.exists(key); }
     [[nodiscard]] std::string describe() const override { return s_.describe(); }
@@ -337,6 +365,13 @@ public:
     /// The published keys starting with `prefix`, sorted, greater than `start_after`.
     [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after = {}) const {
         return self_->list(prefix, start_after);
+    }
+    /// The published keys starting with `prefix`, sorted, greater than `start_after` and at
+    /// most `last` (empty: no bound): the backend's bounded listing where it has one, else
+    /// `list` with the keys after `last` dropped.
+    [[nodiscard]] std::vector<std::string> list_range(const std::string& prefix, const std::string& start_after,
+                                                      const std::string& last) const {
+        return self_->list_range(prefix, start_after, last);
     }
     /// True when `key` is published.
     [[nodiscard]] bool exists(const std::string& key) const { return self_->exists(key); }

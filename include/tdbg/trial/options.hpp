@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "tdbg/core/error.hpp"
 
@@ -72,6 +73,11 @@ struct trial_options {
     /// after every other file, and local files and S3 list what was written before.
     std::chrono::milliseconds training_end_delay_refresh{
         std::chrono::seconds(detail::environment_count("SMDEBUG_TRAINING_END_DELAY_REFRESH", 0))};
+    /// The workers whose index files the trial reads (none: every worker). The others' index
+    /// files are passed over when listed: their entries never enter the trial, which then
+    /// knows these workers only (workers(), num_workers(), and a step is complete when these
+    /// have written it). A command that reads one worker's tensors opens only that worker.
+    std::vector<std::string> workers;
     /// Threads that read index files (0: as many as the storage's requests and the cores suit).
     std::size_t threads = 0;
     /// Event files of small records up to this size may be read whole and kept

@@ -119,7 +119,7 @@ public:
     [[nodiscard]] TDBG_DECL std::string path() const;
     /// The storage the run is read from.
     [[nodiscard]] TDBG_DECL const any_storage& storage() const noexcept;
-    /// The steps this trial loads.
+    /// The steps this trial loads (only their index files are listed and read).
     [[nodiscard]] TDBG_DECL const step_range& range_steps() const noexcept;
     /// The options it reads the run with.
     [[nodiscard]] TDBG_DECL const trial_options& options() const noexcept;
@@ -160,9 +160,10 @@ public:
     /// file, of the first worker (by name) that wrote one; nullopt when none did.
     [[nodiscard]] TDBG_DECL std::optional<double> wall_time(std::int64_t global_step) const;
 
-    /// The workers that saved data, sorted.
+    /// The workers that saved data, sorted (of those trial_options::workers names, when it does).
     [[nodiscard]] TDBG_DECL std::vector<std::string> workers() const;
-    /// The number of workers the run was configured with (collections' _meta.num_workers).
+    /// The number of workers the run was configured with (collections' _meta.num_workers), or
+    /// of those trial_options::workers names: the workers a step needs to be complete.
     [[nodiscard]] TDBG_DECL std::size_t num_workers() const noexcept;
     /// The collections of the first worker's collection file, by name.
     [[nodiscard]] TDBG_DECL const std::map<std::string, format::collection_spec>& collections() const noexcept;

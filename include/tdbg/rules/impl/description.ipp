@@ -97,6 +97,24 @@ inline std::string summary_line(std::string_view name, const std::optional<rule_
     return std::string(name) + "  " + (described ? description->summary : std::string("(no description)")) + "\n";
 }
 
+/// What a range of steps evaluated apart needs of the steps before it (`--describe`).
+inline std::string_view overlap_text(step_dependence dependence) {
+    switch (dependence) {
+    case step_dependence::independent:
+        return "Split by steps (--start-step, --end-step): each step is decided by its own values; a range "
+               "reads its own steps only, and ranges merged (tdbg rules --merge) give the whole run's verdict.";
+    case step_dependence::earlier_steps:
+        return "Split by steps (--start-step, --end-step): a step reads earlier steps' values; a range reads the "
+               "run from its first step up to the range's end, is evaluated from --start-step, and ranges merged "
+               "(tdbg rules --merge) give the whole run's verdict.";
+    case step_dependence::carried_state:
+        break;
+    }
+    return "Split by steps (--start-step, --end-step): the rule carries state from step to step; a range is "
+           "evaluated from the run's first step and reports its own steps only, so ranges merged (tdbg rules "
+           "--merge) give the whole run's verdict, each range reading the run up to its end.";
+}
+
 } // namespace detail
 
 TDBG_DECL std::string format_rule_summary(std::string_view name, const std::optional<rule_description>& description) {
@@ -123,6 +141,8 @@ TDBG_DECL std::string format_rule_description(std::string_view name,
         }
         text = end == std::string_view::npos ? std::string_view() : text.substr(end + 2);
     }
+    out += "\n";
+    detail::wrap_paragraph(out, detail::overlap_text(description->dependence), detail::description_width);
     out += "\nParameters:\n" + detail::parameter_lines(*description);
     return out;
 }

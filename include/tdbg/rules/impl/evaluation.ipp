@@ -103,6 +103,23 @@ inline std::uint64_t common_steps(const step_set& a, const step_set& b) noexcept
     return out;
 }
 
+TDBG_DECL format::json_value step_list_json(const step_set& steps) {
+    format::json_value list = format::json_value::array();
+    for (const step_set::run& run : steps.runs()) {
+        if (run.size() > json_step_run_limit) {
+            list.push_back(format::json_value::array_of(std::vector<std::int64_t>{run.first, run.last}));
+            continue;
+        }
+        for (std::int64_t s = run.first;; ++s) {
+            list.push_back(s);
+            if (s == run.last) {
+                break;
+            }
+        }
+    }
+    return list;
+}
+
 } // namespace detail
 
 TDBG_DECL std::vector<std::pair<std::string, std::uint64_t>> counted_skips(const evaluation_result& r) {
@@ -200,20 +217,7 @@ TDBG_DECL format::json_value to_json(const evaluation_result& r) {
     j["not_triggered_steps"] = format::json_value::array_of(r.not_triggered_steps);
     j["skipped_steps"] = format::json_value::object();
     for (const auto& [reason, steps] : r.skipped_steps) {
-        format::json_value& list = j["skipped_steps"][reason];
-        list = format::json_value::array();
-        for (const step_set::run& run : steps.runs()) {
-            if (run.size() > json_step_run_limit) {
-                list.push_back(format::json_value::array_of(std::vector<std::int64_t>{run.first, run.last}));
-                continue;
-            }
-            for (std::int64_t s = run.first;; ++s) {
-                list.push_back(s);
-                if (s == run.last) {
-                    break;
-                }
-            }
-        }
+        j["skipped_steps"][reason] = detail::step_list_json(steps);
     }
     j["status"] = std::string(status_name(r.status()));
     j["end"] = std::string(evaluation_end_name(r.end));
@@ -239,8 +243,16 @@ TDBG_DECL format::json_value to_json(const evaluation_result& r) {
     coverage["unsaved"] = static_cast<std::int64_t>(r.unsaved_steps.size());
     if (r.comparisons) {
         coverage["compared"] = static_cast<std::int64_t>(r.comparisons->compared);
+        coverage["compared_text"] = r.comparisons->text;
     }
     coverage["text"] = describe_coverage(r);
+    // What merging evaluations of parts of a run needs (tdbg/rules/merge.hpp) besides the steps.
+    coverage["unsaved_steps"] = detail::step_list_json(r.unsaved_steps);
+    coverage["first_step"] = r.first_step ? format::json_value(*r.first_step) : format::json_value();
+    coverage["next_step"] = r.next_step ? format::json_value(*r.next_step) : format::json_value();
+    if (!r.tensor_coverage.empty()) {
+        coverage["tensor_coverage"] = r.tensor_coverage;
+    }
     if (r.status() == evaluation_status::nothing_evaluated) {
         j["nothing_evaluated_reason"] = r.nothing_evaluated_reason;
     }

@@ -158,6 +158,11 @@ TDBG_DECL std::optional<rule_description> registry::describe(std::string_view na
     return s.factories.at(*found).description;
 }
 
+TDBG_DECL step_dependence registry::dependence(std::string_view name) {
+    const auto described = lookup(name) ? describe(name) : std::nullopt;
+    return described ? described->dependence : step_dependence::carried_state;
+}
+
 TDBG_DECL any_rule registry::create(std::string_view name, const trial& base, const rule_params& params,
                                     std::vector<trial> others, const rule_logger& logger) {
     const auto found = lookup(name);

@@ -157,7 +157,10 @@ public:
              {200, 204, 404});
     }
 
-    [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after) {
+    // The keys below the run starting with `prefix`, after `start_after` and up to `last` (empty:
+    // no bound), relative to the run: pages are asked for until one passes `last`.
+    [[nodiscard]] std::vector<std::string> list(const std::string& prefix, const std::string& start_after,
+                                                const std::string& last = {}) {
         const std::string& run = location_.prefix;
         const std::string full_prefix = run.empty() ? prefix : fmt::format("{}/{}", run, prefix);
         const std::size_t strip = run.empty() ? 0 : run.size() + 1;
@@ -169,6 +172,7 @@ public:
         std::string last_key;     // the greatest key listed so far (full)
         int stalled = 0;          // pages in a row that brought no key after it
         std::uint64_t bytes = 0;  // the bytes of the keys held
+        bool passed_last = false; // a key after `last` was listed: no further page is needed
         for (int pages = 1;; ++pages) {
             const bool first = pages == 1;
             std::vector<query_param> query{
@@ -205,6 +209,10 @@ public:
                 std::string relative = key.substr(strip);
                 const bool temporary = relative.size() >= 4 && relative.compare(relative.size() - 4, 4, ".tmp") == 0;
                 // a trailing '/' marks a "folder" object made by consoles, not a file of the run
+                if (!last.empty() && relative > last) {
+                    passed_last = true;
+                    continue;
+                }
                 if (temporary || relative.back() == '/' || relative <= start_after) {
                     continue;
                 }
@@ -216,7 +224,7 @@ public:
                 }
                 keys.push_back(std::move(relative));
             }
-            if (!page.truncated) {
+            if (!page.truncated || passed_last) {
                 break;
             }
             stalled = new_keys ? 0 : stalled + 1;

@@ -112,6 +112,11 @@ TDBG_DECL memory_storage::reader memory_storage::open_read(const std::string& ke
 
 TDBG_DECL std::vector<std::string> memory_storage::list(const std::string& prefix,
                                                         const std::string& start_after) const {
+    return list_range(prefix, start_after, {});
+}
+
+TDBG_DECL std::vector<std::string> memory_storage::list_range(const std::string& prefix, const std::string& start_after,
+                                                              const std::string& last) const {
     std::vector<std::string> keys;
     const std::lock_guard<std::mutex> lock(objects_->mutex);
     const auto& objects = objects_->objects;
@@ -120,7 +125,8 @@ TDBG_DECL std::vector<std::string> memory_storage::list(const std::string& prefi
     if (!start_after.empty() && (it == objects.end() || it->first <= start_after)) {
         it = objects.upper_bound(start_after);
     }
-    for (; it != objects.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    for (; it != objects.end() && it->first.compare(0, prefix.size(), prefix) == 0 && (last.empty() || it->first <= last);
+         ++it) {
         keys.push_back(it->first);
     }
     return keys;

@@ -58,6 +58,14 @@ inline constexpr std::size_t min_entries_per_lane = 2048;
 /// The prefix under which index files live.
 inline constexpr std::string_view index_prefix = "index/";
 
+/// A bounded step range whose index spans at most this many folders is listed a folder at a
+/// time (in parallel where the storage takes concurrent requests); a wider one in one listing.
+inline constexpr std::int64_t max_folder_listings = 256;
+
+/// The first key an index file of step `step` or later can have ("index/<9 digits>/<12 digits>",
+/// which sorts before every index file of the step and after those of earlier steps).
+TDBG_DECL std::string index_key_floor(std::int64_t step);
+
 /// trial_options::collection_wait, counted from construction: whether it is over,
 /// and one pause between two looks (with trial_options::pause when given).
 class opening_wait {
@@ -102,7 +110,7 @@ public:
     index_loader(const any_storage& storage, std::string root, step_range range, const trial_options& options,
                  run_index& index)
         : storage_(storage), root_(std::move(root)), range_(range), options_(options), index_(index),
-          jobs_(storage, storage.describe()) {}
+          workers_(options.workers.begin(), options.workers.end()), jobs_(storage, storage.describe()) {}
 
     /// Follows who writes the run from now on (run_jobs): `presence_key`, a file whose absence
     /// means the run was removed (its first collection file).
@@ -147,8 +155,25 @@ private:
     // than most: its steps are lambdas over one batch arithmetic and two slots.
     TDBG_DECL void read_and_merge(const std::vector<pending_index>& pending);
 
-    // The index files not read yet (in range), and in `listed` every new key seen.
+    // The index files not read yet (in range, of the workers loaded), and in `listed` every new key seen.
     [[nodiscard]] TDBG_DECL std::vector<pending_index> list_new_index_files(std::vector<std::string>& listed) const;
+
+    // One listing of a refresh: the keys below `prefix` after `start_after`, up to `last` (empty: no bound).
+    struct listing {
+        std::string prefix;
+        std::string start_after;
+        std::string last;
+    };
+
+    // The listings that find the new index files of the range: after the keys settled (token_)
+    // and the range's first step, up to its end; a folder of the index each when the range is
+    // bounded and spans at most max_folder_listings folders, else one.
+    [[nodiscard]] TDBG_DECL std::vector<listing> plan_listings() const;
+
+    // True when the trial loads `worker`'s index files (options' workers, or all).
+    [[nodiscard]] bool loads_worker(const std::string& worker) const {
+        return workers_.empty() || workers_.count(worker) != 0;
+    }
 
     // An index entry is believed only where it is filed: an index file in another step's
     // folder (a copy, a file moved by hand) would otherwise replace the index of the step its
@@ -220,6 +245,7 @@ private:
     step_range range_;
     const trial_options& options_;
     run_index& index_;
+    std::set<std::string> workers_; // the workers loaded (empty: all)
 
     mutable std::mutex mutex_; // one refresh at a time; guards what follows but ended_ and changed_
     std::string token_;        // list index keys after this one

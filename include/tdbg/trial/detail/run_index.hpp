@@ -55,8 +55,12 @@ struct run_index {
     std::map<std::string, std::unique_ptr<tensor_record>, std::less<>> tensors;
     std::deque<std::string> worker_names; // a deque: resolved entries point into it
     std::unordered_map<std::string, worker_id> worker_ids;
+    std::vector<std::uint32_t> worker_ranks; // by worker_id: its place among the workers sorted by name
     std::deque<event_file> files; // likewise
     std::unordered_map<std::string_view, std::uint32_t> file_ids;
+    /// Counts the changes of the index (each merge, each refresh's end): what was computed
+    /// from it at one count holds as long as the count stays.
+    std::uint64_t generation = 0;
 
     // ---- growing (the caller holds the lock exclusively) --------------------
 
@@ -75,7 +79,7 @@ struct run_index {
     [[nodiscard]] TDBG_DECL resolved_entry resolve(const tensor_record& record, const tensor_entry& e) const;
 
     /// The entry of (`step`, `m`) written by `worker` (default: the first worker in
-    /// sorted order, as smdebug); nullptr when there is none; invalid_worker (naming
+    /// sorted order, as smdebug, by worker_ranks); nullptr when there is none; invalid_worker (naming
     /// `trial_name`) when others wrote it but not `worker`.
     [[nodiscard]] TDBG_DECL const tensor_entry* choose_entry(const tensor_record& record, std::int64_t step, mode m,
                                                              const std::optional<std::string>& worker,

@@ -58,6 +58,12 @@ public:
     /// True when global step `step` is known and complete.
     [[nodiscard]] TDBG_DECL bool is_complete(std::int64_t step) const;
 
+    /// is_complete for a step known to be in the table (one a tensor entry names): no lookup
+    /// unless the step is after the last complete one of a run that has not ended.
+    [[nodiscard]] bool is_complete_known(std::int64_t step) const {
+        return ended_ || step <= last_complete_step_ || is_complete(step);
+    }
+
     /// The global step's record, if the step is known.
     [[nodiscard]] TDBG_DECL const step_info* find(std::int64_t step) const;
 

@@ -11,11 +11,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -98,6 +100,7 @@ public:
 
     [[nodiscard]] TDBG_DECL std::vector<std::string> workers() const;
 
+    /// The run's workers, or the number of those loaded (trial_options::workers).
     [[nodiscard]] std::size_t num_workers() const noexcept { return collections_.num_workers; }
 
     [[nodiscard]] TDBG_DECL bool has_tensor_now(std::string_view name) const;
@@ -117,7 +120,8 @@ public:
     /// The global step a (step, mode) query names, if known.
     [[nodiscard]] TDBG_DECL std::optional<std::int64_t> to_global(std::int64_t step, mode m) const;
 
-    /// The steps of `record` in `m` (mode steps; global steps for global).
+    /// The steps of `record` in `m` (mode steps; global steps for global), computed once per
+    /// change of the index (a rule asks at every step: the answer is kept until a refresh).
     [[nodiscard]] TDBG_DECL std::vector<std::int64_t> tensor_steps(const tensor_record& record, mode m,
                                                                    bool show_incomplete) const;
 
@@ -212,6 +216,13 @@ public:
 private:
     static TDBG_DECL record_cache::options make_cache_options(const trial_options& o);
 
+    // tensor_steps computed from the index (the caller holds its lock, shared).
+    [[nodiscard]] TDBG_DECL std::vector<std::int64_t> compute_tensor_steps(const tensor_record& record, mode m,
+                                                                           bool show_incomplete) const;
+
+    // options_.workers: checked against the run's collection files, which then count those only.
+    TDBG_DECL void select_workers();
+
     /// `length` bytes at `offset` of the event file of `request`, read directly (not kept),
     /// with fetch()'s errors for a file that is gone or cannot be read.
     [[nodiscard]] TDBG_DECL std::string read_raw(const record_request& request, std::string_view tag,
@@ -228,6 +239,24 @@ private:
 
     run_index index_;
     index_loader loader_{storage_, root_, range_, options_, index_};
+
+    // tensor_steps' answers of the index's generation, a few at a time (those a rule asks for
+    // again at every step): cleared when full, so that a listing of every tensor keeps none long.
+    struct steps_query {
+        const tensor_record* record;
+        mode m;
+        bool show_incomplete;
+        bool operator<(const steps_query& o) const noexcept {
+            return std::tie(record, m, show_incomplete) < std::tie(o.record, o.m, o.show_incomplete);
+        }
+    };
+    struct kept_steps {
+        std::uint64_t generation = 0;
+        std::shared_ptr<const std::vector<std::int64_t>> steps;
+    };
+    static constexpr std::size_t max_kept_steps = 64;
+    mutable std::mutex steps_mutex_; // guards kept_steps_
+    mutable std::map<steps_query, kept_steps> kept_steps_;
     run_collections collections_;
 };
 

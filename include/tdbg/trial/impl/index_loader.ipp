@@ -128,6 +128,7 @@ TDBG_DECL void index_loader::refresh() {
     }
     read_and_merge(pending);
     std::unique_lock<std::shared_mutex> lock(index_.mutex);
+    ++index_.generation; // completeness may change below, even where no file was read
     read_keys_.insert(std::make_move_iterator(listed.begin()), std::make_move_iterator(listed.end()));
     index_.steps.apply_wait_window(options_.incomplete_step_wait_window);
     if (ended_before) {
@@ -152,6 +153,7 @@ TDBG_DECL void index_loader::merge_files(const std::vector<pending_index>& pendi
                                          std::vector<merge_plan>& plans) {
     plans.resize(std::max(plans.size(), count));
     std::unique_lock<std::shared_mutex> lock(index_.mutex);
+    ++index_.generation;
     for (std::size_t i = 0; i < count; ++i) {
         plan_merge(pending[first + i], files[i].view, hints, pending.size() - first - i, plans[i]);
     }
@@ -248,27 +250,67 @@ TDBG_DECL void index_loader::read_and_merge(const std::vector<pending_index>& pe
     }
 }
 
+TDBG_DECL std::string index_key_floor(std::int64_t step) {
+    return fmt::format("{}{:09}/{:012}", index_prefix, step / format::index_files_per_dir, step);
+}
+
+TDBG_DECL std::vector<index_loader::listing> index_loader::plan_listings() const {
+    std::string after = token_;
+    if (range_.begin && index_key_floor(*range_.begin) > after) {
+        // Keys sort by folder, then step: those before the first step's floor are of earlier steps.
+        after = index_key_floor(*range_.begin);
+    }
+    if (!range_.end) {
+        return {listing{std::string(index_prefix), after, {}}};
+    }
+    if (*range_.end <= 0) {
+        return {};
+    }
+    // The folders from that of the first key wanted to that of the range's last step.
+    std::string last = index_key_floor(*range_.end); // sorts after every index file of the steps before it
+    const std::int64_t last_folder = (*range_.end - 1) / format::index_files_per_dir;
+    const std::int64_t first_folder =
+        std::max(range_.begin.value_or(0) / format::index_files_per_dir, format::index_file_folder(token_).value_or(0));
+    if (last_folder - first_folder + 1 > max_folder_listings) {
+        return {listing{std::string(index_prefix), after, std::move(last)}};
+    }
+    std::vector<listing> out;
+    for (std::int64_t folder = first_folder; folder <= last_folder; ++folder) {
+        out.push_back(listing{fmt::format("{}{:09}/", index_prefix, folder), after, last});
+    }
+    return out;
+}
+
 TDBG_DECL std::vector<index_loader::pending_index>
 index_loader::list_new_index_files(std::vector<std::string>& listed) const {
+    // The range's folders listed side by side where the storage takes concurrent requests (S3).
+    const std::vector<listing> listings = plan_listings();
+    std::vector<std::vector<std::string>> keys(listings.size());
+    const std::size_t requests = storage_.request_concurrency();
+    parallel_for_each_index(listings.size(), requests, [&](std::size_t i) {
+        keys[i] = storage_.list_range(listings[i].prefix, listings[i].start_after, listings[i].last);
+    });
     std::vector<pending_index> out;
-    for (std::string& key : storage_.list(std::string(index_prefix), token_)) {
-        if (key.size() < 5 || key.compare(key.size() - 5, 5, ".json") != 0) {
-            continue; // smdebug also skips what is not an index file (".csv" is a legacy format)
+    for (std::vector<std::string>& folder : keys) {
+        for (std::string& key : folder) {
+            if (key.size() < 5 || key.compare(key.size() - 5, 5, ".json") != 0) {
+                continue; // smdebug also skips what is not an index file (".csv" is a legacy format)
+            }
+            if (read_keys_.count(key) != 0) {
+                continue;
+            }
+            auto info = format::parse_index_file_key(key);
+            if (!info) {
+                throw index_reader_error(fmt::format(
+                    "invalid index file name {}{} (expected index/<9 digits>/<12-digit step>_<worker>.json)", root_,
+                    key));
+            }
+            check_filed_where_it_belongs(key, info->step);
+            if (range_.contains(info->step) && loads_worker(info->worker)) {
+                out.push_back(pending_index{key, info->step, std::move(info->worker)});
+            }
+            listed.push_back(std::move(key));
         }
-        if (read_keys_.count(key) != 0) {
-            continue;
-        }
-        auto info = format::parse_index_file_key(key);
-        if (!info) {
-            throw index_reader_error(
-                fmt::format("invalid index file name {}{} (expected index/<9 digits>/<12-digit step>_<worker>.json)",
-                            root_, key));
-        }
-        check_filed_where_it_belongs(key, info->step);
-        if (range_.contains(info->step)) {
-            out.push_back(pending_index{key, info->step, std::move(info->worker)});
-        }
-        listed.push_back(std::move(key));
     }
     return out;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,14 @@ TDBG_DECL worker_id run_index::intern_worker(const std::string& worker) {
     const auto id = static_cast<worker_id>(worker_names.size());
     worker_names.push_back(worker);
     worker_ids.emplace(worker, id);
+    // The workers' order by name, recomputed as a worker arrives (rarely: once per worker).
+    std::vector<worker_id> by_name(worker_names.size());
+    std::iota(by_name.begin(), by_name.end(), worker_id{0});
+    std::sort(by_name.begin(), by_name.end(), [&](worker_id a, worker_id b) { return worker_names[a] < worker_names[b]; });
+    worker_ranks.resize(by_name.size());
+    for (std::uint32_t rank = 0; rank < by_name.size(); ++rank) {
+        worker_ranks[by_name[rank]] = rank;
+    }
     return id;
 }
 
@@ -91,7 +100,7 @@ TDBG_DECL const tensor_entry* run_index::choose_entry(const tensor_record& recor
             continue;
         }
         if (worker ? worker_names[e->worker] == *worker
-                   : (chosen == nullptr || worker_names[e->worker] < worker_names[chosen->worker])) {
+                   : (chosen == nullptr || worker_ranks[e->worker] < worker_ranks[chosen->worker])) {
             chosen = e;
         }
     }

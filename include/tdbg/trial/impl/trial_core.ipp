@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <shared_mutex>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "tdbg/format/crc32c.hpp"
 #include "tdbg/trial/detail/trial_core.hpp"
@@ -29,8 +31,34 @@ TDBG_DECL trial_core::trial_core(any_storage storage, std::string name, step_ran
     range_.validate();
     collections_ = read_collections(storage_, root_, options_);
     loader_.watch_jobs(collections_.first_key);
+    if (!options_.workers.empty()) {
+        select_workers();
+    }
     index_.steps.set_num_workers(collections_.num_workers);
     refresh_now();
+}
+
+TDBG_DECL void trial_core::select_workers() {
+    std::vector<std::string> chosen = options_.workers;
+    std::sort(chosen.begin(), chosen.end());
+    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+    // Every worker's collection file is there (a run that has started): a name none wrote is a mistake.
+    if (collections_.workers.size() >= collections_.num_workers) {
+        for (const std::string& worker : chosen) {
+            if (std::find(collections_.workers.begin(), collections_.workers.end(), worker) ==
+                collections_.workers.end()) {
+                throw invalid_worker(fmt::format("invalid worker '{}': the run {} has workers {} (trial {})", worker,
+                                                 storage_.describe(), fmt::join(collections_.workers, ", "), name_),
+                                     worker);
+            }
+        }
+    }
+    collections_.workers.erase(std::remove_if(collections_.workers.begin(), collections_.workers.end(),
+                                              [&](const std::string& w) {
+                                                  return !std::binary_search(chosen.begin(), chosen.end(), w);
+                                              }),
+                               collections_.workers.end());
+    collections_.num_workers = chosen.size(); // a step is complete once the workers loaded wrote it
 }
 
 TDBG_DECL void trial_core::maybe_refresh() {
@@ -103,6 +131,24 @@ TDBG_DECL std::optional<std::int64_t> trial_core::to_global(std::int64_t step, m
 TDBG_DECL std::vector<std::int64_t> trial_core::tensor_steps(const tensor_record& record, mode m,
                                                              bool show_incomplete) const {
     std::shared_lock<std::shared_mutex> lock(index_.mutex);
+    const steps_query query{&record, m, show_incomplete};
+    {
+        std::lock_guard<std::mutex> kept(steps_mutex_);
+        if (auto it = kept_steps_.find(query); it != kept_steps_.end() && it->second.generation == index_.generation) {
+            return *it->second.steps;
+        }
+    }
+    auto steps = std::make_shared<const std::vector<std::int64_t>>(compute_tensor_steps(record, m, show_incomplete));
+    std::lock_guard<std::mutex> kept(steps_mutex_);
+    if (kept_steps_.size() >= max_kept_steps) {
+        kept_steps_.clear();
+    }
+    kept_steps_[query] = kept_steps{index_.generation, steps};
+    return *steps;
+}
+
+TDBG_DECL std::vector<std::int64_t> trial_core::compute_tensor_steps(const tensor_record& record, mode m,
+                                                                     bool show_incomplete) const {
     std::vector<std::int64_t> out;
     std::int64_t last_global = -1;
     for (const tensor_entry& e : record.entries()) {
@@ -112,7 +158,7 @@ TDBG_DECL std::vector<std::int64_t> trial_core::tensor_steps(const tensor_record
         if (m != mode::global && e.entry_mode() != m) {
             continue;
         }
-        if (!show_incomplete && !index_.steps.is_complete(e.step)) {
+        if (!show_incomplete && !index_.steps.is_complete_known(e.step)) {
             continue;
         }
         last_global = e.step;

@@ -149,7 +149,20 @@ struct rules_options {
     /// The first global step; none: the run's first.
     std::optional<std::int64_t> start_step;
     /// Stop before this global step; none: the run's end (without `follow`, the last step written).
+    /// With start_step or end_step, the run's index is read for the steps the rules need only:
+    /// those of the range where every rule's steps are independent, else from the run's first
+    /// step (see rules::step_dependence: a rule that carries state is evaluated from the first
+    /// step and reports the range's steps only), so that parts of a run evaluated apart merge
+    /// into one process's verdict (`merge`).
     std::optional<std::int64_t> end_step;
+    /// Only these workers' index files are read (`--worker`): the rules read their values (the
+    /// first of them by name, where a rule reads one worker's), and a step is complete once they
+    /// have written it; none: every worker.
+    std::vector<std::string> workers;
+    /// Merge these "smdebug-rules/1" documents, each the `json` output of a range of steps of
+    /// one evaluation (`--merge PART.json...`), into one verdict instead of evaluating a run
+    /// (tdbg/rules/merge.hpp).
+    std::vector<std::string> merge;
     /// Evaluate a live run as it is written, until it ends (waiting up to 60 s for a run that
     /// has not started); false: the steps written so far.
     bool follow = false;

@@ -133,7 +133,8 @@ TDBG_DECL rule_description all_zero::describe() {
             "cannot say, it is not evaluated.",
             {{"collection_names", "None", "collections whose tensors are checked (this or tensor_regex is required)"},
              {"tensor_regex", "None", "regular expressions of tensor names (this or collection_names is required)"},
-             {"threshold", "100", "the percentage of zero elements at which the rule is met"}}};
+             {"threshold", "100", "the percentage of zero elements at which the rule is met"}},
+            step_dependence::independent};
 }
 
 } // namespace tdbg::rules

@@ -88,7 +88,8 @@ TDBG_DECL rule_description check_input_images::describe() {
             {{"threshold_mean", "0.2", "the largest distance of a channel's mean from 0"},
              {"threshold_samples", "500", "how many images must be seen before anything is judged"},
              {"regex", ".*hybridsequential0_input_0", "regular expression of the names of the input images"},
-             {"channel", "1", "the dimension of the colour channel (at least 1: 0 is the batch)"}}};
+             {"channel", "1", "the dimension of the colour channel (at least 1: 0 is the batch)"}},
+            step_dependence::carried_state};
 }
 
 } // namespace tdbg::rules

@@ -105,7 +105,8 @@ TDBG_DECL rule_description class_imbalance::describe() {
              {"samples", "500", "how many labels must be seen before anything is judged"},
              {"argmax", "False", "True: predictions are scores, reduced by argmax over the last axis"},
              {"labels_regex", ".*labels", "regular expression of the names of the labels"},
-             {"predictions_regex", ".*predictions", "regular expression of the names of the predictions"}}};
+             {"predictions_regex", ".*predictions", "regular expression of the names of the predictions"}},
+            step_dependence::carried_state};
 }
 
 } // namespace tdbg::rules

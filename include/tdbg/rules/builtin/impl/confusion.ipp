@@ -124,7 +124,8 @@ TDBG_DECL rule_description confusion::describe() {
              {"labels_collection", "labels", "the collection of further labels"},
              {"predictions_collection", "predictions", "the collection of further predictions"},
              {"min_diag", "0.9", "the smallest share of a column on the diagonal"},
-             {"max_off_diag", "0.1", "the largest share of a column in one cell off the diagonal"}}};
+             {"max_off_diag", "0.1", "the largest share of a column in one cell off the diagonal"}},
+            step_dependence::independent};
 }
 
 } // namespace tdbg::rules

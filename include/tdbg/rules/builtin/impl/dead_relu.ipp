@@ -51,7 +51,8 @@ TDBG_DECL rule_description dead_relu::describe() {
             "one sample.",
             {{"tensor_regex", ".*relu_output", "regular expressions of the names of ReLU outputs (comma-separated)"},
              {"threshold_inactivity", "1", "the percentage of samples below which an active unit counts as dead"},
-             {"threshold_layer", "50", "the percentage of dead units at which the rule is met"}}};
+             {"threshold_layer", "50", "the percentage of dead units at which the rule is met"}},
+            step_dependence::independent};
 }
 
 } // namespace tdbg::rules

@@ -156,7 +156,8 @@ TDBG_DECL rule_description exploding_tensor::describe() {
             "abs_min, say), it is not evaluated.",
             {{"collection_names", "None", "collections whose tensors are checked (comma-separated)"},
              {"tensor_regex", "None", "regular expressions of the names of tensors to check (comma-separated)"},
-             {"only_nan", "False", "True: only NaN values count, not infinities"}}};
+             {"only_nan", "False", "True: only NaN values count, not infinities"}},
+            step_dependence::independent};
 }
 
 } // namespace tdbg::rules

@@ -65,7 +65,8 @@ TDBG_DECL rule_description feature_importance_overweight::describe() {
             "With no more than nfeatures features, or a total that is not positive, the step is skipped.",
             {{"threshold", "0.8", "the largest share of the total importance the top features may hold"},
              {"nfeatures", "3", "how many of the most important features are summed (at least 1)"},
-             {"tensor_regex", ".*feature_importance/weight", "regular expression of feature importance names"}}};
+             {"tensor_regex", ".*feature_importance/weight", "regular expression of feature importance names"}},
+            step_dependence::independent};
 }
 
 } // namespace tdbg::rules

@@ -178,7 +178,8 @@ TDBG_DECL rule_description loss_not_decreasing::describe() {
              {"diff_percent", "0.1", "the least decrease, in percent, expected over num_steps steps"},
              {"increase_threshold_percent", "5",
               "the most a loss may rise above its lowest, in percent (None: not checked)"},
-             {"mode", "GLOBAL", "whose steps count: TRAIN, EVAL, PREDICT, GLOBAL (None: chosen from the run)"}}};
+             {"mode", "GLOBAL", "whose steps count: TRAIN, EVAL, PREDICT, GLOBAL (None: chosen from the run)"}},
+            step_dependence::carried_state};
 }
 
 } // namespace tdbg::rules

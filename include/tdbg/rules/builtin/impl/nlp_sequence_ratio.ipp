@@ -69,7 +69,8 @@ TDBG_DECL rule_description nlp_sequence_ratio::describe() {
             {{"tensor_regex", ".*embedding0_input_0", "regular expressions of the names of input sequences"},
              {"token_values", "0", "the token ids to count (comma-separated)"},
              {"token_thresholds_percent", "50",
-              "the percentage above which a token is too frequent (one, or one per token)"}}};
+              "the percentage above which a token is too frequent (one, or one per token)"}},
+            step_dependence::independent};
 }
 
 } // namespace tdbg::rules

@@ -129,7 +129,8 @@ TDBG_DECL rule_description overfit::describe() {
             {{"tensor_regex", "None", "regular expressions of the names of further losses"},
              {"start_step", "0", "the first global step looked at"},
              {"patience", "1", "how many ratios in a row must exceed the threshold (at least 1)"},
-             {"ratio_threshold", "0.1", "the largest relative gap allowed between the two means"}}};
+             {"ratio_threshold", "0.1", "the largest relative gap allowed between the two means"}},
+            step_dependence::carried_state};
 }
 
 } // namespace tdbg::rules

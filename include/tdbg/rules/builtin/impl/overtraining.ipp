@@ -83,7 +83,8 @@ TDBG_DECL rule_description overtraining::describe() {
             "the loss improves again.",
             {{"patience_train", "5", "the saved TRAIN steps without improvement allowed (at least 1)"},
              {"patience_validation", "10", "the saved EVAL steps without improvement allowed (at least 1)"},
-             {"delta", "0.01", "the least decrease that counts as an improvement"}}};
+             {"delta", "0.01", "the least decrease that counts as an improvement"}},
+            step_dependence::carried_state};
 }
 
 } // namespace tdbg::rules

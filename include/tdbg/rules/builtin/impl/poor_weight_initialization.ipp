@@ -170,7 +170,8 @@ TDBG_DECL rule_description poor_weight_initialization::describe() {
              {"threshold", "10", "the largest ratio of the largest to the smallest activation input variance"},
              {"distribution_range", "0.001", "the smallest 5th to 95th percentile range of a gradient"},
              {"patience", "5", "the saved steps over which the loss must go down (at least 1)"},
-             {"steps", "10", "how many of the first saved steps are judged (at least 1)"}}};
+             {"steps", "10", "how many of the first saved steps are judged (at least 1)"}},
+            step_dependence::earlier_steps};
 }
 
 } // namespace tdbg::rules

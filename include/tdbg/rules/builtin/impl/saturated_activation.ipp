@@ -101,7 +101,8 @@ TDBG_DECL rule_description saturated_activation::describe() {
              {"threshold_tanh", "None", "the tanh range as a pair \"(min, max)\", instead of _min and _max"},
              {"threshold_sigmoid", "None", "the sigmoid range as a pair \"(min, max)\", instead of _min and _max"},
              {"threshold_inactivity", "1", "the percentage of samples below which a unit in range counts as saturated"},
-             {"threshold_layer", "50", "the percentage of saturated units at which the rule is met"}}};
+             {"threshold_layer", "50", "the percentage of saturated units at which the rule is met"}},
+            step_dependence::independent};
 }
 
 } // namespace tdbg::rules

@@ -88,7 +88,8 @@ TDBG_DECL rule_description similar_across_runs::describe() {
             {{"other_trials", "None", "the other run's path or URL (required unless the trial is passed in)"},
              {"other_trial", "None", "the earlier name of other_trials (give one of the two)"},
              {"collection_names", "None", "collections whose tensors are checked (comma-separated)"},
-             {"tensor_regex", "None", "regular expressions of the names of tensors to check (comma-separated)"}}};
+             {"tensor_regex", "None", "regular expressions of the names of tensors to check (comma-separated)"}},
+            step_dependence::independent};
 }
 
 } // namespace tdbg::rules

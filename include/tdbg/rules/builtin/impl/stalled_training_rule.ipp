@@ -68,7 +68,8 @@ TDBG_DECL rule_description stalled_training_rule::describe() {
             "SageMaker job: it is accepted, and not needed.",
             {{"threshold", "1800", "the seconds without a new step after which training counts as stalled"},
              {"stop_training_on_fire", "False", "True: stop the training when the rule fires"},
-             {"training_job_name_prefix", "None", "SageMaker's training job name prefix (accepted, unused)"}}};
+             {"training_job_name_prefix", "None", "SageMaker's training job name prefix (accepted, unused)"}},
+            step_dependence::carried_state};
 }
 
 } // namespace tdbg::rules

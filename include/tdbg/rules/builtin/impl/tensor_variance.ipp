@@ -57,7 +57,8 @@ TDBG_DECL rule_description tensor_variance::describe() {
             {{"collection_names", "None", "collections whose tensors are checked (this or tensor_regex is required)"},
              {"tensor_regex", "None", "regular expressions of tensor names (this or collection_names is required)"},
              {"max_threshold", "None", "the largest variance allowed (None: no upper bound)"},
-             {"min_threshold", "None", "the smallest variance allowed (None: no lower bound)"}}};
+             {"min_threshold", "None", "the smallest variance allowed (None: no lower bound)"}},
+            step_dependence::independent};
 }
 
 } // namespace tdbg::rules

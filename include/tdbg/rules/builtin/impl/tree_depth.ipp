@@ -46,7 +46,8 @@ TDBG_DECL rule_description tree_depth::describe() {
             "splits that did not improve the loss, so the trees did not grow as deep as configured, and a larger "
             "depth would not help.\n\nThe node ids are the values of the tensors whose names end in "
             "\"trees/Node\", as smdebug's XGBoost hook saves them; the depth is floor(log2(largest id + 1)).",
-            {{"depth", "4", "the depth the trees are expected to reach"}}};
+            {{"depth", "4", "the depth the trees are expected to reach"}},
+            step_dependence::independent};
 }
 
 } // namespace tdbg::rules

@@ -101,7 +101,8 @@ TDBG_DECL rule_description unchanged_tensor::describe() {
              {"num_steps", "3", "how many saved steps must agree (at least 2)"},
              {"rtol", "1e-05", "relative tolerance of the comparison"},
              {"atol", "1e-08", "absolute tolerance of the comparison"},
-             {"equal_nan", "False", "True: NaNs in the same places count as equal"}}};
+             {"equal_nan", "False", "True: NaNs in the same places count as equal"}},
+            step_dependence::earlier_steps};
 }
 
 } // namespace tdbg::rules

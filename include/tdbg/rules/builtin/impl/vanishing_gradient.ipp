@@ -40,7 +40,8 @@ TDBG_DECL rule_description vanishing_gradient::describe() {
             "threshold: the gradients have become so small that the weights barely change, and training stalls.\n\n"
             "The mean is the abs_mean reduction the hook stored, else it is computed from the saved value. A "
             "gradient with neither at a step is not evaluated; a step where no gradient can be is skipped.",
-            {{"threshold", "1e-07", "the mean |gradient| below which a gradient has vanished"}}};
+            {{"threshold", "1e-07", "the mean |gradient| below which a gradient has vanished"}},
+            step_dependence::independent};
 }
 
 } // namespace tdbg::rules

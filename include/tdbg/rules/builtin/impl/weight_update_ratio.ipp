@@ -148,7 +148,8 @@ TDBG_DECL rule_description weight_update_ratio::describe() {
             {{"num_steps", "None", "how far back the previous step may lie (None: the newest saved step before)"},
              {"large_threshold", "10", "the largest ratio allowed"},
              {"small_threshold", "1e-08", "the smallest ratio allowed"},
-             {"epsilon", "1e-09", "added to the weight's norm, so that a zero weight divides safely (more than 0)"}}};
+             {"epsilon", "1e-09", "added to the weight's norm, so that a zero weight divides safely (more than 0)"}},
+            step_dependence::earlier_steps};
 }
 
 } // namespace tdbg::rules
