@@ -57,6 +57,7 @@ struct run_index {
     std::unordered_map<std::string, worker_id> worker_ids;
     std::deque<event_file> files; // likewise
     std::unordered_map<std::string_view, std::uint32_t> file_ids;
+    bool summarised = false; // records keep summaries only (trial_options::summary_only); set before growing
 
     // ---- growing (the caller holds the lock exclusively) --------------------
 

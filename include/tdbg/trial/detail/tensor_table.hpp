@@ -99,17 +99,56 @@ struct tensor_totals {
     bool any_shape = false;
 };
 
+/// A set of global steps held as arithmetic progressions: a tensor saved every
+/// N steps is one progression however many steps it has. Steps added in
+/// increasing order extend the last progression; one added out of order is
+/// kept apart (a lagging worker's step, rare).
+class step_set {
+public:
+    /// Adds `step`; true when it was not in the set.
+    TDBG_DECL bool insert(std::int64_t step);
+
+    /// True when `step` is in the set.
+    [[nodiscard]] TDBG_DECL bool contains(std::int64_t step) const noexcept;
+
+    /// What the set holds, in progressions and steps kept apart (its memory, in units).
+    [[nodiscard]] std::size_t pieces() const noexcept { return runs_.size() + apart_.size(); }
+
+private:
+    struct progression {
+        std::int64_t first = 0;
+        std::int64_t stride = 0; // 0 while it has one step
+        std::int64_t count = 0;
+        [[nodiscard]] std::int64_t last() const noexcept { return first + stride * (count - 1); }
+    };
+
+    std::vector<progression> runs_;  // sorted and disjoint: each starts after the previous one's last
+    std::vector<std::int64_t> apart_; // sorted: steps added before the last progression's last
+};
+
 /// All entries of one tensor, sorted by (global step, worker). Index files
 /// arrive in step order, so adding is an append nearly always.
+///
+/// A summarised record (trial_options::summary_only) keeps its totals and, of
+/// its entries, only the last one with a value or a shape and those of its
+/// latest step: its memory follows the number of workers, not of steps.
 class tensor_record {
 public:
-    /// The record of tensor `name`, the trial's `serial`-th (records are merged in lanes by it).
-    tensor_record(std::string name, std::size_t serial) : name_(std::move(name)), serial_(serial) {}
+    /// The record of tensor `name`, the trial's `serial`-th (records are merged in lanes by it);
+    /// `summarised`: see the class comment.
+    tensor_record(std::string name, std::size_t serial, bool summarised = false)
+        : name_(std::move(name)), serial_(serial), summarised_(summarised) {}
 
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
     [[nodiscard]] std::size_t serial() const noexcept { return serial_; }
     [[nodiscard]] const std::vector<tensor_entry>& entries() const noexcept { return entries_; }
     [[nodiscard]] const tensor_totals& totals() const noexcept { return totals_; }
+    [[nodiscard]] bool summarised() const noexcept { return summarised_; }
+    /// The units of state a summarised record holds: entries kept, stored reductions kept,
+    /// shapes kept and the pieces of its set of steps (tests check it does not grow with steps).
+    [[nodiscard]] std::size_t held_units() const noexcept {
+        return entries_.size() + reductions_.size() + shapes_.size() + seen_steps_.pieces();
+    }
 
     /// The entry for (`step`, `worker`), created (with its mode) when new.
     TDBG_DECL tensor_entry& at(std::int64_t step, worker_id worker, mode m, std::int64_t mode_step);
@@ -162,6 +201,9 @@ private:
     static std::tuple<std::int64_t, worker_id> key(const tensor_entry& e) noexcept { return {e.step, e.worker}; }
     static TDBG_DECL tensor_entry make(std::int64_t step, worker_id worker, mode m, std::int64_t mode_step);
 
+    // A summarised record reaching a later step: keeps only its last entry with a value or a shape.
+    TDBG_DECL void keep_last_described();
+
     std::string name_;
     std::size_t serial_;
     std::vector<tensor_entry> entries_;
@@ -171,6 +213,8 @@ private:
     tensor_totals totals_;
     std::uint64_t sized_in_ = 0; // the refresh that last called expect()
     std::array<bool, 4> modes_{};
+    bool summarised_ = false;
+    step_set seen_steps_; // a summarised record's steps, for totals_.steps
     mutable std::atomic<std::uint32_t> content_hint_{0};
 };
 

@@ -128,9 +128,12 @@ TDBG_DECL void index_loader::refresh() {
     }
     read_and_merge(pending);
     std::unique_lock<std::shared_mutex> lock(index_.mutex);
-    read_keys_.insert(std::make_move_iterator(listed.begin()), std::make_move_iterator(listed.end()));
     index_.steps.apply_wait_window(options_.incomplete_step_wait_window);
-    if (ended_before) {
+    if (!ended_before) {
+        read_keys_.insert(std::make_move_iterator(listed.begin()), std::make_move_iterator(listed.end()));
+    } else {
+        // This was the last listing: the keys read are not needed any more.
+        std::set<std::string>().swap(read_keys_);
         index_.steps.mark_ended();
         ended_.store(true, std::memory_order_release);
     }

@@ -47,7 +47,7 @@ TDBG_DECL std::uint32_t run_index::intern_file(std::string_view key) {
 TDBG_DECL tensor_record& run_index::record_for(std::string_view name) {
     auto it = tensors.find(name);
     if (it == tensors.end()) {
-        auto made = std::make_unique<tensor_record>(std::string(name), tensors.size());
+        auto made = std::make_unique<tensor_record>(std::string(name), tensors.size(), summarised);
         it = tensors.emplace(std::string(name), std::move(made)).first;
     }
     return *it->second;

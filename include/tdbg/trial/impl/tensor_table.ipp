@@ -32,10 +32,48 @@ TDBG_DECL std::vector<reduction> tensor_totals::stored_reductions() const {
     return out;
 }
 
+TDBG_DECL bool step_set::insert(std::int64_t step) {
+    if (runs_.empty() || step > runs_.back().last()) {
+        progression* last = runs_.empty() ? nullptr : &runs_.back();
+        if (last != nullptr && last->count == 1) {
+            last->stride = step - last->first;
+            last->count = 2;
+        } else if (last != nullptr && step - last->last() == last->stride) {
+            ++last->count;
+        } else {
+            runs_.push_back(progression{step, 0, 1});
+        }
+        return true;
+    }
+    if (contains(step)) {
+        return false;
+    }
+    apart_.insert(std::upper_bound(apart_.begin(), apart_.end(), step), step);
+    return true;
+}
+
+TDBG_DECL bool step_set::contains(std::int64_t step) const noexcept {
+    const auto after = std::upper_bound(runs_.begin(), runs_.end(), step,
+                                        [](std::int64_t s, const progression& p) { return s < p.first; });
+    if (after != runs_.begin()) {
+        const progression& p = *std::prev(after);
+        if (step == p.first || (p.stride != 0 && step <= p.last() && (step - p.first) % p.stride == 0)) {
+            return true;
+        }
+    }
+    return std::binary_search(apart_.begin(), apart_.end(), step);
+}
+
 TDBG_DECL tensor_entry& tensor_record::at(std::int64_t step, worker_id worker, mode m, std::int64_t mode_step) {
     modes_[static_cast<std::size_t>(m) - 1] = true;
+    if (summarised_) {
+        totals_.steps += seen_steps_.insert(step) ? 1 : 0;
+        if (!entries_.empty() && entries_.back().step < step) {
+            keep_last_described();
+        }
+    }
     if (entries_.empty() || key(entries_.back()) < std::make_tuple(step, worker)) {
-        if (entries_.empty() || entries_.back().step != step) {
+        if (!summarised_ && (entries_.empty() || entries_.back().step != step)) {
             ++totals_.steps;
         }
         entries_.push_back(make(step, worker, m, mode_step));
@@ -49,7 +87,7 @@ TDBG_DECL tensor_entry& tensor_record::at(std::int64_t step, worker_id worker, m
     }
     const bool new_step = (pos == entries_.begin() || std::prev(pos)->step != step) &&
                           (pos == entries_.end() || pos->step != step);
-    if (new_step) {
+    if (new_step && !summarised_) {
         ++totals_.steps;
     }
     steps_.insert(steps_.begin() + (pos - entries_.begin()), step);
@@ -57,7 +95,7 @@ TDBG_DECL tensor_entry& tensor_record::at(std::int64_t step, worker_id worker, m
 }
 
 TDBG_DECL void tensor_record::expect(std::size_t more, std::uint64_t refresh) {
-    if (sized_in_ == refresh) {
+    if (sized_in_ == refresh || summarised_) {
         return;
     }
     sized_in_ = refresh;
@@ -135,6 +173,31 @@ TDBG_DECL bool tensor_record::has_mode(mode m) const noexcept {
         return !entries_.empty();
     }
     return modes_[static_cast<std::size_t>(m) - 1];
+}
+
+TDBG_DECL void tensor_record::keep_last_described() {
+    const auto last = std::find_if(entries_.rbegin(), entries_.rend(),
+                                   [](const tensor_entry& e) { return e.has_value() || e.has_shape; });
+    if (last == entries_.rend()) {
+        entries_.clear();
+        steps_.clear();
+        reductions_.clear();
+        shapes_.clear();
+        return;
+    }
+    tensor_entry kept = *last;
+    std::vector<reduction_location> reductions(reductions_.begin() + kept.first_reduction,
+                                               reductions_.begin() + kept.first_reduction + kept.reduction_count);
+    kept.first_reduction = 0;
+    reductions_ = std::move(reductions);
+    entries_.assign(1, kept);
+    steps_.assign(1, kept.step);
+    const std::pair<std::int64_t, worker_id> where{kept.step, kept.worker};
+    std::vector<std::int64_t> shape = kept.has_shape ? std::move(shapes_[where]) : std::vector<std::int64_t>{};
+    shapes_.clear();
+    if (kept.has_shape) {
+        shapes_[where] = std::move(shape);
+    }
 }
 
 TDBG_DECL tensor_entry tensor_record::make(std::int64_t step, worker_id worker, mode m, std::int64_t mode_step) {

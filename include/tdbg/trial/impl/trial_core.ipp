@@ -30,6 +30,7 @@ TDBG_DECL trial_core::trial_core(any_storage storage, std::string name, step_ran
     collections_ = read_collections(storage_, root_, options_);
     loader_.watch_jobs(collections_.first_key);
     index_.steps.set_num_workers(collections_.num_workers);
+    index_.summarised = options_.summary_only;
     refresh_now();
 }
 
