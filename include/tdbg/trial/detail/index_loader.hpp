@@ -193,6 +193,7 @@ private:
         const format::detail::index_view* index = nullptr;
         worker_id worker = 0;
         std::uint32_t file = 0;
+        std::uint32_t source = 0;            // run_index::sources
         std::size_t files_left = 0;          // this file and those after it in the refresh
         std::vector<target> tensors;         // index->tensors' records, by position
         std::vector<tensor_record*> shapes;  // index->shapes' records, by position

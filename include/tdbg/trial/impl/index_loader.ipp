@@ -339,6 +339,12 @@ TDBG_DECL void index_loader::read_index_file(const pending_index& where, loaded_
                 fmt::format("index file {}{}: an entry of tensor '{}' with an empty name or a record of length 0",
                             root_, key, loc.name));
         }
+        if (loc.start >= max_reduction_offset && format::parse_reduction_tensor_name(loc.name)) {
+            throw index_reader_error(fmt::format(
+                "index file {}{}: the record of reduction '{}' starts {} bytes into its event file: not supported "
+                "(at most {})",
+                root_, key, loc.name, loc.start, max_reduction_offset - 1));
+        }
         if (loc.length > max_reduction_record && format::parse_reduction_tensor_name(loc.name)) {
             throw index_reader_error(fmt::format(
                 "index file {}{}: the record of reduction '{}' has {} bytes, more than a reduction's one number needs",
@@ -395,6 +401,7 @@ TDBG_DECL void index_loader::plan_merge(const pending_index& where, const format
         f.large_bytes.fetch_add(large, std::memory_order_relaxed);
         f.records.fetch_add(static_cast<std::uint32_t>(index.tensors.size()), std::memory_order_relaxed);
     }
+    plan.source = index_.add_source(plan.file, index.mode_step);
     plan.tensors.reserve(index.tensors.size());
     std::size_t position = 0;
     for (const format::detail::location_view& loc : index.tensors) {
@@ -425,10 +432,10 @@ TDBG_DECL void index_loader::apply_merge(const merge_plan& plan, std::size_t lan
                 record.expect(plan.files_left, refresh_serial_);
             }
             last_record = &record;
-            last_entry = &record.at(where.step, plan.worker, index.index_mode, index.mode_step);
+            last_entry = &record.at(where.step, plan.worker, index.index_mode, plan.source);
         }
         const format::detail::location_view& loc = index.tensors[i];
-        const value_location at{plan.file, loc.start, loc.length};
+        const record_span at{loc.start, loc.length};
         if (t.reduced) {
             record.set_reduction(*last_entry, *t.reduced, at);
         } else {
@@ -440,7 +447,7 @@ TDBG_DECL void index_loader::apply_merge(const merge_plan& plan, std::size_t lan
     for (std::size_t i = 0; i < plan.shapes.size(); ++i) {
         tensor_record& record = *plan.shapes[i];
         if (record.serial() % lanes == lane) {
-            record.set_shape(record.at(where.step, plan.worker, index.index_mode, index.mode_step),
+            record.set_shape(record.at(where.step, plan.worker, index.index_mode, plan.source),
                              index.shapes[i].shape);
         }
     }

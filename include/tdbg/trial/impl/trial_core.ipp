@@ -117,7 +117,7 @@ TDBG_DECL std::vector<std::int64_t> trial_core::tensor_steps(const tensor_record
             continue;
         }
         last_global = e.step;
-        out.push_back(m == mode::global ? e.step : e.mode_step);
+        out.push_back(m == mode::global ? e.step : index_.mode_step_of(e));
     }
     if (m != mode::global) {
         std::sort(out.begin(), out.end());
