@@ -212,7 +212,7 @@ TEST_CASE("exceptions: a corrupt index file is an index_reader_error, the files 
     CHECK_THROWS_AS(t.steps(), tdbg::index_reader_error);
 }
 
-TEST_CASE("exceptions: a stored reduction beyond 256 TiB into its event file is an index_reader_error naming it; "
+TEST_CASE("exceptions: a stored reduction beyond 256 TiB into its event file is an index_reader_error naming it, "
           "a value there is indexed") {
     tdbg::test::temp_dir dir("far_index_entry");
     tdbg::test::run_writer w(dir.path());
