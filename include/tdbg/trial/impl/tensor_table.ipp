@@ -134,7 +134,7 @@ TDBG_DECL void tensor_record::set_reduction(tensor_entry& e, reduction r, const 
     if (e.reduction_count != 0 && e.first_reduction + e.reduction_count != reductions_.size()) {
         // Not the last entry's run (rare: reductions of one entry listed apart): moved to the end.
         const auto first = reductions_.begin() + e.first_reduction;
-        std::vector<reduction_location> moved(first, first + e.reduction_count);
+        std::vector<reduction_location> moved(first, first + static_cast<std::ptrdiff_t>(e.reduction_count));
         e.first_reduction = static_cast<std::uint32_t>(reductions_.size());
         reductions_.insert(reductions_.end(), moved.begin(), moved.end());
     } else if (e.reduction_count == 0) {
@@ -195,8 +195,8 @@ TDBG_DECL void tensor_record::keep_last_described() {
         return;
     }
     tensor_entry kept = *last;
-    std::vector<reduction_location> reductions(reductions_.begin() + kept.first_reduction,
-                                               reductions_.begin() + kept.first_reduction + kept.reduction_count);
+    const auto first = reductions_.begin() + kept.first_reduction;
+    std::vector<reduction_location> reductions(first, first + static_cast<std::ptrdiff_t>(kept.reduction_count));
     kept.first_reduction = 0;
     reductions_ = std::move(reductions);
     std::vector<record_span> wide;
