@@ -208,7 +208,7 @@ private:
     TDBG_DECL void apply_merge(const merge_plan& plan, std::size_t lane, std::size_t lanes) const;
 
     // Merges `count` files read for pending[first...] into the index, under its lock: planned
-    // in order (names resolved), then applied on up to `threads` lanes; their keys are read.
+    // in order (names resolved), then applied on up to `threads` lanes.
     TDBG_DECL void merge_files(const std::vector<pending_index>& pending, std::size_t first,
                                const std::vector<loaded_index>& files, std::size_t count, std::size_t threads,
                                std::vector<name_hint>& hints, std::vector<merge_plan>& plans);

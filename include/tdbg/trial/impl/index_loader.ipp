@@ -126,6 +126,9 @@ TDBG_DECL void index_loader::refresh() {
             throw;
         }
     }
+    if (ended_before) {
+        std::vector<std::string>().swap(listed); // the last listing: its keys are not kept (below)
+    }
     read_and_merge(pending);
     std::unique_lock<std::shared_mutex> lock(index_.mutex);
     index_.steps.apply_wait_window(options_.incomplete_step_wait_window);
@@ -175,9 +178,6 @@ TDBG_DECL void index_loader::merge_files(const std::vector<pending_index>& pendi
             }
         });
     }
-    for (std::size_t i = 0; i < count; ++i) {
-        read_keys_.insert(pending[first + i].key);
-    }
 }
 
 TDBG_DECL void index_loader::read_and_merge(const std::vector<pending_index>& pending) {
@@ -219,6 +219,7 @@ TDBG_DECL void index_loader::read_and_merge(const std::vector<pending_index>& pe
     std::vector<name_hint> hints; // the previous file's names, by position
     ++refresh_serial_;
     std::vector<merge_plan> plans;
+    std::size_t merged = 0; // pending[0, merged) are in the index
     // Merges batch k: the files before the first that failed, then that one's error.
     const auto merge_batch = [&](std::size_t k) {
         const slot& from = slots[k % 2];
@@ -228,26 +229,35 @@ TDBG_DECL void index_loader::read_and_merge(const std::vector<pending_index>& pe
                          [](const std::exception_ptr& e) { return e != nullptr; }) -
             from.errors.begin());
         merge_files(pending, k * batch, from.files, good, threads, hints, plans);
+        merged = k * batch + good;
         if (good < n) {
             std::rethrow_exception(from.errors[good]);
         }
     };
-    prepare(0);
-    parallel_for_each_index(pieces_of(0), threads, [&](std::size_t piece) { read_piece(0, piece); });
-    for (std::size_t k = 0; k < batches; ++k) {
-        const std::size_t next_pieces = k + 1 < batches ? pieces_of(k + 1) : 0;
-        if (next_pieces != 0) {
-            prepare(k + 1);
-        }
-        // Item 0 merges batch k; the others read batch k + 1. Every item runs, and the
-        // exception of the lowest failing one is rethrown: the merge's, if it failed.
-        parallel_for_each_index(1 + next_pieces, threads, [&](std::size_t item) {
-            if (item == 0) {
-                merge_batch(k);
-            } else {
-                read_piece(k + 1, item - 1);
+    try {
+        prepare(0);
+        parallel_for_each_index(pieces_of(0), threads, [&](std::size_t piece) { read_piece(0, piece); });
+        for (std::size_t k = 0; k < batches; ++k) {
+            const std::size_t next_pieces = k + 1 < batches ? pieces_of(k + 1) : 0;
+            if (next_pieces != 0) {
+                prepare(k + 1);
             }
-        });
+            // Item 0 merges batch k; the others read batch k + 1. Every item runs, and the
+            // exception of the lowest failing one is rethrown: the merge's, if it failed.
+            parallel_for_each_index(1 + next_pieces, threads, [&](std::size_t item) {
+                if (item == 0) {
+                    merge_batch(k);
+                } else {
+                    read_piece(k + 1, item - 1);
+                }
+            });
+        }
+    } catch (...) {
+        // A failed refresh: the files merged before the failure are not read again by the next one.
+        for (std::size_t i = 0; i < merged; ++i) {
+            read_keys_.insert(pending[i].key);
+        }
+        throw;
     }
 }
 
