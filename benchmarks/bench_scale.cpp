@@ -12,6 +12,12 @@
 //     6 million entries; targets at 10,000 steps: <= 2 s and <= 500 MB
 //     resident), and how time and memory grow with the steps (linearly: the
 //     per-entry constants of the largest and the smallest run within 1.25x).
+//  3. with --grow (or --quick, --sizes), only growing runs: W workers x S steps,
+//     worker_0 written by the hook and copied for the others (index files with
+//     the worker renamed, event files hard-linked), `tdbg ls` and `tdbg rules`
+//     with VanishingGradient and LossNotDecreasing timed at each size (wall, CPU,
+//     peak memory, and the memory each index file and entry adds), against the
+//     targets for 100 x 1,000, 10 x 10,000 and 1,000 x 1,000.
 //
 // Python smdebug runs beside it when asked (--python) or when $SMDEBUG_SRC is
 // set and imports: <shared>/tools/smdebug/bench_smdebug.py with the same sizes,
@@ -33,6 +39,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -42,6 +49,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <iostream>
 #include <optional>
 #include <random>
@@ -54,6 +62,7 @@
 
 #include "shared_dir.hpp"
 #include "tdbg/core/mode.hpp"
+#include "tdbg/format/collections_file.hpp"
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/json.hpp"
 #include "tdbg/format/layout.hpp"
@@ -85,6 +94,7 @@ constexpr const char* reduction_spelling = "min,max,mean,std,l2_norm,abs_mean";
 const std::vector<std::string> stored_reductions{"min", "max", "mean", "std", "l2", "abs_mean"};
 
 constexpr const char* worker = "worker_0";
+constexpr const char* loss_name = "CrossEntropyLoss_output_0"; // in the built-in collection "losses"
 // The hidden first argument under which this program starts one process and
 // reports on it (measure_mode).
 constexpr std::string_view measure_flag = "--measure-process";
@@ -107,7 +117,12 @@ constexpr const char* usage =
     "                       set and imports\n"
     "  --python-runs        also time tdbg on the runs Python wrote (implies --python)\n"
     "  --no-python          never run Python; ratios against the issue's figures\n"
-    "  --check              exit status 1 when a target is missed\n\n"
+    "  --check              exit status 1 when a target is missed\n"
+    "  --grow               only the growing runs: W workers x S steps (worker_0 written by the\n"
+    "                       hook, copied for the others), tdbg ls and rules VanishingGradient and\n"
+    "                       LossNotDecreasing timed at each size (default 100x1000,10x10000,1000x1000)\n"
+    "  --sizes LIST         the growing runs' sizes, e.g. 10x1000,100x1000 (implies --grow)\n"
+    "  --quick              small growing runs: 2x100,10x100,10x1000 (implies --grow)\n\n"
     "exit status: 0 done, 1 a target missed (with --check) or a run not in the expected\n"
     "layout, 2 an error (bad arguments, a process that failed)\n";
 
@@ -116,6 +131,12 @@ double seconds_since(clock_type::time_point start) {
 }
 
 // ---- options -------------------------------------------------------------------------
+
+/// One size of a growing run (--grow).
+struct run_size {
+    std::int64_t workers = 0;
+    std::int64_t steps = 0;
+};
 
 struct options {
     std::string tdbg;
@@ -129,6 +150,8 @@ struct options {
     enum class python_use { automatic, required, never } python = python_use::automatic;
     bool python_runs = false;
     bool check = false;
+    bool grow = false;
+    std::vector<run_size> sizes{{100, 1000}, {10, 10000}, {1000, 1000}};
 };
 
 struct usage_error : std::runtime_error {
@@ -197,6 +220,22 @@ options parse_options(int argc, char** argv) {
             o.python = options::python_use::never;
         } else if (a == "--check") {
             o.check = true;
+        } else if (a == "--grow") {
+            o.grow = true;
+        } else if (a == "--quick") {
+            o.grow = true;
+            o.sizes = {{2, 100}, {10, 100}, {10, 1000}};
+        } else if (a == "--sizes") {
+            o.grow = true;
+            o.sizes.clear();
+            std::stringstream list(value());
+            for (std::string item; std::getline(list, item, ',');) {
+                const std::size_t x = item.find('x');
+                if (x == std::string::npos) {
+                    throw usage_error("--sizes expects WORKERSxSTEPS items, got '" + item + "'");
+                }
+                o.sizes.push_back({parse_positive(a, item.substr(0, x)), parse_positive(a, item.substr(x + 1))});
+            }
         } else {
             throw usage_error("unknown argument '" + a + "'");
         }
@@ -217,6 +256,7 @@ struct process_result {
     int status = -1; ///< exit status; 128 + the signal when one killed it
     double seconds = 0; ///< wall seconds from start to exit
     std::uint64_t max_rss = 0; ///< peak resident memory in bytes (ru_maxrss)
+    double cpu_seconds = 0; ///< user and system CPU seconds (ru_utime + ru_stime)
 };
 
 /// Starts `argv` (argv[0] a path) with stdout and stderr written to the files
@@ -252,6 +292,8 @@ process_result run_process(const std::vector<std::string>& argv, const std::stri
     r.seconds = seconds_since(start);
     r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
     r.max_rss = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024U;
+    const auto seconds_of = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * t.tv_usec; };
+    r.cpu_seconds = seconds_of(usage.ru_utime) + seconds_of(usage.ru_stime);
     return r;
 }
 
@@ -268,7 +310,8 @@ int measure_mode(int argc, char** argv) {
     }
     const std::vector<std::string> command(argv + 4, argv + argc);
     const process_result r = run_process(command, argv[2], argv[3]);
-    std::printf("%d %.9f %llu\n", r.status, r.seconds, static_cast<unsigned long long>(r.max_rss));
+    std::printf("%d %.9f %llu %.6f\n", r.status, r.seconds, static_cast<unsigned long long>(r.max_rss),
+                r.cpu_seconds);
     return 0;
 }
 
@@ -300,6 +343,7 @@ process_result best(const process_result& a, const process_result& b) {
     process_result r = a;
     r.seconds = std::min(a.seconds, b.seconds);
     r.max_rss = std::min(a.max_rss, b.max_rss);
+    r.cpu_seconds = std::min(a.cpu_seconds, b.cpu_seconds);
     return r;
 }
 
@@ -317,7 +361,7 @@ public:
         const process_result helper = run_process(argv, report.string(), (dir_ / "measure_err.txt").string());
         process_result r;
         std::istringstream in(read_file(report));
-        if (helper.status != 0 || !(in >> r.status >> r.seconds >> r.max_rss)) {
+        if (helper.status != 0 || !(in >> r.status >> r.seconds >> r.max_rss >> r.cpu_seconds)) {
             throw std::runtime_error("could not measure " + command.front() + ":\n" +
                                      tail_of(dir_ / "measure_err.txt", 10));
         }
@@ -360,12 +404,17 @@ std::string gradient_name(std::size_t i) { return "gradient/layer_" + std::to_st
 /// Writes a run as bench_smdebug.py does with smdebug's hook: `steps` TRAIN
 /// steps, each saving `tensors` float32 gradients of `elements` elements (fixed
 /// N(0,1) values scaled by 1/(1+step)) in collection "gradients", saved at every
-/// step: raw, or reductions only. Returns the seconds it took (hook to close()).
-double write_run(const fs::path& dir, std::int64_t steps, std::size_t tensors, std::size_t elements, bool reductions) {
+/// step: raw, or reductions only; with `loss`, also a falling loss in the built-in collection
+/// "losses" at every step. Returns the seconds it took (hook to close()).
+double write_run(const fs::path& dir, std::int64_t steps, std::size_t tensors, std::size_t elements, bool reductions,
+                 bool loss = false) {
     tdbg::hook_options o;
     o.out_dir = dir.string();
     o.save_config = tdbg::save_config(tdbg::save_config_mode{1, {}, 0, std::nullopt});
     o.include_collections = {"gradients"};
+    if (loss) {
+        o.include_collections.emplace_back("losses");
+    }
     o.worker = worker;
     o.num_workers = 1;
     o.checkpoint_config_file = "";
@@ -398,6 +447,9 @@ double write_run(const fs::path& dir, std::int64_t steps, std::size_t tensors, s
         for (std::size_t t = 0; t < tensors; ++t) {
             std::transform(base[t].begin(), base[t].end(), scaled.begin(), [scale](float x) { return x * scale; });
             hook.save_tensor(names[t], scaled.data(), {elements}); // borrowed: copied or reduced before it returns
+        }
+        if (loss) {
+            hook.save_tensor(loss_name, &scale, {1});
         }
         hook.end_step();
     }
@@ -836,6 +888,176 @@ std::vector<large_row> large_index(const options& o, const process_timer& timer,
     return rows;
 }
 
+// ---- growing runs (--grow) ---------------------------------------------------------------
+
+// What each worker saves at each step of a growing run: raw gradients and the loss.
+constexpr std::size_t grow_gradients = 20;
+constexpr std::size_t grow_elements = 16;
+constexpr std::size_t grow_entries_per_file = grow_gradients + 1;
+
+// The issue's targets for the growing runs.
+constexpr double target_100x1000_rules_s = 0.6;
+constexpr double target_100x1000_mb = 60.0; // rules VanishingGradient and ls
+constexpr double target_10x10000_loss_s = 2.5;
+constexpr double target_1000x1000_rules_s = 3.0;
+constexpr double target_1000x1000_ls_s = 15.0;
+constexpr double target_1000x1000_mb = 200.0; // rules and ls
+
+/// "worker_<i>".
+std::string worker_name(std::int64_t i) { return "worker_" + std::to_string(i); }
+
+/// `text` with every "worker_0" made `to`.
+std::string renamed(std::string text, const std::string& to) {
+    const std::string from = worker;
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+        text.replace(at, from.size(), to);
+    }
+    return text;
+}
+
+void write_file(const fs::path& file, const std::string& text) {
+    fs::create_directories(file.parent_path());
+    fs::remove(file); // a new file: never through a hard link to another run's
+    std::ofstream out(file, std::ios::binary);
+    out << text;
+    if (!out.flush()) {
+        throw std::runtime_error("cannot write " + file.string());
+    }
+}
+
+/// Makes the run at `dir` (worker_0's `steps` steps, written by the hook) a run of `to`
+/// workers: workers from `from` on are worker_0's copies, each index file with the worker
+/// renamed inside, the event files hard-linked; every collections file says `to` workers.
+void add_workers(const fs::path& dir, std::int64_t steps, std::int64_t from, std::int64_t to) {
+    for (std::int64_t step = 0; step < steps; ++step) {
+        const std::string index = read_file(dir / tdbg::format::index_file_key(step, worker));
+        const fs::path events = dir / tdbg::format::event_file_key(step, worker);
+        for (std::int64_t w = from; w < to; ++w) {
+            const std::string name = worker_name(w);
+            write_file(dir / tdbg::format::index_file_key(step, name), renamed(index, name));
+            link_or_copy(events, dir / tdbg::format::event_file_key(step, name));
+        }
+    }
+    const fs::path first = dir / tdbg::format::collections_file_key(worker);
+    auto collections = tdbg::format::parse_collections_file(read_file(first), first.string());
+    collections.num_workers = static_cast<int>(to);
+    const std::string text = tdbg::format::to_json(collections);
+    for (std::int64_t w = 0; w < to; ++w) {
+        const std::string name = worker_name(w);
+        write_file(dir / tdbg::format::collections_file_key(name), renamed(text, name));
+    }
+}
+
+/// The three processes timed at each size.
+struct grow_row {
+    run_size size;
+    process_result ls, vanishing, loss;
+};
+
+/// Prints one process of a size: wall and CPU seconds, peak MB and what each index file
+/// and entry adds above the 1-worker, 1-step `base`.
+void print_grow_process(const char* what, const run_size& size, const process_result& r, const process_result& base) {
+    const double files = static_cast<double>(size.workers * size.steps);
+    const double above = static_cast<double>(r.max_rss) - static_cast<double>(base.max_rss);
+    std::printf("  %5lld x %-6lld %9.0f  %-28s %8.3f %8.3f %9.1f %9.2f %9.1f\n", static_cast<long long>(size.workers),
+                static_cast<long long>(size.steps), files, what, r.seconds, r.cpu_seconds, mb(r.max_rss),
+                above / (files - 1) / 1e3, above / ((files - 1) * grow_entries_per_file));
+    std::fflush(stdout);
+}
+
+/// The targets of the sizes among `rows` that the issue names.
+std::vector<target> grow_targets(const std::vector<grow_row>& rows) {
+    std::vector<target> out;
+    const auto is = [](const grow_row& r, std::int64_t w, std::int64_t s) {
+        return r.size.workers == w && r.size.steps == s;
+    };
+    for (const grow_row& r : rows) {
+        if (is(r, 100, 1000)) {
+            out.push_back(at_most("100 x 1,000: rules VanishingGradient (seconds)", r.vanishing.seconds,
+                                  target_100x1000_rules_s, "%.2f"));
+            out.push_back(at_most("100 x 1,000: rules VanishingGradient (peak MB)", mb(r.vanishing.max_rss),
+                                  target_100x1000_mb, "%.0f"));
+            out.push_back(at_most("100 x 1,000: ls (peak MB)", mb(r.ls.max_rss), target_100x1000_mb, "%.0f"));
+        } else if (is(r, 10, 10000)) {
+            out.push_back(at_most("10 x 10,000: rules LossNotDecreasing (seconds)", r.loss.seconds,
+                                  target_10x10000_loss_s, "%.2f"));
+        } else if (is(r, 1000, 1000)) {
+            for (const auto& [name, p] : {std::pair<const char*, const process_result*>{"VanishingGradient", &r.vanishing},
+                                          {"LossNotDecreasing", &r.loss}}) {
+                out.push_back(at_most(std::string("1,000 x 1,000: rules ") + name + " (seconds)", p->seconds,
+                                      target_1000x1000_rules_s, "%.2f"));
+                out.push_back(at_most(std::string("1,000 x 1,000: rules ") + name + " (peak MB)", mb(p->max_rss),
+                                      target_1000x1000_mb, "%.0f"));
+            }
+            out.push_back(at_most("1,000 x 1,000: ls (seconds)", r.ls.seconds, target_1000x1000_ls_s, "%.2f"));
+            out.push_back(at_most("1,000 x 1,000: ls (peak MB)", mb(r.ls.max_rss), target_1000x1000_mb, "%.0f"));
+        }
+    }
+    return out;
+}
+
+/// --grow: runs of workers x steps, worker_0 written by the hook and copied for the others;
+/// `tdbg ls` and two rules timed at each size. Sizes of one step count share one run,
+/// which gains workers from one size to the next.
+int grow_runs(const options& o, const process_timer& timer, const fs::path& root) {
+    std::vector<run_size> sizes = o.sizes;
+    std::stable_sort(sizes.begin(), sizes.end(), [](const run_size& a, const run_size& b) {
+        return a.steps != b.steps ? a.steps < b.steps : a.workers < b.workers;
+    });
+    std::printf("\ngrowing runs: worker_0 written by tdbg's hook (TRAIN, every step: %zu gradients of %zu float32 "
+                "raw and the loss, %zu index entries a file), copied for the other workers (index files with the "
+                "worker renamed, event files hard-linked)\n",
+                grow_gradients, grow_elements, grow_entries_per_file);
+    std::map<std::int64_t, std::int64_t> workers_of; // a run's steps -> the workers it has now
+    std::optional<std::array<process_result, 3>> base;
+    std::vector<grow_row> rows;
+    const auto measure = [&](const fs::path& dir) {
+        const std::string run = dir.string();
+        return std::array<process_result, 3>{
+            timer.best_of(o.runs, {o.tdbg, "ls", run}),
+            // --allow-empty: the baseline's single step is no window of LossNotDecreasing's.
+            timer.best_of(o.runs, {o.tdbg, "rules", run, "--rule", "VanishingGradient", "--allow-empty"}, {0, 1}),
+            timer.best_of(o.runs, {o.tdbg, "rules", run, "--rule", "LossNotDecreasing", "--allow-empty"}, {0, 1})};
+    };
+    for (const run_size& size : sizes) {
+        const fs::path dir = root / ("grow_" + std::to_string(size.steps));
+        if (workers_of.count(size.steps) == 0) {
+            const double written = write_run(dir, size.steps, grow_gradients, grow_elements, false, true);
+            std::printf("  worker_0 of %lld steps written in %.2f s\n", static_cast<long long>(size.steps), written);
+            workers_of[size.steps] = 1;
+        }
+        if (!base) {
+            const fs::path one = root / "grow_1_step";
+            link_first_steps(dir, one, 1);
+            base = measure(one);
+            std::printf("  baseline (1 worker x 1 step): ls %.3f s %.1f MB; rules VanishingGradient %.3f s %.1f MB; "
+                        "rules LossNotDecreasing %.3f s %.1f MB\n\n",
+                        (*base)[0].seconds, mb((*base)[0].max_rss), (*base)[1].seconds, mb((*base)[1].max_rss),
+                        (*base)[2].seconds, mb((*base)[2].max_rss));
+            std::printf("  %14s %9s  %-28s %8s %8s %9s %9s %9s\n", "workers x steps", "files", "process", "wall s",
+                        "cpu s", "peak MB", "KB/file", "B/entry");
+        }
+        const auto start = clock_type::now();
+        add_workers(dir, size.steps, workers_of[size.steps], size.workers);
+        workers_of[size.steps] = std::max(workers_of[size.steps], size.workers);
+        const double copied = seconds_since(start);
+        const auto [ls, vanishing, loss] = measure(dir);
+        print_grow_process("tdbg ls", size, ls, (*base)[0]);
+        print_grow_process("rules VanishingGradient", size, vanishing, (*base)[1]);
+        print_grow_process("rules LossNotDecreasing", size, loss, (*base)[2]);
+        std::printf("  %14s (copies made in %.1f s; per file and entry: peak above the baseline's)\n", "", copied);
+        rows.push_back(grow_row{size, ls, vanishing, loss});
+    }
+    const std::vector<target> targets = grow_targets(rows);
+    std::printf("\ntargets (load average now %s):\n", load_average().c_str());
+    bool all_met = true;
+    for (const auto& t : targets) {
+        std::printf("  %-8s %s: %s\n", t.met ? "met" : "MISSED", t.what.c_str(), t.detail.c_str());
+        all_met = all_met && t.met;
+    }
+    return o.check && !all_met ? 1 : 0;
+}
+
 int run(const options& o, const std::string& self) {
     const fs::path parent = o.workdir.empty() ? fs::temp_directory_path() : fs::path(o.workdir);
     const fs::path root = fs::absolute(parent / ("tdbg_bench_scale_" + std::to_string(::getpid())));
@@ -855,6 +1077,9 @@ int run(const options& o, const std::string& self) {
     std::printf("bench_scale: %s (%s), best of %d runs per process, runs under %s; load average %s\n", o.tdbg.c_str(),
                 tdbg_version.c_str(), o.runs, root.c_str(), load_average().c_str());
 
+    if (o.grow) {
+        return grow_runs(o, timer, root);
+    }
     const run_dirs dirs(root);
     bool layout_ok = write_runs(o, dirs);
 

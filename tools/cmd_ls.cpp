@@ -225,8 +225,12 @@ int run_ls(const std::vector<std::string>& args, std::ostream& out, std::ostream
 } // namespace
 
 int tdbg::commands::ls(const ls_options& options, std::ostream& out, std::ostream& err) {
-    return tdbg::cli::guarded("ls", err,
-                              [&] { return print_run(tdbg::cli::open_run(options.run), options.read_values, out); });
+    // What ls prints is the summaries: the trial keeps no tensor's every entry.
+    tdbg::trial_options summarised;
+    summarised.summary_only = true;
+    return tdbg::cli::guarded("ls", err, [&] {
+        return print_run(tdbg::cli::open_run(options.run, summarised), options.read_values, out);
+    });
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include "golden.hpp"
 #include "run_writer.hpp"
 #include "support.hpp"
+#include "tdbg/format/index_file.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/trial/trial.hpp"
 
@@ -209,6 +210,30 @@ TEST_CASE("exceptions: a corrupt index file is an index_reader_error, the files 
     // A file name that is not an index file name.
     w.storage().put("index/000000000/garbage.json", "{}");
     CHECK_THROWS_AS(t.steps(), tdbg::index_reader_error);
+}
+
+TEST_CASE("exceptions: a stored reduction beyond 256 TiB into its event file is an index_reader_error naming it, "
+          "a value there is indexed") {
+    tdbg::test::temp_dir dir("far_index_entry");
+    tdbg::test::run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    w.step(0, "worker_0", mode::train, 0, {saved_tensor{"x", tdbg::test::iota_value(0, 2), {}, {}}});
+    tdbg::format::index_file far;
+    far.mode = mode::train;
+    far.mode_step = 1;
+    far.event_file_name = tdbg::format::event_file_key(1, "worker_0");
+    far.tensor_payload.push_back({"x", std::uint64_t{1} << 40U, 64}); // a value starting at 1 TiB
+    far.tensor_payload.push_back({"smdebug/reductions/mean/x", std::uint64_t{1} << 48U, 20});
+    w.storage().put(tdbg::format::index_file_key(1, "worker_0"), tdbg::format::to_json(far));
+    const std::string what = tdbg::test::error_of([&] { (void)tdbg::create_trial(dir.path().string()); });
+    CHECK(what.find("000000000001_worker_0.json") != std::string::npos);
+    CHECK(what.find("reduction 'smdebug/reductions/mean/x' starts 281474976710656 bytes") != std::string::npos);
+    far.tensor_payload.back().start_idx = (std::uint64_t{1} << 48U) - 1; // the last start a reduction may have
+    w.storage().put(tdbg::format::index_file_key(1, "worker_0"), tdbg::format::to_json(far));
+    const auto t = tdbg::create_trial(dir.path().string());
+    CHECK(t.tensor("x").steps() == std::vector<std::int64_t>{0, 1});
+    CHECK(t.tensor("x").entries(mode::global, true).back().value_record_bytes == 64);
+    CHECK(t.tensor("x").entries(mode::global, true).back().stored_reductions.size() == 1);
 }
 
 TEST_CASE("exceptions: an index file filed under another step is an index_reader_error naming it and both steps, "

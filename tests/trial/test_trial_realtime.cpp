@@ -542,6 +542,55 @@ TEST_CASE("tensor summary: steps, modes, what was saved and the last entry, over
     CHECK(t.tensor("x").value(0, mode::global, "worker_1").data_as<float>()[2] == 12.0F);
 }
 
+TEST_CASE("summary_only trial: the summaries of the whole index, without its past entries") {
+    tdbg::test::temp_dir dir("summary_only");
+    run_writer w(dir.path());
+    w.collections("worker_0", 2);
+    w.collections("worker_1", 2);
+    const tdbg::reduction mean{tdbg::reduction_kind::mean, false};
+    const tdbg::reduction l2{tdbg::reduction_kind::l2, false};
+    for (std::int64_t step = 0; step < 40; ++step) {
+        for (const char* worker : {"worker_0", "worker_1"}) {
+            std::vector<saved_tensor> saved{saved_tensor{"r", std::nullopt, {{mean, iota_value(1, 1)}}, {}}};
+            if (step % 4 == 0) { // x every fourth step, its value at the last of them a shape only
+                saved.push_back(step == 36 ? saved_tensor{"x", std::nullopt, {{l2, iota_value(2, 1)}}, {{7, 3}}}
+                                           : saved_tensor{"x", iota_value(static_cast<float>(step), 3), {}, {}});
+            }
+            w.step(step, worker, step < 30 ? mode::train : mode::eval, step, saved);
+        }
+    }
+    w.end();
+    tdbg::trial_options summarised;
+    summarised.summary_only = true;
+    const auto whole = tdbg::create_trial(dir.path().string());
+    const auto kept = tdbg::create_trial(dir.path().string(), std::nullopt, {}, summarised);
+    CHECK(kept.tensor_names() == whole.tensor_names());
+    CHECK(kept.steps(mode::global, true) == whole.steps(mode::global, true));
+    CHECK(kept.workers() == whole.workers());
+    for (const char* name : {"r", "x"}) {
+        const auto a = kept.tensor(name).summary();
+        const auto b = whole.tensor(name).summary();
+        CHECK(a.steps == b.steps);
+        CHECK(a.modes == b.modes);
+        CHECK(a.has_value == b.has_value);
+        CHECK(a.has_shape == b.has_shape);
+        CHECK(a.stored_reductions == b.stored_reductions);
+        REQUIRE(a.last.has_value() == b.last.has_value());
+        if (a.last) {
+            CHECK(a.last->step == b.last->step);
+            CHECK(a.last->worker == b.last->worker);
+            CHECK(a.last->has_value == b.last->has_value);
+            CHECK(a.last->stored_shape == b.last->stored_shape);
+        }
+    }
+    CHECK(kept.tensor("x").summary().steps == 10);
+    CHECK(kept.tensor("x").summary().last->stored_shape == tdbg::tensor_value::shape_type{7, 3});
+    CHECK(kept.tensor("r").summary().steps == 40);
+    // Only the kept entries answer: the last step's, not the first's.
+    CHECK(kept.tensor("r").reduction_value(39, mean, mode::global, "worker_1").data_as<float>()[0] == 1.0F);
+    CHECK(kept.tensor("x").layout(32, mode::global, "worker_1").shape == tdbg::tensor_value::shape_type{3});
+}
+
 TEST_CASE("index: reductions of one entry listed apart, and a step arriving after a later one, read right") {
     tdbg::test::temp_dir dir("index_apart");
     run_writer w(dir.path());

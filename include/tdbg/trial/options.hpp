@@ -78,6 +78,12 @@ struct trial_options {
     /// knows these workers only (workers(), num_workers(), and a step is complete when these
     /// have written it). A command that reads one worker's tensors opens only that worker.
     std::vector<std::string> workers;
+    /// Keep, of each tensor, only what tensor::summary() says (its steps counted, modes,
+    /// workers' stored reductions, whether a value or a shape was saved) and the entries of
+    /// its last step with a value or a shape, not every entry: memory follows the number of
+    /// tensors and workers, not of steps (`tdbg ls`). Lookups of other steps' entries (a
+    /// tensor's steps, values, reductions) find only what is kept.
+    bool summary_only = false;
     /// Threads that read index files (0: as many as the storage's requests and the cores suit).
     std::size_t threads = 0;
     /// Event files of small records up to this size may be read whole and kept

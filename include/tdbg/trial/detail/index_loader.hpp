@@ -218,6 +218,7 @@ private:
         const format::detail::index_view* index = nullptr;
         worker_id worker = 0;
         std::uint32_t file = 0;
+        std::uint32_t source = 0;            // run_index::sources
         std::size_t files_left = 0;          // this file and those after it in the refresh
         std::vector<target> tensors;         // index->tensors' records, by position
         std::vector<tensor_record*> shapes;  // index->shapes' records, by position
@@ -232,7 +233,7 @@ private:
     TDBG_DECL void apply_merge(const merge_plan& plan, std::size_t lane, std::size_t lanes) const;
 
     // Merges `count` files read for pending[first...] into the index, under its lock: planned
-    // in order (names resolved), then applied on up to `threads` lanes; their keys are read.
+    // in order (names resolved), then applied on up to `threads` lanes.
     TDBG_DECL void merge_files(const std::vector<pending_index>& pending, std::size_t first,
                                const std::vector<loaded_index>& files, std::size_t count, std::size_t threads,
                                std::vector<name_hint>& hints, std::vector<merge_plan>& plans);

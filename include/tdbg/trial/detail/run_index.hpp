@@ -46,6 +46,12 @@ struct resolved_entry {
     std::optional<std::vector<std::int64_t>> shape;
 };
 
+/// What the entries of one index file share: its event file and mode step.
+struct entry_source {
+    std::int64_t mode_step = 0;
+    std::uint32_t file = 0; // into run_index::files
+};
+
 /// The index of a run as read so far. Lookups hold `mutex` shared; a merge
 /// holds it exclusively. Records, workers and event files are never removed or
 /// moved, so pointers to them stay valid as long as the index.
@@ -61,6 +67,8 @@ struct run_index {
     /// Counts the changes of the index (each merge, each refresh's end): what was computed
     /// from it at one count holds as long as the count stays.
     std::uint64_t generation = 0;
+    std::vector<entry_source> sources; // by tensor_entry::source: one per index file read
+    bool summarised = false; // records keep summaries only (trial_options::summary_only); set before growing
 
     // ---- growing (the caller holds the lock exclusively) --------------------
 
@@ -70,10 +78,24 @@ struct run_index {
 
     TDBG_DECL tensor_record& record_for(std::string_view name);
 
+    /// Numbers an index file whose entries are in event file `file` at `mode_step`.
+    TDBG_DECL std::uint32_t add_source(std::uint32_t file, std::int64_t mode_step);
+
     // ---- reading (the caller holds the lock, shared) ------------------------
 
     /// The request for `where` (a location the index gave).
     [[nodiscard]] TDBG_DECL record_request request_for(const value_location& where) const;
+
+    /// Where the value of `e`, an entry of `record`, lies (it has one).
+    [[nodiscard]] value_location value_of(const tensor_record& record, const tensor_entry& e) const {
+        return record.value(e, sources[e.source].file);
+    }
+    /// Where the stored reduction `loc` of `e` lies.
+    [[nodiscard]] value_location where(const tensor_entry& e, const reduction_location& loc) const {
+        return loc.where(sources[e.source].file);
+    }
+    /// The mode step of `e`, its index file's.
+    [[nodiscard]] std::int64_t mode_step_of(const tensor_entry& e) const { return sources[e.source].mode_step; }
 
     /// Everything the index says of `e`, an entry of `record`.
     [[nodiscard]] TDBG_DECL resolved_entry resolve(const tensor_record& record, const tensor_entry& e) const;

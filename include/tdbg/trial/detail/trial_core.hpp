@@ -176,6 +176,14 @@ public:
 
     /// The request for `where` (a location the index gave).
     [[nodiscard]] record_request request_for(const value_location& where) const { return index_.request_for(where); }
+    /// The request for the value of `e` (an entry of `record` that has one), the index's lock held.
+    [[nodiscard]] record_request value_request(const tensor_record& record, const tensor_entry& e) const {
+        return index_.request_for(index_.value_of(record, e));
+    }
+    /// The request for the stored reduction `loc` of `e`, the index's lock held.
+    [[nodiscard]] record_request reduction_request(const tensor_entry& e, const reduction_location& loc) const {
+        return index_.request_for(index_.where(e, loc));
+    }
 
     /// Throws the exception smdebug raises for a step in `state` that is not available.
     [[noreturn]] TDBG_DECL void throw_missing_step(std::int64_t step, mode m, step_state state) const;

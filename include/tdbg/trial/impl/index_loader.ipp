@@ -126,12 +126,18 @@ TDBG_DECL void index_loader::refresh() {
             throw;
         }
     }
+    if (ended_before) {
+        std::vector<std::string>().swap(listed); // the last listing: its keys are not kept (below)
+    }
     read_and_merge(pending);
     std::unique_lock<std::shared_mutex> lock(index_.mutex);
     ++index_.generation; // completeness may change below, even where no file was read
-    read_keys_.insert(std::make_move_iterator(listed.begin()), std::make_move_iterator(listed.end()));
     index_.steps.apply_wait_window(options_.incomplete_step_wait_window);
-    if (ended_before) {
+    if (!ended_before) {
+        read_keys_.insert(std::make_move_iterator(listed.begin()), std::make_move_iterator(listed.end()));
+    } else {
+        // This was the last listing: the keys read are not needed any more.
+        std::set<std::string>().swap(read_keys_);
         index_.steps.mark_ended();
         ended_.store(true, std::memory_order_release);
     }
@@ -174,9 +180,6 @@ TDBG_DECL void index_loader::merge_files(const std::vector<pending_index>& pendi
             }
         });
     }
-    for (std::size_t i = 0; i < count; ++i) {
-        read_keys_.insert(pending[first + i].key);
-    }
 }
 
 TDBG_DECL void index_loader::read_and_merge(const std::vector<pending_index>& pending) {
@@ -218,6 +221,7 @@ TDBG_DECL void index_loader::read_and_merge(const std::vector<pending_index>& pe
     std::vector<name_hint> hints; // the previous file's names, by position
     ++refresh_serial_;
     std::vector<merge_plan> plans;
+    std::size_t merged = 0; // pending[0, merged) are in the index
     // Merges batch k: the files before the first that failed, then that one's error.
     const auto merge_batch = [&](std::size_t k) {
         const slot& from = slots[k % 2];
@@ -227,26 +231,35 @@ TDBG_DECL void index_loader::read_and_merge(const std::vector<pending_index>& pe
                          [](const std::exception_ptr& e) { return e != nullptr; }) -
             from.errors.begin());
         merge_files(pending, k * batch, from.files, good, threads, hints, plans);
+        merged = k * batch + good;
         if (good < n) {
             std::rethrow_exception(from.errors[good]);
         }
     };
-    prepare(0);
-    parallel_for_each_index(pieces_of(0), threads, [&](std::size_t piece) { read_piece(0, piece); });
-    for (std::size_t k = 0; k < batches; ++k) {
-        const std::size_t next_pieces = k + 1 < batches ? pieces_of(k + 1) : 0;
-        if (next_pieces != 0) {
-            prepare(k + 1);
-        }
-        // Item 0 merges batch k; the others read batch k + 1. Every item runs, and the
-        // exception of the lowest failing one is rethrown: the merge's, if it failed.
-        parallel_for_each_index(1 + next_pieces, threads, [&](std::size_t item) {
-            if (item == 0) {
-                merge_batch(k);
-            } else {
-                read_piece(k + 1, item - 1);
+    try {
+        prepare(0);
+        parallel_for_each_index(pieces_of(0), threads, [&](std::size_t piece) { read_piece(0, piece); });
+        for (std::size_t k = 0; k < batches; ++k) {
+            const std::size_t next_pieces = k + 1 < batches ? pieces_of(k + 1) : 0;
+            if (next_pieces != 0) {
+                prepare(k + 1);
             }
-        });
+            // Item 0 merges batch k; the others read batch k + 1. Every item runs, and the
+            // exception of the lowest failing one is rethrown: the merge's, if it failed.
+            parallel_for_each_index(1 + next_pieces, threads, [&](std::size_t item) {
+                if (item == 0) {
+                    merge_batch(k);
+                } else {
+                    read_piece(k + 1, item - 1);
+                }
+            });
+        }
+    } catch (...) {
+        // A failed refresh: the files merged before the failure are not read again by the next one.
+        for (std::size_t i = 0; i < merged; ++i) {
+            read_keys_.insert(pending[i].key);
+        }
+        throw;
     }
 }
 
@@ -378,6 +391,12 @@ TDBG_DECL void index_loader::read_index_file(const pending_index& where, loaded_
                 fmt::format("index file {}{}: an entry of tensor '{}' with an empty name or a record of length 0",
                             root_, key, loc.name));
         }
+        if (loc.start >= max_reduction_offset && format::parse_reduction_tensor_name(loc.name)) {
+            throw index_reader_error(fmt::format(
+                "index file {}{}: the record of reduction '{}' starts {} bytes into its event file: not supported "
+                "(at most {})",
+                root_, key, loc.name, loc.start, max_reduction_offset - 1));
+        }
         if (loc.length > max_reduction_record && format::parse_reduction_tensor_name(loc.name)) {
             throw index_reader_error(fmt::format(
                 "index file {}{}: the record of reduction '{}' has {} bytes, more than a reduction's one number needs",
@@ -434,6 +453,7 @@ TDBG_DECL void index_loader::plan_merge(const pending_index& where, const format
         f.large_bytes.fetch_add(large, std::memory_order_relaxed);
         f.records.fetch_add(static_cast<std::uint32_t>(index.tensors.size()), std::memory_order_relaxed);
     }
+    plan.source = index_.add_source(plan.file, index.mode_step);
     plan.tensors.reserve(index.tensors.size());
     std::size_t position = 0;
     for (const format::detail::location_view& loc : index.tensors) {
@@ -464,10 +484,10 @@ TDBG_DECL void index_loader::apply_merge(const merge_plan& plan, std::size_t lan
                 record.expect(plan.files_left, refresh_serial_);
             }
             last_record = &record;
-            last_entry = &record.at(where.step, plan.worker, index.index_mode, index.mode_step);
+            last_entry = &record.at(where.step, plan.worker, index.index_mode, plan.source);
         }
         const format::detail::location_view& loc = index.tensors[i];
-        const value_location at{plan.file, loc.start, loc.length};
+        const record_span at{loc.start, loc.length};
         if (t.reduced) {
             record.set_reduction(*last_entry, *t.reduced, at);
         } else {
@@ -479,7 +499,7 @@ TDBG_DECL void index_loader::apply_merge(const merge_plan& plan, std::size_t lan
     for (std::size_t i = 0; i < plan.shapes.size(); ++i) {
         tensor_record& record = *plan.shapes[i];
         if (record.serial() % lanes == lane) {
-            record.set_shape(record.at(where.step, plan.worker, index.index_mode, index.mode_step),
+            record.set_shape(record.at(where.step, plan.worker, index.index_mode, plan.source),
                              index.shapes[i].shape);
         }
     }

@@ -56,10 +56,16 @@ TDBG_DECL std::uint32_t run_index::intern_file(std::string_view key) {
 TDBG_DECL tensor_record& run_index::record_for(std::string_view name) {
     auto it = tensors.find(name);
     if (it == tensors.end()) {
-        auto made = std::make_unique<tensor_record>(std::string(name), tensors.size());
+        auto made = std::make_unique<tensor_record>(std::string(name), tensors.size(), summarised);
         it = tensors.emplace(std::string(name), std::move(made)).first;
     }
     return *it->second;
+}
+
+TDBG_DECL std::uint32_t run_index::add_source(std::uint32_t file, std::int64_t mode_step) {
+    const auto id = static_cast<std::uint32_t>(sources.size());
+    sources.push_back(entry_source{mode_step, file});
+    return id;
 }
 
 TDBG_DECL record_request run_index::request_for(const value_location& where) const {
@@ -70,15 +76,15 @@ TDBG_DECL resolved_entry run_index::resolve(const tensor_record& record, const t
     resolved_entry r;
     r.step = e.step;
     r.entry_mode = e.entry_mode();
-    r.mode_step = e.mode_step;
+    r.mode_step = mode_step_of(e);
     r.worker = &worker_names[e.worker];
     if (e.has_value()) {
-        r.value = request_for(e.value());
+        r.value = request_for(value_of(record, e));
     }
     const auto [first, last] = record.reductions(e);
     r.reductions.reserve(static_cast<std::size_t>(last - first));
     for (const reduction_location* loc = first; loc != last; ++loc) {
-        r.reductions.emplace_back(loc->which(), request_for(loc->where()));
+        r.reductions.emplace_back(loc->which(), request_for(where(e, *loc)));
     }
     if (const auto* shape = record.shape(e)) {
         r.shape = *shape;

@@ -113,7 +113,7 @@ TDBG_DECL detail::record_request tensor::value_request(std::int64_t step, mode m
         *record_, step, m, worker, [&](const detail::tensor_record& r, const detail::tensor_entry& e) {
             found_value out;
             if (e.has_value()) {
-                out.value = core_->request_for(e.value());
+                out.value = core_->value_request(r, e);
             }
             out.has_reductions = r.reductions(e).first != r.reductions(e).second;
             return out;
@@ -158,12 +158,12 @@ TDBG_DECL tensor_value tensor::reduction_value(std::int64_t step, reduction r, m
             out.has_reductions = first != last;
             for (const detail::reduction_location* loc = first; loc != last; ++loc) {
                 if (loc->which() == r) {
-                    out.stored = core_->request_for(loc->where());
+                    out.stored = core_->reduction_request(e, *loc);
                     return out;
                 }
             }
             if (e.has_value()) {
-                out.value = core_->request_for(e.value());
+                out.value = core_->value_request(rec, e);
             }
             return out;
         });

@@ -35,6 +35,7 @@ TDBG_DECL trial_core::trial_core(any_storage storage, std::string name, step_ran
         select_workers();
     }
     index_.steps.set_num_workers(collections_.num_workers);
+    index_.summarised = options_.summary_only;
     refresh_now();
 }
 
@@ -162,7 +163,7 @@ TDBG_DECL std::vector<std::int64_t> trial_core::compute_tensor_steps(const tenso
             continue;
         }
         last_global = e.step;
-        out.push_back(m == mode::global ? e.step : e.mode_step);
+        out.push_back(m == mode::global ? e.step : index_.mode_step_of(e));
     }
     if (m != mode::global) {
         std::sort(out.begin(), out.end());
