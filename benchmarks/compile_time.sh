@@ -13,6 +13,15 @@
 # Header-only files have no target (they compile the engine they reach: 11-22x): they are
 # guarded against regression instead, by --against.
 #
+# The libtorch integration, where libtorch's headers are found (--torch-include DIR, default
+# Debian's /usr/include/torch/csrc/api/include; skipped without them): torch_only.cpp, a small
+# libtorch trainer file, against torch_hook.cpp, the same file saving its model through a
+# torch_hook, compiled in turn, best of N each; torch_hook.cpp with TDBG_SEPARATE_COMPILATION
+# (the integration compiled once: tdbg::libtorch_compiled, tdbg::libtorch_engine) and, for
+# information, header-only; then the integration's defining file (tdbg/integrations/src/
+# libtorch.hpp). Target: torch_hook.cpp separately compiled <= 1.10x torch_only.cpp.
+# --libtorch-only measures only these.
+#
 # --against REV compiles the same files of git revision REV (its include/ and
 # benchmarks/compile_time/, taken with git archive) in turn with this tree's, and prints
 # them side by side: CPU seconds, object bytes and the ratio now / REV; the guard: no user file,
@@ -21,6 +30,7 @@
 # being held to its own target.
 #
 # Usage: benchmarks/compile_time.sh [--runs N] [--std 17|20] [--cxx COMPILER] [--against REV]
+#                                   [--torch-include DIR] [--libtorch-only]
 # Environment: CXX (default c++), CXXFLAGS (added to -O2 -std=c++17).
 # Exit status: 0 when every target and guard holds, 1 otherwise (the numbers are printed
 # either way).
@@ -32,12 +42,16 @@ runs=3
 std=17
 cxx=${CXX:-c++}
 against=""
+torch_include=/usr/include/torch/csrc/api/include
+libtorch_only=false
 while (($# > 0)); do
     case $1 in
     --runs) runs=$2; shift ;;
     --std) std=$2; shift ;;
     --cxx) cxx=$2; shift ;;
     --against) against=$2; shift ;;
+    --torch-include) torch_include=$2; shift ;;
+    --libtorch-only) libtorch_only=true ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
@@ -140,7 +154,60 @@ measure() {
     fi
 }
 
+# libtorch_case: the libtorch integration's files (see the top), its table, and its target in
+# `checks` (setting `failed` when missed).
+libtorch_case() {
+    if [[ ! -e $torch_include/torch/torch.h ]]; then
+        checks+=("  skipped  the libtorch integration: no torch/torch.h in $torch_include (--torch-include DIR)")
+        return
+    fi
+    local torch=(-isystem "$torch_include") only="" separate="" header_only="" part ratio r
+    for ((r = 0; r < runs; ++r)); do
+        only=$(least "$only" "$(repeat=1 cpu_seconds "$work/torch_only.o" "${torch[@]}" "$here/compile_time/torch_only.cpp")")
+        separate=$(least "$separate" "$(repeat=1 cpu_seconds "$work/torch_hook.separate.o" "${torch[@]}" \
+            -DTDBG_SEPARATE_COMPILATION "$here/compile_time/torch_hook.cpp")")
+        header_only=$(least "$header_only" "$(repeat=1 cpu_seconds "$work/torch_hook.header-only.o" "${torch[@]}" \
+            "$here/compile_time/torch_hook.cpp")")
+        compiled
+    done
+    echo "#include <tdbg/integrations/src/libtorch.hpp>" >"$work/libtorch_part.cpp"
+    part=$(cpu_seconds "$work/libtorch_part.o" "${torch[@]}" -DTDBG_SEPARATE_COMPILATION "$work/libtorch_part.cpp")
+    compiled
+    printf '\n%-42s %-16s %9s %8s %12s\n' "libtorch integration" "mode" "seconds" "ratio" "object bytes"
+    for r in "torch_only.cpp|-|$only|$work/torch_only.o" \
+        "torch_hook.cpp|separate|$separate|$work/torch_hook.separate.o" \
+        "torch_hook.cpp|header-only|$header_only|$work/torch_hook.header-only.o" \
+        "tdbg/integrations/src/libtorch.hpp|integration, once|$part|$work/libtorch_part.o"; do
+        IFS='|' read -r -a fields <<<"$r"
+        printf '%-42s %-16s %9.2f %7.2fx %12s\n' "${fields[0]}" "${fields[1]}" "${fields[2]}" \
+            "$(echo "${fields[2]} / $only" | bc -l)" "$(object_bytes "${fields[3]}")"
+    done
+    ratio=$(printf '%.2f' "$(echo "$separate / $only" | bc -l)")
+    if (($(echo "$ratio <= 1.10" | bc -l))); then
+        checks+=("  met      torch_hook.cpp, separate (x torch_only.cpp): $ratio <= 1.10")
+    else
+        checks+=("  MISSED   torch_hook.cpp, separate (x torch_only.cpp): $ratio > 1.10")
+        failed=true
+    fi
+}
+
+# report: prints whether each target and guard holds; exits 1 when one does not.
+report() {
+    printf '\ntargets:\n'
+    printf '%s\n' "${checks[@]}"
+    if $failed; then
+        exit 1
+    fi
+    exit 0
+}
+
 echo "compiler: $("$cxx" --version | head -1); flags: ${flags[*]}; CPU seconds, best of $runs runs"
+failed=false
+checks=()
+if $libtorch_only; then
+    libtorch_case
+    report
+fi
 yardstick "$runs"
 
 for tu in hook_minimal trial_rule custom_rule; do
@@ -187,8 +254,6 @@ row() {
     ratio=$(printf '%.2f' "$(echo "$3 / $base" | bc -l)")
     printf '%-34s %-16s %9.2f %7.2fx %12s\n' "$1" "$2" "$3" "$ratio" "$(object_bytes "$4")"
 }
-failed=false
-checks=()
 printf '\n%-34s %-16s %9s %8s %12s\n' "translation unit" "mode" "seconds" "ratio" "object bytes"
 row "xtensor/xarray.hpp only" "-" "$base" "$work/xtensor_only.o"
 total=0 largest=0 largest_name=""
@@ -245,8 +310,5 @@ if [[ -n $against ]]; then
         "$against_largest_name"
 fi
 
-printf '\ntargets:\n'
-printf '%s\n' "${checks[@]}"
-if $failed; then
-    exit 1
-fi
+libtorch_case
+report

@@ -1,7 +1,10 @@
 # The optional libtorch integration: INTERFACE target tdbg::libtorch (header
-# tdbg/integrations/libtorch.hpp). Needs libtorch's CMake package (Debian: libtorch-dev, which
-# installs it below lib/<arch>/cmake/Torch, a place find_package searches by itself; elsewhere
-# point Torch_DIR or CMAKE_PREFIX_PATH at it). TDBG_LIBTORCH=OFF skips looking for it: finding
+# tdbg/integrations/libtorch.hpp), header-only with tdbg::tdbg; and tdbg::libtorch_compiled, the
+# integration compiled once (tdbg/integrations/src/libtorch.hpp) with tdbg::compiled, which a
+# program built with the engine compiled once links instead of tdbg::compiled and tdbg::libtorch.
+# Needs libtorch's CMake package (Debian: libtorch-dev, which installs it below
+# lib/<arch>/cmake/Torch, a place find_package searches by itself; elsewhere point Torch_DIR or
+# CMAKE_PREFIX_PATH at it). TDBG_LIBTORCH=OFF skips looking for it: finding
 # Torch (and the Caffe2 packages it pulls in) adds seconds to every configure.
 option(TDBG_LIBTORCH "Define tdbg::libtorch when libtorch is found" ON)
 if(TDBG_LIBTORCH AND NOT TARGET torch)
@@ -22,7 +25,11 @@ if(TDBG_LIBTORCH AND Torch_FOUND AND TARGET torch)
   target_link_libraries(tdbg_libtorch INTERFACE tdbg::tdbg torch)
   # Lets code that is built either way tell whether the integration is there.
   target_compile_definitions(tdbg_libtorch INTERFACE TDBG_HAS_LIBTORCH=1)
-  # The installed package's component libtorch: its consumers' find_package() finds Torch.
+  tdbg_add_compiled_libtorch(${PROJECT_SOURCE_DIR}/include)
+  target_link_libraries(tdbg_libtorch_compiled PRIVATE $<BUILD_INTERFACE:tdbg_warnings>)
+  # The installed package's component libtorch: its consumers' find_package() finds Torch. Where
+  # the engine is installed too (CMakeLists.txt), the component also holds the integration
+  # compiled against it, tdbg::libtorch_engine.
   tdbg_package_component(libtorch TARGETS tdbg_libtorch DEPENDENCIES "Torch CONFIG")
   set(TDBG_HAS_LIBTORCH ON)
   # tdbg-libtorch.pc (libtorch ships no pkg-config file): this Torch's include directories,

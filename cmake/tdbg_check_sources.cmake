@@ -1,14 +1,16 @@
 # cmake -DINCLUDE_DIR=<dir> -P tdbg_check_sources.cmake: fails unless every definition file
-# (tdbg/**/impl/*.ipp) is included by exactly one file of tdbg/src/, and tdbg/src.hpp
-# includes every file of tdbg/src/: what tdbg::compiled compiles is then the whole engine,
+# (tdbg/**/impl/*.ipp) is included by exactly one file of tdbg/src/ or of an integration's part
+# (tdbg/integrations/src/), and tdbg/src.hpp includes every file of tdbg/src/: what
+# tdbg::compiled compiles is then the whole engine, and tdbg::libtorch_compiled the integration,
 # each definition once.
 get_filename_component(INCLUDE_DIR "${INCLUDE_DIR}" ABSOLUTE)
 file(GLOB_RECURSE definitions RELATIVE "${INCLUDE_DIR}" "${INCLUDE_DIR}/tdbg/*.ipp")
 list(FILTER definitions INCLUDE REGEX "/impl/[^/]+\\.ipp$")
 file(GLOB parts RELATIVE "${INCLUDE_DIR}" "${INCLUDE_DIR}/tdbg/src/*.hpp")
+file(GLOB integration_parts RELATIVE "${INCLUDE_DIR}" "${INCLUDE_DIR}/tdbg/integrations/src/*.hpp")
 set(problems "")
 set(included "")
-foreach(part IN LISTS parts)
+foreach(part IN LISTS parts integration_parts)
   file(STRINGS "${INCLUDE_DIR}/${part}" lines REGEX "^#include \"tdbg/.*\\.ipp\"")
   foreach(line IN LISTS lines)
     string(REGEX REPLACE "^#include \"(.*)\"$" "\\1" file "${line}")
@@ -18,12 +20,12 @@ endforeach()
 foreach(definition IN LISTS definitions)
   list(FIND included "${definition}" first)
   if(first EQUAL -1)
-    string(APPEND problems "  ${definition} is in no file of tdbg/src/\n")
+    string(APPEND problems "  ${definition} is in no file of tdbg/src/ or tdbg/integrations/src/\n")
   else()
     list(REMOVE_AT included ${first})
     list(FIND included "${definition}" again)
     if(NOT again EQUAL -1)
-      string(APPEND problems "  ${definition} is in more than one file of tdbg/src/\n")
+      string(APPEND problems "  ${definition} is in more than one file of tdbg/src/ and tdbg/integrations/src/\n")
     endif()
   endif()
 endforeach()
@@ -37,4 +39,4 @@ if(problems)
   message(FATAL_ERROR "The engine's sources are incomplete:\n${problems}")
 endif()
 list(LENGTH definitions count)
-message(STATUS "${count} definition files, each in one file of tdbg/src/")
+message(STATUS "${count} definition files, each in one file of tdbg/src/ or tdbg/integrations/src/")

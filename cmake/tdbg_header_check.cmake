@@ -7,7 +7,8 @@
 # The built-in rules' headers, twenty leaves of one shape, are compiled together only (in the
 # file that includes them all); cmake/tdbg_check_includes.cmake compiles each alone.
 # SEPARATE: with TDBG_SEPARATE_COMPILATION, linked with tdbg::compiled (the headers must then
-# compile without their definitions, and not define anything the engine defines).
+# compile without their definitions, and not define anything the engine defines), and with
+# tdbg::libtorch_compiled where the libtorch headers are checked.
 # ALL_ONLY: only the translation unit that includes every header (cmake/tdbg_check_includes.cmake
 # compiles the headers users include one by one in separate mode).
 #
@@ -39,8 +40,8 @@ function(tdbg_add_header_check target)
       endif()
     endif()
 
-    if(name STREQUAL "tdbg/src.hpp" OR name MATCHES "^tdbg/src/")
-      continue() # the engine's definitions: compiled as tdbg::compiled, not headers to include twice
+    if(name STREQUAL "tdbg/src.hpp" OR name MATCHES "^tdbg/(integrations/)?src/")
+      continue() # the engine's definitions: compiled as tdbg::compiled (tdbg::libtorch_compiled), not headers to include twice
     endif()
     if(name MATCHES "^tdbg/rules/builtin/" AND NOT arg_ALL_ONLY)
       # Twenty leaves of one shape, each several seconds header-only: they are in the file that
@@ -60,7 +61,11 @@ function(tdbg_add_header_check target)
         list(APPEND skipped ${name})
         continue()
       endif()
-      list(APPEND extra_libraries tdbg::libtorch)
+      if(arg_SEPARATE)
+        list(APPEND extra_libraries tdbg::libtorch_compiled) # the integration's definitions, once
+      else()
+        list(APPEND extra_libraries tdbg::libtorch)
+      endif()
     elseif(name MATCHES "^tdbg/integrations/catch2")
       list(APPEND extra_libraries Catch2::Catch2)
     endif()

@@ -86,39 +86,33 @@
 /// torch's dtypes map to tdbg's (float, double, half, bfloat16, the integer types, bool,
 /// complex); quantized and complex-half tensors are refused with an error that says to convert them.
 ///
+/// Compiled once or header-only, as the rest of tdbg (tdbg/config.hpp): header-only, this header
+/// also defines torch_hook (impl/libtorch.ipp, inline); with TDBG_SEPARATE_COMPILATION it only
+/// declares it, and the integration's part of the engine, tdbg/integrations/src/libtorch.hpp,
+/// defines it once (CMake: link tdbg::libtorch_compiled, or the installed tdbg::libtorch_engine,
+/// instead of tdbg::compiled or tdbg::engine).
+///
 /// libtorch's logging (glog) defines a `CHECK(condition)` macro, which replaces Catch2's `CHECK`
 /// when libtorch comes second: in a Catch2 test, include libtorch first, `#undef CHECK`, then Catch2.
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <initializer_list>
-#include <iterator>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
-#include <fmt/core.h>
-#include <c10/core/DeviceGuard.h>
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
-#include "tdbg/core/dtype.hpp"
-#include "tdbg/core/error.hpp"
+#include "tdbg/config.hpp"
 #include "tdbg/core/tensor_value.hpp"
-#include "tdbg/hook/deferred.hpp"
 #include "tdbg/hook/hook.hpp"
-#include "tdbg/integrations/detail/libtorch_batch.hpp"
 #include "tdbg/integrations/torch_dtype.hpp"
-#include "tdbg/reduce/convention.hpp"
 
 namespace tdbg {
 
@@ -126,57 +120,21 @@ namespace detail {
 
 /// The Python class name for a demangled C++ type name: namespaces, template arguments and
 /// a trailing `Impl` (libtorch's TORCH_MODULE convention) removed.
-[[nodiscard]] inline std::string python_class_name(std::string_view type_name) {
-    // Drop everything inside <...> and (...): template arguments, "(anonymous namespace)".
-    std::string flat;
-    int depth = 0;
-    for (const char c : type_name) {
-        if (c == '<' || c == '(') {
-            ++depth;
-        } else if ((c == '>' || c == ')') && depth > 0) {
-            --depth;
-        } else if (depth == 0 && c != ' ') {
-            flat.push_back(c);
-        }
-    }
-    const auto colons = flat.rfind("::");
-    std::string name = colons == std::string::npos ? flat : flat.substr(colons + 2);
-    constexpr std::string_view impl = "Impl";
-    if (name.size() > impl.size() && name.compare(name.size() - impl.size(), impl.size(), impl) == 0) {
-        name.resize(name.size() - impl.size());
-    }
-    return name.empty() ? std::string(type_name) : name;
-}
+[[nodiscard]] TDBG_DECL std::string python_class_name(std::string_view type_name);
+
+class torch_device_batches; // detail/libtorch_batch.hpp: torch_hook's device path
 
 } // namespace detail
 
 /// The Python class name of a libtorch module: "Net", "Linear", "CrossEntropyLoss".
-[[nodiscard]] inline std::string torch_class_name(const torch::nn::Module& module) {
-    return detail::python_class_name(module.name());
-}
+[[nodiscard]] TDBG_DECL std::string torch_class_name(const torch::nn::Module& module);
 
 /// A torch tensor seen as a tdbg tensor_value: borrowed, without a copy, from a dense contiguous
 /// CPU tensor, which the view keeps alive; any other tensor is converted to one first.
 class torch_tensor_view {
 public:
     /// Views `tensor`; throws tdbg::error for an undefined tensor or a dtype tdbg does not have.
-    explicit torch_tensor_view(const torch::Tensor& tensor) : cpu_(dense_cpu(tensor)) {
-        const dtype type = *dtype_from_torch(cpu_.scalar_type()); // dense_cpu checked it
-        tensor_value::shape_type shape;
-        shape.reserve(static_cast<std::size_t>(cpu_.dim()));
-        for (const std::int64_t size : cpu_.sizes()) {
-            shape.push_back(static_cast<std::size_t>(size));
-        }
-        const void* data = cpu_.data_ptr();
-        value_ = visit_dtype(type, [&](auto tag) -> tensor_value {
-            using T = typename decltype(tag)::type;
-            if constexpr (std::is_same_v<T, std::string>) {
-                throw error("torch_tensor_view: torch has no string tensors");
-            } else {
-                return tensor_value::borrow<T>(static_cast<const T*>(data), std::move(shape));
-            }
-        });
-    }
+    TDBG_DECL explicit torch_tensor_view(const torch::Tensor& tensor);
 
     /// The value; it borrows the memory of tensor(), so it is valid while this view lives.
     [[nodiscard]] const tensor_value& value() const noexcept { return value_; }
@@ -184,28 +142,7 @@ public:
     [[nodiscard]] const torch::Tensor& tensor() const noexcept { return cpu_; }
 
 private:
-    static torch::Tensor dense_cpu(const torch::Tensor& tensor) {
-        if (!tensor.defined()) {
-            throw error("torch_tensor_view: an undefined tensor (a gradient before backward?)");
-        }
-        if (!dtype_from_torch(tensor.scalar_type())) {
-            throw error(fmt::format("torch_tensor_view: tdbg has no dtype for torch's {} (convert it first, e.g. "
-                                    "tensor.dequantize() or tensor.to(torch::kFloat))",
-                                    c10::toString(tensor.scalar_type())));
-        }
-        // The conversions below are no part of training: keep autograd out of them.
-        const torch::NoGradGuard no_grad;
-        torch::Tensor out = tensor;
-        if (out.layout() != c10::kStrided) {
-            out = out.to_dense(); // sparse and mkldnn tensors
-        }
-        if (!out.device().is_cpu()) {
-            out = out.cpu();
-        }
-        // Lazy conjugate and negative views: materialise what the tensor means, not its storage.
-        out = out.resolve_conj().resolve_neg();
-        return out.contiguous();
-    }
+    TDBG_DECL static torch::Tensor dense_cpu(const torch::Tensor& tensor);
 
     torch::Tensor cpu_;
     tensor_value value_;
@@ -213,22 +150,7 @@ private:
 
 /// A copy of `value` as a CPU torch tensor; throws tdbg::error for a dtype torch does not have
 /// (uint16, uint32, uint64, string).
-[[nodiscard]] inline torch::Tensor to_torch(const tensor_value& value) {
-    const auto type = torch_scalar_type(value.type());
-    if (!type) {
-        throw error(fmt::format("to_torch: torch has no dtype for tdbg's {}", dtype_name(value.type())));
-    }
-    std::vector<std::int64_t> sizes;
-    sizes.reserve(value.dimension());
-    for (const std::size_t size : value.shape()) {
-        sizes.push_back(static_cast<std::int64_t>(size));
-    }
-    torch::Tensor out = torch::empty(sizes, torch::TensorOptions().dtype(*type));
-    if (value.nbytes() != 0) {
-        std::memcpy(out.data_ptr(), value.bytes().data(), value.nbytes());
-    }
-    return out;
-}
+[[nodiscard]] TDBG_DECL torch::Tensor to_torch(const tensor_value& value);
 
 /// How torch_hook reduces tensors that are not on the CPU.
 enum class device_reducer {
@@ -261,13 +183,18 @@ public:
     using hook_type = ::tdbg::hook;
 
     /// Saves through `target`.
-    explicit torch_hook(hook_type& target, torch_hook_options options = {})
-        : hook_(&target), options_(options) {}
+    TDBG_DECL explicit torch_hook(hook_type& target, torch_hook_options options = {});
+    TDBG_DECL ~torch_hook();
+    torch_hook(const torch_hook&) = delete;
+    torch_hook& operator=(const torch_hook&) = delete;
+    /// Movable: the moved-to torch_hook saves through the same hook, with the same registrations.
+    TDBG_DECL torch_hook(torch_hook&& other) noexcept;
+    TDBG_DECL torch_hook& operator=(torch_hook&& other) noexcept;
 
     /// The settings it was built with.
     [[nodiscard]] const torch_hook_options& options() const noexcept { return options_; }
 
-    /// The hook it saves through.
+    /// The hook it saves through (`torch_hook.base().set_mode(...)`, `.base().close()`).
     [[nodiscard]] hook_type& base() const noexcept { return *hook_; }
 
     // ---- registration ------------------------------------------------------
@@ -278,271 +205,106 @@ public:
     /// shared by two submodules is saved once, under its first name (as Python's named_parameters).
     /// Throws config_error when the module, one of its submodules or a parameter name is registered
     /// already; nothing is registered then.
-    void register_module(const torch::nn::Module& module, std::string class_name = {}) {
-        if (class_name.empty()) {
-            class_name = torch_class_name(module);
-        }
-        std::vector<std::pair<const torch::nn::Module*, std::string>> modules{{&module, class_name}};
-        for (const auto& item : module.named_modules(/*name_prefix=*/std::string(), /*include_self=*/false)) {
-            modules.emplace_back(item.value().get(), item.key());
-        }
-        std::unordered_set<const torch::nn::Module*> fresh_modules;
-        for (const auto& [pointer, name] : modules) {
-            if (module_names_.count(pointer) != 0) {
-                throw config_error(
-                    fmt::format("torch_hook: module '{}' ({}) is registered already; register each model once", name,
-                                pointer->name()));
-            }
-            fresh_modules.insert(pointer);
-        }
-        std::unordered_set<const void*> seen = seen_parameters_;
-        std::vector<parameter> fresh;
-        for (const auto& item : module.named_parameters(/*recurse=*/true)) {
-            if (!seen.insert(item.value().unsafeGetTensorImpl()).second) {
-                continue;
-            }
-            std::string name = fmt::format("{}_{}", class_name, item.key());
-            const auto clash = [&](const parameter& p) { return p.name == name; };
-            if (std::any_of(parameters_.begin(), parameters_.end(), clash) ||
-                std::any_of(fresh.begin(), fresh.end(), clash)) {
-                throw config_error(fmt::format("torch_hook: a parameter named '{}' is registered already; give the "
-                                               "second model another class name",
-                                               name));
-            }
-            fresh.push_back(parameter{std::move(name), item.value()});
-        }
-        // Nothing has thrown: commit. A module reached twice keeps its first path, as named_modules.
-        for (auto& [pointer, name] : modules) {
-            module_names_.emplace(pointer, std::move(name));
-        }
-        seen_parameters_ = std::move(seen);
-        std::move(fresh.begin(), fresh.end(), std::back_inserter(parameters_));
-    }
+    TDBG_DECL void register_module(const torch::nn::Module& module, std::string class_name = {});
 
     /// The name of registered `module` in tensor names: its class name for a registered model,
     /// its named_modules() path for a submodule. Throws config_error for a module not registered.
-    [[nodiscard]] const std::string& module_name(const torch::nn::Module& module) const {
-        const auto it = module_names_.find(&module);
-        if (it == module_names_.end()) {
-            throw config_error(fmt::format(
-                "torch_hook: module {} is not registered (register_module() the model that holds it)", module.name()));
-        }
-        return it->second;
-    }
+    [[nodiscard]] TDBG_DECL const std::string& module_name(const torch::nn::Module& module) const;
 
     /// The tensor names of the registered parameters, in registration order: "Net_fc1.weight", ...
-    [[nodiscard]] std::vector<std::string> parameter_names() const {
-        std::vector<std::string> names;
-        names.reserve(parameters_.size());
-        for (const parameter& p : parameters_) {
-            names.push_back(p.name);
-        }
-        return names;
-    }
+    [[nodiscard]] TDBG_DECL std::vector<std::string> parameter_names() const;
 
     // ---- steps -----------------------------------------------------------------
 
     /// Starts the next step (hook::begin_step) and saves the registered parameters as they are
     /// now, before the forward pass, as smdebug's forward_pre_hook does.
-    void begin_step() {
-        hook_->begin_step();
-        save_parameters();
-    }
+    TDBG_DECL void begin_step();
 
     /// Saves every registered parameter as `<Class>_<name>` where a collection selects it at this step.
-    void save_parameters() {
-        std::vector<std::pair<std::string_view, const torch::Tensor*>> batch;
-        batch.reserve(parameters_.size());
-        for (const parameter& p : parameters_) {
-            batch.emplace_back(p.name, &p.tensor);
-        }
-        save_batch(batch);
-    }
+    TDBG_DECL void save_parameters();
 
     /// Saves the gradient of every registered parameter that has one as `gradient/<Class>_<name>`;
-    /// call it after backward() and before the optimizer's step.
-    void after_backward() {
-        std::vector<std::string> names;
-        std::vector<torch::Tensor> gradients;
-        for (const parameter& p : parameters_) {
-            const torch::Tensor& gradient = p.tensor.grad();
-            if (gradient.defined()) {
-                names.push_back(fmt::format("{}{}", gradient_prefix, p.name));
-                gradients.push_back(gradient);
-            }
-        }
-        std::vector<std::pair<std::string_view, const torch::Tensor*>> batch;
-        batch.reserve(names.size());
-        for (std::size_t i = 0; i < names.size(); ++i) {
-            batch.emplace_back(names[i], &gradients[i]);
-        }
-        save_batch(batch);
-    }
+    /// call it after backward() and before the optimizer's step. A model with several backward
+    /// passes in a step (a GAN's discriminator): after its last one, before its optimizer's step.
+    TDBG_DECL void after_backward();
 
     // ---- tensors ---------------------------------------------------------------
 
     /// Saves the loss computed by `loss_module` as `<Class>_output_<i>` (CrossEntropyLoss_output_0),
     /// in the losses collection. Returns the tensor name.
-    std::string record_loss(const torch::nn::Module& loss_module, const torch::Tensor& loss) {
-        return record_loss(torch_class_name(loss_module), loss);
-    }
+    TDBG_DECL std::string record_loss(const torch::nn::Module& loss_module, const torch::Tensor& loss);
     /// Saves a loss computed by a function as `<name>_output_<i>`, in the losses collection;
     /// `name` is usually the loss's class name in Python ("CrossEntropyLoss"). Returns the tensor name.
-    std::string record_loss(std::string_view name, const torch::Tensor& loss) {
-        return save_indexed(name, output_suffix, loss, {collection_names::losses});
-    }
+    TDBG_DECL std::string record_loss(std::string_view name, const torch::Tensor& loss);
 
     /// smdebug's record_tensor_value: saves `value` as `<name>_output_<i>`. Returns the tensor name.
-    std::string record_tensor_value(std::string_view name, const torch::Tensor& value,
-                                    std::initializer_list<std::string_view> collections = {}) {
-        return save_indexed(name, output_suffix, value, collections);
-    }
+    TDBG_DECL std::string record_tensor_value(std::string_view name, const torch::Tensor& value,
+                                              std::initializer_list<std::string_view> collections = {});
 
     /// Saves an output of registered `module` as `<module name>_output_<i>`. Returns the tensor name.
-    std::string save_output(const torch::nn::Module& module, const torch::Tensor& output,
-                            std::initializer_list<std::string_view> collections = {}) {
-        return save_indexed(module_name(module), output_suffix, output, collections);
-    }
+    TDBG_DECL std::string save_output(const torch::nn::Module& module, const torch::Tensor& output,
+                                      std::initializer_list<std::string_view> collections = {});
     /// Saves the elements of a tuple output as `<module name>_output_<i>`, `_output_<i+1>`, ...
-    std::vector<std::string> save_outputs(const torch::nn::Module& module, const std::vector<torch::Tensor>& outputs,
-                                          std::initializer_list<std::string_view> collections = {}) {
-        return save_each(module_name(module), output_suffix, outputs, collections);
-    }
+    TDBG_DECL std::vector<std::string> save_outputs(const torch::nn::Module& module,
+                                                    const std::vector<torch::Tensor>& outputs,
+                                                    std::initializer_list<std::string_view> collections = {});
     /// Saves an input of registered `module` as `<module name>_input_<i>`. Returns the tensor name.
-    std::string save_input(const torch::nn::Module& module, const torch::Tensor& input,
-                           std::initializer_list<std::string_view> collections = {}) {
-        return save_indexed(module_name(module), input_suffix, input, collections);
-    }
+    TDBG_DECL std::string save_input(const torch::nn::Module& module, const torch::Tensor& input,
+                                     std::initializer_list<std::string_view> collections = {});
     /// Saves several inputs as `<name>_input_<i>`, ...; `name` as a module name, e.g. a loss
     /// class's ("CrossEntropyLoss" for its logits and labels, as smdebug's register_loss does).
-    std::vector<std::string> save_inputs(std::string_view name, const std::vector<torch::Tensor>& inputs,
-                                         std::initializer_list<std::string_view> collections = {}) {
-        return save_each(name, input_suffix, inputs, collections);
-    }
+    TDBG_DECL std::vector<std::string> save_inputs(std::string_view name, const std::vector<torch::Tensor>& inputs,
+                                                   std::initializer_list<std::string_view> collections = {});
 
     /// Saves `tensor` under `name` as it stands, when one of its collections (those whose regexes
     /// match, plus `collections`) saves at this step; see hook::save_tensor.
-    void save_tensor(std::string_view name, const torch::Tensor& tensor,
-                     std::initializer_list<std::string_view> collections = {}) {
-        if (on_device_path(tensor)) {
-            std::vector<device_item> batch;
-            if (auto item = plan_device(name, tensor, collections)) {
-                batch.push_back(std::move(*item));
-            }
-            device_.launch(batch);
-        } else {
-            save_on_cpu(name, tensor, collections);
-        }
-    }
+    TDBG_DECL void save_tensor(std::string_view name, const torch::Tensor& tensor,
+                               std::initializer_list<std::string_view> collections = {});
 
     /// Raw values of device tensors not saved because the pool of host memory was full
     /// (torch_hook_options::pinned_pool_bytes, with full_queue_policy::drop).
-    [[nodiscard]] std::uint64_t dropped_tensors() const noexcept { return device_.dropped(); }
+    [[nodiscard]] TDBG_DECL std::uint64_t dropped_tensors() const noexcept;
     /// Bytes of host memory that copies of device tensors hold now (written or not yet).
-    [[nodiscard]] std::size_t pinned_bytes_in_use() const { return device_.pinned_bytes_in_use(); }
+    [[nodiscard]] TDBG_DECL std::size_t pinned_bytes_in_use() const;
 
 private:
     struct parameter {
         std::string name;
         torch::Tensor tensor; // shares the parameter: its data and .grad() as they are when read
     };
+    using tensor_batch = std::vector<std::pair<std::string_view, const torch::Tensor*>>;
 
-    using device_item = detail::torch_device_batches::device_item;
-
-    static constexpr std::string_view gradient_prefix = "gradient/";
+    static constexpr std::string_view output_suffix = "_output_";
+    static constexpr std::string_view input_suffix = "_input_";
 
     // False for an undefined tensor, which save_on_cpu refuses by name.
     [[nodiscard]] bool on_device_path(const torch::Tensor& tensor) const {
         return tensor.defined() && (!tensor.device().is_cpu() || options_.force_device_path);
     }
-
     // Saves tensors, the device ones as one batch per device: what begin_step and after_backward save.
-    void save_batch(const std::vector<std::pair<std::string_view, const torch::Tensor*>>& tensors) {
-        std::vector<device_item> batch;
-        for (const auto& [name, tensor] : tensors) {
-            if (on_device_path(*tensor)) {
-                if (auto item = plan_device(name, *tensor, {})) {
-                    batch.push_back(std::move(*item));
-                }
-            } else {
-                save_on_cpu(name, *tensor, {});
-            }
-        }
-        device_.launch(batch);
-    }
-
+    TDBG_DECL void save_batch(const tensor_batch& tensors);
     // A CPU tensor: viewed without a copy, reduced on this thread, copied only when saved raw.
-    void save_on_cpu(std::string_view name, const torch::Tensor& tensor,
-                     std::initializer_list<std::string_view> collections) {
-        if (!tensor.defined()) {
-            throw error(fmt::format("torch_hook: cannot save '{}': the tensor is undefined", name));
-        }
-        if (collections.size() == 0 && !hook_->should_save_tensor(name)) {
-            // Not saved at this step: no conversion. The hook still sees the call, with an empty
-            // value it will not write, and checks it (an open step, a valid name).
-            hook_->save_tensor(name, tensor_value());
-            return;
-        }
-        const torch_tensor_view view(tensor);
-        hook_->save_tensor(name, view.value(), collections, reduction_convention::pytorch);
-    }
-
-    // What this step saves of a device tensor; nullopt when nothing.
-    std::optional<device_item> plan_device(std::string_view name, const torch::Tensor& tensor,
-                                           std::initializer_list<std::string_view> collections) {
-        if (!tensor.defined()) {
-            throw error(fmt::format("torch_hook: cannot save '{}': the tensor is undefined", name));
-        }
-        const auto type = dtype_from_torch(tensor.scalar_type());
-        if (!type) {
-            throw error(fmt::format("torch_hook: cannot save '{}': tdbg has no dtype for torch's {} (convert it "
-                                    "first, e.g. tensor.dequantize() or tensor.to(torch::kFloat))",
-                                    name, c10::toString(tensor.scalar_type())));
-        }
-        tensor_value::shape_type shape;
-        shape.reserve(static_cast<std::size_t>(tensor.dim()));
-        for (const std::int64_t size : tensor.sizes()) {
-            shape.push_back(static_cast<std::size_t>(size));
-        }
-        auto plan = hook_->plan_save(name, *type, shape, collections);
-        if (!plan) {
-            return std::nullopt;
-        }
-        return device_item{std::string(name), tensor, *type, std::move(shape), std::move(*plan)};
-    }
-
-    static constexpr std::string_view output_suffix = "_output_";
-    static constexpr std::string_view input_suffix = "_input_";
-
+    TDBG_DECL void save_on_cpu(std::string_view name, const torch::Tensor& tensor,
+                               std::initializer_list<std::string_view> collections);
     // The index is counted by the hook, not by this torch_hook: every torch_hook over one hook
     // numbers "<name>_output_" in one sequence per step, so that a GAN's discriminator and generator,
     // each with its torch_hook, record their losses as _output_0, _1, _2 instead of both taking _0.
-    std::string save_indexed(std::string_view name, std::string_view suffix, const torch::Tensor& tensor,
-                             std::initializer_list<std::string_view> collections) {
-        const std::string prefix = fmt::format("{}{}", name, suffix);
-        std::string tensor_name = fmt::format("{}{}", prefix, hook_->next_index_in_step(prefix));
-        save_tensor(tensor_name, tensor, collections);
-        return tensor_name;
-    }
-
-    std::vector<std::string> save_each(std::string_view name, std::string_view suffix,
-                                       const std::vector<torch::Tensor>& tensors,
-                                       std::initializer_list<std::string_view> collections) {
-        std::vector<std::string> names;
-        names.reserve(tensors.size());
-        for (const torch::Tensor& tensor : tensors) {
-            names.push_back(save_indexed(name, suffix, tensor, collections));
-        }
-        return names;
-    }
+    TDBG_DECL std::string save_indexed(std::string_view name, std::string_view suffix, const torch::Tensor& tensor,
+                                       std::initializer_list<std::string_view> collections);
+    TDBG_DECL std::vector<std::string> save_each(std::string_view name, std::string_view suffix,
+                                                 const std::vector<torch::Tensor>& tensors,
+                                                 std::initializer_list<std::string_view> collections);
 
     hook_type* hook_; // a pointer, not a reference: keeps torch_hook movable
     torch_hook_options options_;
-    detail::torch_device_batches device_{*hook_, options_.pinned_pool_bytes,
-                                         options_.reducer == device_reducer::automatic};
+    std::unique_ptr<detail::torch_device_batches> device_; // held by pointer: its definition is the .ipp's
     std::vector<parameter> parameters_;
     std::unordered_set<const void*> seen_parameters_; // TensorImpl pointers, to save a shared parameter once
     std::unordered_map<const torch::nn::Module*, std::string> module_names_;
 };
 
 } // namespace tdbg
+
+#if TDBG_HEADER_ONLY
+#include "tdbg/integrations/impl/libtorch.ipp"
+#endif

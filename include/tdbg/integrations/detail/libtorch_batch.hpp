@@ -13,16 +13,20 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <c10/core/DeviceGuard.h>
+#include <fmt/core.h>
 #include <torch/types.h>
 
 #include "tdbg/core/dtype.hpp"
+#include "tdbg/core/error.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/deferred.hpp"
 #include "tdbg/hook/detail/deferred_sources.hpp"
@@ -58,6 +62,31 @@ public:
         tensor_value::shape_type shape;
         save_plan plan;
     };
+
+    /// What this step saves of device tensor `tensor` under `name` (hook::plan_save); nullopt
+    /// when nothing. Throws tdbg::error for an undefined tensor or a dtype tdbg does not have.
+    std::optional<device_item> plan(std::string_view name, const torch::Tensor& tensor,
+                                    std::initializer_list<std::string_view> collections) {
+        if (!tensor.defined()) {
+            throw error(fmt::format("torch_hook: cannot save '{}': the tensor is undefined", name));
+        }
+        const auto type = dtype_from_torch(tensor.scalar_type());
+        if (!type) {
+            throw error(fmt::format("torch_hook: cannot save '{}': tdbg has no dtype for torch's {} (convert it "
+                                    "first, e.g. tensor.dequantize() or tensor.to(torch::kFloat))",
+                                    name, c10::toString(tensor.scalar_type())));
+        }
+        tensor_value::shape_type shape;
+        shape.reserve(static_cast<std::size_t>(tensor.dim()));
+        for (const std::int64_t size : tensor.sizes()) {
+            shape.push_back(static_cast<std::size_t>(size));
+        }
+        auto plan = hook_->plan_save(name, *type, shape, collections);
+        if (!plan) {
+            return std::nullopt;
+        }
+        return device_item{std::string(name), tensor, *type, std::move(shape), std::move(*plan)};
+    }
 
     /// Launches the device work of `items`, one batch per device, and hands each to the hook
     /// as a deferred save.
