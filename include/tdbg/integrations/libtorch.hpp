@@ -307,4 +307,14 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/integrations/impl/libtorch.ipp"
+#elif !defined(TDBG_DETAIL_LIBTORCH_SOURCE) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+// The integration's part guard: a file compiled against the engine that uses torch_hook needs
+// the integration's part too. A program that links tdbg::compiled (or tdbg::engine) without it
+// fails to link with an error that says what to link: "undefined reference to
+// `tdbg_libtorch_part_missing_link_tdbg_libtorch_compiled_or_tdbg_libtorch_engine'".
+extern "C" const char tdbg_libtorch_part_missing_link_tdbg_libtorch_compiled_or_tdbg_libtorch_engine;
+namespace tdbg::detail {
+[[gnu::used]] static const char* const libtorch_part_anchor =
+    &tdbg_libtorch_part_missing_link_tdbg_libtorch_compiled_or_tdbg_libtorch_engine;
+} // namespace tdbg::detail
 #endif

@@ -12,4 +12,8 @@
 #error "tdbg/integrations/src/libtorch.hpp is for TDBG_SEPARATE_COMPILATION: define it for the whole program (or link tdbg::libtorch_compiled)"
 #endif
 
+#define TDBG_DETAIL_LIBTORCH_SOURCE 1
 #include "tdbg/integrations/impl/libtorch.ipp"
+
+/// The anchor of the integration's part guard (tdbg/integrations/libtorch.hpp).
+extern "C" const char tdbg_libtorch_part_missing_link_tdbg_libtorch_compiled_or_tdbg_libtorch_engine = 0;
