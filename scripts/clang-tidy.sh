@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs clang-tidy (with the repository's .clang-tidy) over every public header, as C++17,
 # through the header check's one-translation-unit-per-header and compile_commands.json.
-# By default it analyses the headers no other header includes (tdbg.hpp, storage/s3.hpp,
+# By default it analyses the headers no other header or definition file includes (tdbg.hpp, storage/s3.hpp,
 # integrations/catch2.hpp, integrations/libtorch.hpp): every other header is reached from them,
 # and .clang-tidy's HeaderFilterRegex reports findings in all of them, so each is analysed once,
 # not once per header that includes it. A header with an optional dependency is analysed when
@@ -44,14 +44,20 @@ fi
 mapfile -t units < <(python3 - "$dir/compile_commands.json" "$TDBG_REPO/include" "$each" "$@" <<'PY'
 import json, os, re, sys
 database, include_dir, each, wanted = sys.argv[1], sys.argv[2], sys.argv[3] == "true", sys.argv[4:]
-# The roots of the include graph: headers that no other public header includes.
+# The roots of the include graph: headers that no other public header includes, nor any
+# definition file (impl/<name>.ipp, which its header includes when header-only, as the header
+# check compiles them) but for its own header <name>.hpp.
 headers, included = set(), set()
 for folder, _, files in os.walk(include_dir):
     for name in files:
-        if name.endswith(".hpp"):
+        if name.endswith((".hpp", ".ipp")):
             path = os.path.join(folder, name)
-            headers.add(os.path.relpath(path, include_dir))
-            included.update(re.findall(r'#include "(tdbg/[^"]+)"', open(path).read()))
+            stem = name.rsplit(".", 1)[0]
+            if name.endswith(".hpp"):
+                headers.add(os.path.relpath(path, include_dir))
+            for target in re.findall(r'#include "(tdbg/[^"]+)"', open(path).read()):
+                if not (name.endswith(".ipp") and os.path.basename(target) == stem + ".hpp"):
+                    included.add(target)
 roots = headers - included
 for entry in json.load(open(database)):
     path = entry["file"]
