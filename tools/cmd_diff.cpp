@@ -1,8 +1,7 @@
 // `tdbg diff RUN_A RUN_B`: the first step where two runs part (tdbg/diff/diff.hpp),
 // then every diverging tensor by the step where it first does; --json for machines
-// ("tdbg-diff/1"). Exit status 0 when the runs agree, 1 when they differ, 2 on an error.
+// ("tdbg-diff/1", tdbg/diff/document.hpp). Exit status 0 when the runs agree, 1 when they differ, 2 on an error.
 
-#include <cmath>
 #include <cstddef>
 #include <exception>
 #include <limits>
@@ -22,7 +21,7 @@
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/text.hpp"
 #include "tdbg/diff/diff.hpp"
-#include "tdbg/format/json.hpp"
+#include "tdbg/diff/document.hpp"
 
 namespace {
 
@@ -93,65 +92,6 @@ void check_diff_options(tdbg::commands::diff_options& o, const std::vector<std::
     }
     o.run_a = positional[0];
     o.run_b = positional[1];
-}
-
-// A difference as JSON: a number, or null where it is not a finite one.
-tdbg::format::json_value json_number(double v) {
-    if (std::isfinite(v)) {
-        return v;
-    }
-    return nullptr;
-}
-
-tdbg::format::json_value json_step_fields(const tdbg::diff_divergence& d) {
-    auto v = tdbg::format::json_value::object();
-    v["tensor"] = d.tensor;
-    v["tensor_b"] = d.tensor_b;
-    v["step"] = d.step;
-    v["mode"] = std::string(tdbg::mode_name(d.step_mode));
-    v["mode_step"] = d.mode_step;
-    v["worker"] = d.worker;
-    v["max_abs_diff"] = json_number(d.max_abs_diff);
-    v["max_rel_diff"] = json_number(d.max_rel_diff);
-    v["reason"] = d.reason;
-    v["reduction"] = d.compared_reduction ? tdbg::format::json_value(tdbg::reduction_name(*d.compared_reduction))
-                                          : tdbg::format::json_value(nullptr);
-    return v;
-}
-
-tdbg::format::json_value json_document(const tdbg::commands::diff_options& o, const tdbg::diff_result& r) {
-    using tdbg::format::json_value;
-    auto doc = json_value::object();
-    doc["format"] = "tdbg-diff/1";
-    doc["run_a"] = o.run_a;
-    doc["run_b"] = o.run_b;
-    doc["agree"] = r.agree();
-    doc["rtol"] = o.comparison.rtol;
-    doc["atol"] = o.comparison.atol;
-    if (const auto* first = r.first_divergence()) {
-        json_value v = json_step_fields(*first);
-        v["index"] = json_value::array_of(first->index);
-        v["flat_index"] = first->flat_index ? json_value(*first->flat_index) : json_value(nullptr);
-        v["mismatched"] = first->mismatched;
-        doc["first_divergence"] = std::move(v);
-    } else {
-        doc["first_divergence"] = nullptr;
-    }
-    auto tensors = json_value::array();
-    for (const auto& d : r.divergences) {
-        json_value v = json_step_fields(d);
-        v["diverging_steps"] = d.diverging_steps;
-        tensors.push_back(std::move(v));
-    }
-    doc["tensors"] = std::move(tensors);
-    doc["only_in_a"] = json_value::array_of(r.only_in_a);
-    doc["only_in_b"] = json_value::array_of(r.only_in_b);
-    auto compared = json_value::object();
-    compared["tensors"] = r.tensors_compared;
-    compared["steps"] = r.steps_compared;
-    compared["values"] = r.values_compared;
-    doc["compared"] = std::move(compared);
-    return doc;
 }
 
 std::string index_text(const std::vector<std::size_t>& index) {
@@ -250,26 +190,14 @@ int tdbg::commands::diff(const diff_options& options, std::ostream& out, std::os
         if (!result.nothing_compared.empty()) {
             throw tdbg::error(fmt::format("nothing was compared: {}", result.nothing_compared));
         }
-        // Where no raw value was saved in either run, stored reductions were compared: said in
-        // both outputs ("compared" gains "reductions" and "reduction_only_steps", additive to tdbg-diff/1).
-        const std::string reductions_note =
-            result.reductions_only()
-                ? "compared reductions only (no raw values saved in both runs)"
-                : fmt::format("{} of the values compared are stored reductions ({} tensor steps without raw values)",
-                              result.reductions_compared, result.reduction_only_steps);
+        // Where no raw value was saved in either run, stored reductions were compared: both outputs say so.
         if (options.json) {
-            tdbg::format::json_value doc = json_document(options, result);
-            doc["compared"]["reductions"] = result.reductions_compared;
-            doc["compared"]["reduction_only_steps"] = result.reduction_only_steps;
-            doc["reductions_only"] = result.reductions_only();
-            if (result.reductions_compared > 0) {
-                doc["note"] = reductions_note;
-            }
-            out << tdbg::cli::json_document_text(doc);
+            out << tdbg::cli::json_document_text(
+                tdbg::diff_document_json(result, options.run_a, options.run_b, options.comparison));
         } else {
             print_text(out, options, result);
             if (result.reductions_compared > 0) {
-                out << "note: " << reductions_note << "\n";
+                out << "note: " << tdbg::diff_reductions_note(result) << "\n";
             }
         }
         out.flush();

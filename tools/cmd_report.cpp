@@ -41,6 +41,7 @@
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/text.hpp"
 #include "tdbg/reduce/compute.hpp"
+#include "tdbg/rules/any_rule.hpp"
 #include "tdbg/rules/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/registry.hpp"
@@ -154,19 +155,16 @@ std::vector<tdbg::rules::any_rule> build_rules(const tdbg::trial& trial, const r
     return rules;
 }
 
-// Evaluates the rules as `tdbg rules DIR` does without --follow: over the steps
-// written so far (a live run's unfinished steps are skipped, not waited for).
+// The rules evaluated over the steps written so far (tdbg::rules::evaluate_snapshot, as `tdbg rules DIR`
+// without --follow): a rule that could not be evaluated is said on `err`.
 std::vector<tdbg::rules::evaluation_result> evaluate_rules(std::vector<tdbg::rules::any_rule>& rules,
                                                            std::ostream& err) {
-    std::vector<tdbg::rules::evaluation_result> results;
-    for (auto& r : rules) {
-        tdbg::rules::invoke_options options;
-        options.snapshot = true; // the steps written so far; a live run's unfinished steps are skipped
-        results.push_back(r.evaluate(options));
-        if (!results.back().error.empty()) {
+    std::vector<tdbg::rules::evaluation_result> results = tdbg::rules::evaluate_snapshot(rules);
+    for (const auto& r : results) {
+        if (!r.error.empty()) {
             // The error quotes the run's names (tensors, workers, files): escaped as every text printed.
-            err << "tdbg report: warning: rule " << tdbg::terminal_safe(results.back().display_name())
-                << " could not be evaluated: " << tdbg::terminal_safe(results.back().error) << "\n";
+            err << "tdbg report: warning: rule " << tdbg::terminal_safe(r.display_name())
+                << " could not be evaluated: " << tdbg::terminal_safe(r.error) << "\n";
         }
     }
     return results;

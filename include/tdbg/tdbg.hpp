@@ -48,6 +48,7 @@
 #include "tdbg/trial/trial.hpp"
 
 #include "tdbg/diff/diff.hpp"
+#include "tdbg/diff/document.hpp"
 
 #include "tdbg/rules/actions.hpp"
 #include "tdbg/rules/any_rule.hpp"

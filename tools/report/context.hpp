@@ -192,8 +192,8 @@ inline context make_context(const document& doc, const std::vector<std::int64_t>
     ctx.steps = make_step_axis(all_steps);
     ctx.several_workers = doc.workers.size() > 1;
     ctx.several_runs = !doc.runs.empty();
-    if (doc.diff && doc.diff->first) {
-        ctx.first_divergence = doc.diff->first->step;
+    if (doc.diff && doc.diff->first_divergence) {
+        ctx.first_divergence = doc.diff->first_divergence->step;
     }
     ctx.series_colour = series_colours(doc, ctx.several_runs);
     for (std::size_t i = 0; i < doc.rules.size(); ++i) {

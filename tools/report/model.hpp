@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tdbg/diff/document.hpp"
 #include "tdbg/rules/evaluation.hpp"
 
 namespace tdbg::cli::report {
@@ -82,37 +83,9 @@ struct run_summary {
     std::size_t tensors_in_run = 0;
 };
 
-/// A tensor whose values differ between two runs (`tdbg diff --json`), from its first diverging step.
-struct diverging_tensor {
-    std::string tensor; ///< its name in run A
-    std::string tensor_b; ///< its name in run B
-    std::int64_t step = 0; ///< global step
-    std::string mode;
-    std::int64_t mode_step = 0;
-    /// The largest absolute and relative differences; none where `tdbg diff --json` wrote null,
-    /// a difference that is not a finite number (see difference_text).
-    std::optional<double> max_abs_diff, max_rel_diff;
-};
-
-/// Where two runs first differ.
-struct first_divergence : diverging_tensor {
-    std::string worker;
-    std::vector<std::int64_t> index; ///< of the element that differs most
-    /// Whether elements were compared (flat_index set): a difference that is null is then an
-    /// infinite one; else (another dtype or shape, a value in one run only) it is undefined.
-    bool elements_compared = false;
-    std::string reason;
-};
-
-/// What `tdbg diff --json` found, as the report shows it.
-struct diff_summary {
-    std::string source; ///< the file it was read from
-    std::string run_a, run_b;
-    bool agree = true;
-    double rtol = 0, atol = 0;
-    std::optional<first_divergence> first;
-    std::vector<diverging_tensor> tensors; ///< ordered by first diverging step
-    std::vector<std::string> only_in_a, only_in_b;
+/// What `tdbg diff --json` found (tdbg/diff/document.hpp), and the file it was read from.
+struct diff_summary : tdbg::diff_document {
+    std::string source;
 };
 
 /// The whole report.

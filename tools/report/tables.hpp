@@ -19,6 +19,8 @@
 #include "format.hpp"
 #include "model.hpp"
 #include "palette.hpp"
+#include "tdbg/core/mode.hpp"
+#include "tdbg/diff/document.hpp"
 #include "tdbg/rules/evaluation.hpp"
 
 namespace tdbg::cli::report::detail {
@@ -145,7 +147,7 @@ inline std::optional<std::int64_t> divergence_of(const document& doc, const std:
         return std::nullopt;
     }
     std::optional<std::int64_t> step;
-    auto consider = [&](const diverging_tensor& t) {
+    auto consider = [&](const tdbg::diff_document_entry& t) {
         if ((t.tensor == name || t.tensor_b == name) && (!step || t.step < *step)) {
             step = t.step;
         }
@@ -153,8 +155,8 @@ inline std::optional<std::int64_t> divergence_of(const document& doc, const std:
     for (const auto& t : doc.diff->tensors) {
         consider(t);
     }
-    if (doc.diff->first) {
-        consider(*doc.diff->first);
+    if (doc.diff->first_divergence) {
+        consider(*doc.diff->first_divergence);
     }
     return step;
 }
@@ -169,23 +171,23 @@ inline std::string diff_box(const diff_summary& d) {
     auto fact = [&](const std::string& name, const std::string& value_html) {
         out += "<dt>" + name + "</dt><dd>" + value_html + "</dd>";
     };
-    auto tensor_names = [](const diverging_tensor& t) {
+    auto tensor_names = [](const tdbg::diff_document_entry& t) {
         return escape(t.tensor) + (t.tensor_b == t.tensor || t.tensor_b.empty()
                                        ? std::string()
                                        : " <span class=\"hint\">(" + escape(t.tensor_b) + " in B)</span>");
     };
-    if (d.first) {
-        const auto& f = *d.first;
+    if (d.first_divergence) {
+        const auto& f = *d.first_divergence;
         std::string index;
         for (const auto i : f.index) {
             index += (index.empty() ? "" : ", ") + std::to_string(i);
         }
         fact("first divergence",
-             fmt::format("<b>step {}</b> ({} {}), {}{}", f.step, escape(f.mode), f.mode_step, tensor_names(f),
+             fmt::format("<b>step {}</b> ({} {}), {}{}", f.step, escape(tdbg::mode_name(f.step_mode)), f.mode_step, tensor_names(f),
                          f.worker.empty() ? std::string() : ", " + escape(f.worker)));
         fact("difference",
-             fmt::format("max abs {}, max rel {}{}", escape(difference_text(f.max_abs_diff, f.elements_compared)),
-                         escape(difference_text(f.max_rel_diff, f.elements_compared)),
+             fmt::format("max abs {}, max rel {}{}", escape(difference_text(f.max_abs_diff, f.elements_compared())),
+                         escape(difference_text(f.max_rel_diff, f.elements_compared())),
                          f.index.empty() ? std::string() : " at [" + index + "]"));
         if (!f.reason.empty()) {
             fact("reason", escape(f.reason));
@@ -199,7 +201,7 @@ inline std::string diff_box(const diff_summary& d) {
         for (std::size_t i = 0; i < d.tensors.size() && i < shown; ++i) {
             const auto& t = d.tensors[i];
             list += fmt::format("{}{} from step {} ({} {})", list.empty() ? "" : "<br>", tensor_names(t), t.step,
-                                escape(t.mode), t.mode_step);
+                                escape(tdbg::mode_name(t.step_mode)), t.mode_step);
         }
         if (d.tensors.size() > shown) {
             list += fmt::format("<br><span class=\"hint\">and {} more</span>", d.tensors.size() - shown);

@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
@@ -67,6 +68,13 @@ public:
 private:
     std::unique_ptr<rule_base> self_;
 };
+
+/// Evaluates `rules` one after the other over the steps their runs hold now: each as
+/// any_rule::evaluate with `options` and invoke_options::snapshot set (nothing waited for; a
+/// rule's error is its status Error, and the next rule is evaluated). What `tdbg report` shows,
+/// and `tdbg rules` without --follow finds. The results, in the rules' order.
+[[nodiscard]] TDBG_DECL std::vector<evaluation_result> evaluate_snapshot(std::vector<any_rule>& rules,
+                                                                         const invoke_options& options = {});
 
 } // namespace tdbg::rules
 

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// The definitions of what reads whole runs to compare them (the golden document of
-/// tdbg/trial/golden.hpp, written by `tdbg dump`; diff_runs of tdbg/diff/diff.hpp, `tdbg diff`),
+/// tdbg/trial/golden.hpp, written by `tdbg dump`; diff_runs of tdbg/diff/diff.hpp, `tdbg diff`, and
+/// its document, tdbg/diff/document.hpp),
 /// for a program built with TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as
 /// a translation unit of its own (CMake's tdbg::compiled compiles each file of tdbg/src/ apart,
 /// so that they build in parallel). Apart from the trial's part, which would otherwise be the
@@ -20,3 +21,4 @@
 
 #include "tdbg/trial/impl/golden.ipp"
 #include "tdbg/diff/impl/diff.ipp"
+#include "tdbg/diff/impl/document.ipp"
