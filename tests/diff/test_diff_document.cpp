@@ -27,9 +27,7 @@ constexpr double infinity = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 // A difference as the document holds it: the number, none where it is not finite.
-std::optional<double> as_written(double v) {
-    return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
+std::optional<double> as_written(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
 
 // The members every entry has, read back from `d`.
 void check_entry(const tdbg::diff_document_entry& e, const tdbg::diff_divergence& d) {
@@ -46,7 +44,8 @@ void check_entry(const tdbg::diff_document_entry& e, const tdbg::diff_divergence
 }
 
 // Everything of `result` (compared with `options`) that `doc` read back.
-void check_document(const tdbg::diff_document& doc, const tdbg::diff_result& result, const tdbg::diff_options& options) {
+void check_document(const tdbg::diff_document& doc, const tdbg::diff_result& result,
+                    const tdbg::diff_options& options) {
     CHECK(doc.agree == result.agree());
     CHECK(doc.rtol == options.rtol);
     CHECK(doc.atol == options.atol);
@@ -206,7 +205,8 @@ TEST_CASE("diff document: what is not a diff document is refused, naming the fil
          "first_divergence: \"flat_index\" is a JSON string, expected a whole number, 0 or more"},
         {"\"mode\": \"EVAL\"", "\"mode\": \"TEST\"",
          "tensors[1]: \"mode\" is 'TEST', expected TRAIN, EVAL, PREDICT or GLOBAL"},
-        {"\"reduction\": \"abs_mean\"", "\"reduction\": \"median\"", "tensors[1]: \"reduction\" is 'median', not a reduction"},
+        {"\"reduction\": \"abs_mean\"", "\"reduction\": \"median\"",
+         "tensors[1]: \"reduction\" is 'median', not a reduction"},
         {"\"index\": [1, 2]", "\"index\": [1, -2]", "first_divergence: \"index[1]\" is -2, expected a whole number"},
         {"\"only_in_b\": [\"extra/b1\"", "\"only_in_b\": [7",
          "the document: \"only_in_b\"[0] is a JSON number, expected a tensor name"},
@@ -219,7 +219,8 @@ TEST_CASE("diff document: what is not a diff document is refused, naming the fil
         INFO(e.from << " -> " << e.to);
         const std::string text = edited_document(e.from, e.to);
         CHECK_THROWS_AS(tdbg::read_diff_document(text, "runs/diff.json"), tdbg::format_error);
-        CHECK_THROWS_WITH(tdbg::read_diff_document(text, "runs/diff.json"), Catch::Contains("runs/diff.json: " + e.error));
+        CHECK_THROWS_WITH(tdbg::read_diff_document(text, "runs/diff.json"),
+                          Catch::Contains("runs/diff.json: " + e.error));
     }
     CHECK_THROWS_WITH(tdbg::read_diff_document(R"({"format": "tdbg-diff/1", )", "runs/diff.json"),
                       Catch::Contains("runs/diff.json") && Catch::Contains("tdbg diff output is not valid JSON"));

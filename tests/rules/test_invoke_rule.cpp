@@ -11,6 +11,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -506,6 +507,40 @@ TEST_CASE("snapshot: the steps a live run has written when the evaluation starts
         CHECK(nothing.status() == tdbg::rules::evaluation_status::nothing_evaluated);
         CHECK(nothing.end == tdbg::rules::evaluation_end::no_more_data);
     }
+}
+
+TEST_CASE("evaluate_snapshot: each rule over the steps written, in turn, a rule's error its status and not the end") {
+    tdbg::test::temp_dir dir("invoke_evaluate_snapshot");
+    tdbg::test::rule_run live(dir.path() / "live");
+    live.collections({{"losses", "^loss$"}});
+    for (std::int64_t s = 0; s < 4; ++s) {
+        live.step(s, {{"loss", scalar(static_cast<float>(s) / 10.0F), {}}});
+    }
+    tdbg::test::rule_run failing(dir.path() / "failing");
+    tdbg::test::write_run_failing_after(failing, {0.5F, 0.1F}); // step 2's loss has 2 elements
+    tdbg::trial_options fast;
+    fast.poll_interval = std::chrono::milliseconds(20);
+    const tdbg::trial live_trial = tdbg::create_trial((dir.path() / "live").string(), std::nullopt, {}, fast);
+
+    std::vector<tdbg::rules::any_rule> rules;
+    rules.emplace_back(loss_above(live_trial, {{"threshold", "0.15"}}));
+    rules.emplace_back(loss_above(tdbg::create_trial((dir.path() / "failing").string()), {{"threshold", "0.3"}}));
+    rules.emplace_back(loss_above(live_trial, {{"threshold", "0.25"}}));
+    for (auto& r : rules) {
+        r.set_logger(tdbg::rules::rule_logger::silent());
+    }
+    // The live run has no end marker: evaluated as a snapshot, no rule waits for its step 4.
+    const auto results = tdbg::rules::evaluate_snapshot(rules);
+    REQUIRE(results.size() == 3);
+    CHECK(results[0].triggered_steps == range(2, 3));
+    CHECK(results[0].not_triggered_steps == range(0, 1));
+    CHECK(results[0].end == tdbg::rules::evaluation_end::end_step);
+    CHECK(results[0].next_step == 4);
+    CHECK(results[1].status() == tdbg::rules::evaluation_status::error);
+    CHECK(results[1].error.find("2 elements") != std::string::npos);
+    CHECK(results[1].triggered_steps == std::vector<std::int64_t>{0}); // what it found before is kept
+    CHECK(results[2].triggered_steps == range(3, 3));
+    CHECK(results[2].not_triggered_steps == range(0, 2));
 }
 
 TEST_CASE("record_errors: a rule's error ends its evaluation with status Error, and what it found before is kept") {

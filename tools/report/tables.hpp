@@ -183,8 +183,8 @@ inline std::string diff_box(const diff_summary& d) {
             index += (index.empty() ? "" : ", ") + std::to_string(i);
         }
         fact("first divergence",
-             fmt::format("<b>step {}</b> ({} {}), {}{}", f.step, escape(tdbg::mode_name(f.step_mode)), f.mode_step, tensor_names(f),
-                         f.worker.empty() ? std::string() : ", " + escape(f.worker)));
+             fmt::format("<b>step {}</b> ({} {}), {}{}", f.step, escape(tdbg::mode_name(f.step_mode)), f.mode_step,
+                         tensor_names(f), f.worker.empty() ? std::string() : ", " + escape(f.worker)));
         fact("difference",
              fmt::format("max abs {}, max rel {}{}", escape(difference_text(f.max_abs_diff, f.elements_compared())),
                          escape(difference_text(f.max_rel_diff, f.elements_compared())),

@@ -5,8 +5,8 @@
 /// back into a diff_document.
 ///
 ///     const auto result = tdbg::diff_runs(a, b, options);
-///     const std::string text = tdbg::format::dump_json(tdbg::diff_document_json(result, "runs/python", "runs/cpp", options));
-///     const tdbg::diff_document doc = tdbg::read_diff_document(text, "diff.json");
+///     const auto json = tdbg::diff_document_json(result, "runs/python", "runs/cpp", options);
+///     const tdbg::diff_document doc = tdbg::read_diff_document(tdbg::format::dump_json(json), "diff.json");
 ///
 /// The document: {format, run_a, run_b, agree, rtol, atol, first_divergence, tensors,
 /// only_in_a, only_in_b, compared {tensors, steps, values, reductions, reduction_only_steps},
