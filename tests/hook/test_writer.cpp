@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "run_reader.hpp"
 #include "support.hpp"
 #include "test_storage.hpp"
+#include "tdbg/hook/detail/writer/record_block.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/trial/trial.hpp"
 
@@ -298,4 +300,78 @@ TEST_CASE("writer: data threads write steps side by side and publish them in ste
         REQUIRE(loss.value.size() == 1);
         CHECK(loss.value.data_as<double>()[0] == Approx(1.0 / static_cast<double>(key.first + 1)));
     }
+}
+
+TEST_CASE("writer: steps that end while a data thread dozes are published without a flush") {
+    const auto doze = GENERATE(std::chrono::microseconds{0}, std::chrono::microseconds{2000},
+                               std::chrono::microseconds{50000});
+    CAPTURE(doze.count());
+    temp_dir dir("writer_doze");
+    auto control = std::make_shared<storage_control>();
+    hook_options o = small_queue(full_queue_policy::block);
+    o.writer_doze = doze;
+    constexpr int steps = 12;
+    hook h(test_storage(dir.path(), control), o);
+    for (int step = 0; step < steps; ++step) {
+        h.begin_step();
+        h.save_scalar("loss", 1.0 / (step + 1)); // small records: nothing here wakes a data thread early
+    }
+    h.end_step();
+    // No flush: the data threads take the steps when their doze ends (or at once, doze 0).
+    const std::string last_index = "put " + format::index_file_key(steps - 1, "worker_0");
+    CHECK(tdbg::test::wait_until([&] {
+        const auto log = control->published();
+        return std::find(log.begin(), log.end(), last_index) != log.end();
+    }));
+    std::vector<std::string> index_puts;
+    for (const std::string& line : control->published()) {
+        if (line.rfind("put index/", 0) == 0) {
+            index_puts.push_back(line);
+        }
+    }
+    REQUIRE(index_puts.size() == steps);
+    for (int step = 0; step < steps; ++step) {
+        CHECK(index_puts[static_cast<std::size_t>(step)] == "put " + format::index_file_key(step, "worker_0"));
+    }
+    h.close();
+    const auto indexes = read_indexes(dir.path());
+    REQUIRE(indexes.size() == steps);
+    for (const auto& [key, index] : indexes) {
+        const auto loss = tdbg::test::read_tensor(dir.path(), index, "scalar/loss");
+        REQUIRE(loss.value.size() == 1);
+        CHECK(loss.value.data_as<double>()[0] == Approx(1.0 / static_cast<double>(key.first + 1)));
+    }
+}
+
+TEST_CASE("writer: a written block of small records gives its memory back for a later block") {
+    detail::record_spares spares;
+    CHECK_FALSE(spares.take().has_value());
+    detail::write_items::records block;
+    block.bytes.assign(50000, 'x');
+    block.names = "some_tensor_name_longer_than_small_strings";
+    block.entries.resize(10);
+    const char* memory = block.bytes.data();
+    spares.give_back(std::move(block));
+    std::optional<detail::write_items::records> again = spares.take();
+    REQUIRE(again.has_value());
+    CHECK(again->bytes.empty());
+    CHECK(again->names.empty());
+    CHECK(again->entries.empty());
+    CHECK(again->bytes.capacity() >= 50000);
+    CHECK(again->bytes.data() == memory); // the same memory, not a copy
+    CHECK_FALSE(spares.take().has_value());
+
+    // What is kept is bounded: blocks beyond max_kept_bytes are freed.
+    constexpr std::size_t block_bytes = std::size_t{64} << 10U;
+    for (int i = 0; i < 1000; ++i) {
+        detail::write_items::records b;
+        b.bytes.reserve(block_bytes);
+        spares.give_back(std::move(b));
+    }
+    std::size_t kept = 0;
+    while (spares.take().has_value()) {
+        ++kept;
+    }
+    CHECK(kept >= 1);
+    CHECK(kept <= detail::record_spares::max_kept_bytes / block_bytes);
 }

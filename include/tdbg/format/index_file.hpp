@@ -85,6 +85,16 @@ public:
 
     /// True when it names nothing.
     [[nodiscard]] bool empty() const noexcept { return tensors_ == 0 && shapes_ == 0; }
+    /// Names nothing again, as a new writer; its memory is kept for the next index.
+    void clear() noexcept {
+        mode_ = mode::global;
+        mode_step_ = 0;
+        event_file_name_.clear();
+        tensor_json_.clear();
+        shape_json_.clear();
+        tensors_ = 0;
+        shapes_ = 0;
+    }
 
     /// The JSON text.
     [[nodiscard]] TDBG_DECL std::string text() const;

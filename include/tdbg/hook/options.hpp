@@ -128,6 +128,12 @@ struct hook_options {
     /// Threads writing event files, taking whole steps in turn (0 counts as 1); a
     /// publisher thread besides them creates files and publishes them in step order.
     std::size_t writer_threads = 2;
+    /// How long a writer thread that has just written waits for the steps that end meanwhile
+    /// before it takes them: a trainer of short steps then wakes no thread at its step ends (on a
+    /// virtual machine, waking an idle core costs the waker tens of microseconds). The longest a
+    /// step's files wait to be published, besides writing them; flush() and close() do not wait
+    /// for it. 0: every step end wakes a writer thread.
+    std::chrono::microseconds writer_doze{2000};
     /// What to do when writing fails (see write_error_policy).
     write_error_policy on_write_error = write_error_policy::disable;
     /// What to do when the run directory already holds a run of this worker (see existing_run_policy).

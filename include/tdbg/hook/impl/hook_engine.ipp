@@ -40,6 +40,7 @@ TDBG_DECL hook_engine::hook_engine(any_storage storage, hook_options options)
         w.on_full_queue = options_.on_full_queue;
         w.nice = options_.writer_nice;
         w.data_threads = options_.writer_threads;
+        w.doze = options_.writer_doze;
         if (exports_tensorboard(options_)) {
             w.tensorboard_put = tensorboard_target(options_, storage_); // a directory refused before the claim
         }

@@ -17,6 +17,7 @@
 /// As root, "another user" is any user but root: a run of root's in a directory another user
 /// made is refused as anyone's is.
 
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -134,23 +136,33 @@ inline std::string unfollowable_link(const std::string& link, uid_t link_uid, co
 
 // Sixteen hex digits nobody can guess, for a temporary file's name: another user who could
 // foresee the name could place a link or a file there first (O_EXCL then refuses it, but the
-// writer would have to try name after name).
+// writer would have to try name after name). The random bytes are drawn from the kernel 32
+// names at a time, per thread (the names also hold the process id, so a forked child that
+// inherits the rest of a draw still names its files apart).
 inline std::string unguessable_suffix() {
-    std::uint64_t bits = 0;
-    bool got = false;
+    constexpr std::size_t draw = 32;
+    thread_local std::array<std::uint64_t, draw> pool{};
+    thread_local std::size_t left = 0;
+    if (left == 0) {
+        constexpr auto bytes = static_cast<ssize_t>(sizeof pool);
+        bool got = false;
 #if defined(TDBG_HAVE_GETRANDOM)
-    got = ::getrandom(&bits, sizeof bits, 0) == static_cast<ssize_t>(sizeof bits);
+        got = ::getrandom(pool.data(), sizeof pool, 0) == bytes;
 #endif
-    if (!got) {
-        const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            got = ::read(fd, &bits, sizeof bits) == static_cast<ssize_t>(sizeof bits);
-            ::close(fd);
+        if (!got) {
+            const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                got = ::read(fd, pool.data(), sizeof pool) == bytes;
+                ::close(fd);
+            }
         }
+        if (!got) {
+            throw storage_error("cannot name a temporary file: no random bytes (getrandom and /dev/urandom failed)");
+        }
+        left = draw;
     }
-    if (!got) {
-        throw storage_error("cannot name a temporary file: no random bytes (getrandom and /dev/urandom failed)");
-    }
+    --left;
+    const std::uint64_t bits = std::exchange(pool[left], 0); // used once, then forgotten
     return fmt::format("{:016x}", bits);
 }
 
@@ -178,12 +190,10 @@ public:
             return;
         }
         std::string at;
-        struct stat parent {};
         if (!root_done_) {
-            check_root(parent);
+            struct stat root {};
+            check_root(root);
             root_done_ = true;
-        } else if (::stat(root_.c_str(), &parent) != 0) {
-            fail_errno("cannot open the directory", root_.string(), errno);
         }
         std::size_t start = 0;
         while (start < rel.size()) {
@@ -193,15 +203,10 @@ public:
             }
             at.assign(rel.substr(0, end));
             start = end + 1;
-            if (done_.count(at) != 0) {
-                if (::stat(path_of(at).c_str(), &parent) != 0) {
-                    fail_errno("cannot open the directory", path_of(at), errno);
-                }
-                continue;
+            if (done_.count(at) == 0) {
+                check_below(path_of(at));
+                done_.insert(at);
             }
-            const std::string path = path_of(at);
-            parent = check_below(path, parent);
-            done_.insert(at);
         }
         done_.insert(std::string(rel));
     }
@@ -245,9 +250,9 @@ private:
         out = st;
     }
 
-    // A directory below one already checked (`parent`): made where missing, its link (if one)
-    // checked against `parent`, then itself checked. Its status.
-    static struct stat check_below(const std::string& path, const struct stat& parent) {
+    // A directory below one already checked: made where missing, its link (if one) checked
+    // against the directory above, then itself checked.
+    static void check_below(const std::string& path) {
         if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) {
             fail_errno("cannot create directory", path, errno);
         }
@@ -257,6 +262,10 @@ private:
         }
         if (S_ISLNK(st.st_mode)) {
             const std::string above = std::filesystem::path(path).parent_path().string();
+            struct stat parent {};
+            if (::stat(above.c_str(), &parent) != 0) {
+                fail_errno("cannot open the directory", above, errno);
+            }
             if (std::string why = unfollowable_link(path, st.st_uid, above, parent); !why.empty()) {
                 throw storage_error(why);
             }
@@ -265,7 +274,6 @@ private:
             }
         }
         check_directory(path, st);
-        return st;
     }
 
     static void check_directory(const std::string& path, const struct stat& st) {

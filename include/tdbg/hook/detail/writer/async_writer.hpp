@@ -3,7 +3,7 @@
 /// The hook's writer: background threads that encode and write what the
 /// training thread queues, so that training never waits on the disk while the
 /// queue has room. Behind the hook (hook/hook.hpp), which users configure through
-/// hook_options (max_queue_bytes, on_full_queue, writer_threads, writer_nice).
+/// hook_options (max_queue_bytes, on_full_queue, writer_threads, writer_nice, writer_doze).
 ///
 /// - The queue (write_queue.hpp) is bounded by the bytes of tensor data it holds.
 ///   When it is full, `push` blocks (full_queue_policy::block) or drops the tensor

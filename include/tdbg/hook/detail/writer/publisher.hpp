@@ -65,8 +65,8 @@ public:
     /// Runs what is left and stops the thread; event files opened ahead and never used are removed.
     TDBG_DECL void stop();
 
-    /// Says that `step` will have an event file: the thread opens it ahead, at most one file
-    /// ahead per lane (and one to spare).
+    /// Says that `step` will have an event file: the thread opens it ahead when it next wakes,
+    /// at most one file ahead per lane (and one to spare).
     TDBG_DECL void prepare_step(std::int64_t step);
     /// The event file for `step`: opened ahead when prepare_step said it would be needed, else opened here.
     TDBG_DECL any_storage::writer take_event_file(std::int64_t step);

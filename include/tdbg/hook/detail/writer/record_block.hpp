@@ -8,7 +8,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/core/mode.hpp"
@@ -17,6 +21,33 @@
 #include "tdbg/hook/detail/writer/write_items.hpp"
 
 namespace tdbg::detail {
+
+/// The memory of blocks the writer has written, kept for the training thread's next blocks: a
+/// step's block then costs neither an allocation nor a page fault on either thread (a fresh
+/// block of tens of KiB, freed on another thread, faults its pages in again every step).
+/// Shared by the training thread and the writer's data threads.
+class record_spares {
+public:
+    /// The memory kept at the most: enough for the steps that a writer which fell behind on a
+    /// busy machine writes in one go (a block holds at most about 64 KiB).
+    static constexpr std::size_t max_kept_bytes = std::size_t{8} << 20U;
+
+    /// Keeps `block`'s memory (emptied) for a later take(), or frees it when enough are kept.
+    TDBG_DECL void give_back(write_items::records&& block);
+    /// An empty block whose memory was kept, if any.
+    [[nodiscard]] TDBG_DECL std::optional<write_items::records> take();
+
+private:
+    // The memory `block` holds.
+    static std::size_t footprint(const write_items::records& block) noexcept {
+        return block.bytes.capacity() + block.names.capacity() +
+               block.entries.capacity() * sizeof(write_items::records::entry);
+    }
+
+    std::mutex mutex_;
+    std::vector<write_items::records> kept_;
+    std::size_t kept_bytes_ = 0;
+};
 
 /// The small records of one step, gathered.
 class record_block {
@@ -41,7 +72,8 @@ public:
     /// The same for an event given as its fields and bytes (a reduction's element).
     TDBG_DECL void add(const format::detail::flat_tensor_event& ev);
 
-    /// The waiting records as one write item; the block is empty again, its encoding memory kept.
+    /// The waiting records as one write item; the block is empty again. The item's memory comes
+    /// back through record_spares once the writer has written it (write_lane gives it back).
     [[nodiscard]] TDBG_DECL write_items::records take();
 
 private:
@@ -49,6 +81,7 @@ private:
     template <class WritePayload>
     void append(std::int64_t step, mode m, std::int64_t mode_step, std::string_view tag, WritePayload&& write_payload);
 
+    std::shared_ptr<record_spares> spares_ = std::make_shared<record_spares>();
     write_items::records block_;
     struct sizes {
         std::size_t bytes = 0;

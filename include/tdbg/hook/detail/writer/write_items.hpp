@@ -3,6 +3,7 @@
 /// What the training thread hands to the hook's writer (hook/detail/writer/async_writer.hpp), and the
 /// writer's settings.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,8 @@
 #include "tdbg/hook/options.hpp"
 
 namespace tdbg::detail {
+
+class record_spares;
 
 /// What the training thread hands to the writer.
 namespace write_items {
@@ -59,6 +62,9 @@ struct records {
     std::string bytes;
     std::string names; // the records' names, one after the other
     std::vector<entry> entries;
+    /// Where the block's memory goes once the writer is done with it, for the training thread to
+    /// fill again (record_spares); empty: it is freed.
+    std::shared_ptr<record_spares> spares;
 };
 /// A shape saved in the step's index file (ReductionConfig save_shape).
 struct shape {
@@ -126,6 +132,9 @@ struct writer_options {
     std::size_t chunk_bytes = std::size_t{1} << 20U;
     /// Queued tensor bytes that wake the writer before the step ends.
     std::size_t wake_bytes = std::size_t{256} << 10U;
+    /// hook_options::writer_doze: how long a data thread that has just written a batch waits,
+    /// woken by nothing but a flush, the close, wake_bytes or lent memory.
+    std::chrono::microseconds doze{2000};
     /// Added to the writer threads' nice value (Linux: per thread), so that on a
     /// busy machine the training thread gets the CPU first; 0 leaves it alone.
     int nice = 10;

@@ -75,6 +75,7 @@ private:
     std::uint64_t seq_ = 0; // of the item being handled
     bool sent_ = false;     // a job was sent for it
     std::optional<step_file> step_;
+    std::optional<step_file> spare_; // the last finished step's, its memory for the next one
     tensorboard_writer tensorboard_;
     std::thread thread_;
     std::atomic<double> cpu_{0};

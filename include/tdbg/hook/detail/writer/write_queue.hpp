@@ -8,11 +8,14 @@
 ///   counts it (full_queue_policy::drop); step ends and files are never dropped.
 /// - A step stays with one lane; the next step goes to the next lane.
 /// - Small items wait for the step's end or for a batch worth writing, so that the training
-///   thread does not pay a context switch for each.
+///   thread does not pay a context switch for each. A lane that has just handled a batch dozes
+///   (writer_options::doze): what is pushed meanwhile waits for the doze to end without waking
+///   it, unless it holds wake_bytes or lent memory, or a flush or the close comes.
 /// - Every item has its place in the order of pushes (its seq); the queue tells which places
 ///   are all handled, so that what is published keeps that order.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -73,6 +76,8 @@ private:
         std::condition_variable work;
         std::uint64_t in_hand = no_item_seq; // the first item taken from `items` and not yet handled
         bool unwoken = false;                // holds items queued without waking its thread
+        bool dozing = false;                 // its thread waits for the doze to end
+        bool roused = false;                 // woken before the doze's end
     };
 
     // Which lane the training thread's current step goes to.
@@ -101,6 +106,7 @@ private:
     std::size_t max_bytes_;
     full_queue_policy on_full_;
     std::size_t wake_bytes_;
+    std::chrono::microseconds doze_;
 
     mutable std::mutex mutex_;
     std::condition_variable room_;

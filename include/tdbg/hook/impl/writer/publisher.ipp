@@ -44,7 +44,9 @@ TDBG_DECL void publisher::prepare_step(std::int64_t step) {
     prepared_.try_emplace(step);
     to_open_.push_back(step);
     ++jobs_sent_;
-    work_.notify_one();
+    // Not woken for this: the publisher opens it when it next wakes (a data thread's batch),
+    // or when a data thread asks for it (take_event_file). Waking it here would cost the
+    // training thread a wake-up a step.
 }
 
 TDBG_DECL any_storage::writer publisher::take_event_file(std::int64_t step) {
@@ -53,6 +55,9 @@ TDBG_DECL any_storage::writer publisher::take_event_file(std::int64_t step) {
         std::unique_lock<std::mutex> lock(mutex_);
         auto it = prepared_.find(step);
         if (it != prepared_.end()) {
+            if (!it->second.done) {
+                work_.notify_one();
+            }
             progress_.wait(lock, [&] { return it->second.done; });
             if (it->second.file) {
                 ready.emplace(std::move(*it->second.file));
@@ -83,6 +88,7 @@ TDBG_DECL void publisher::wake() {
 TDBG_DECL void publisher::wait_done() {
     std::unique_lock<std::mutex> lock(mutex_);
     const std::uint64_t target = jobs_sent_;
+    work_.notify_one(); // files to open ahead wait for a wake-up (prepare_step)
     progress_.wait(lock, [&] { return jobs_done_ >= target; });
 }
 

@@ -17,6 +17,16 @@ namespace tdbg::detail {
 TDBG_DECL step_file::step_file(std::int64_t step, std::string worker, std::size_t chunk_bytes)
     : step_(step), worker_(std::move(worker)), chunk_bytes_(chunk_bytes) {}
 
+TDBG_DECL void step_file::restart(std::int64_t step) {
+    step_ = step;
+    file_.reset();
+    buffer_.clear();
+    written_ = 0;
+    index_.clear();
+    has_meta_ = false;
+    failed_ = false;
+}
+
 TDBG_DECL void step_file::open(any_storage::writer file) { file_.emplace(std::move(file)); }
 
 TDBG_DECL void step_file::add_tensor(const format::tensor_event& event) {

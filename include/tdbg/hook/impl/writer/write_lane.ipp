@@ -2,11 +2,13 @@
 /// \file
 /// Definitions of tdbg/hook/detail/writer/write_lane.hpp.
 
+#include <memory>
 #include <utility>
 #include <variant>
 
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/deferred.hpp"
+#include "tdbg/hook/detail/writer/record_block.hpp"
 #include "tdbg/hook/detail/writer/write_lane.hpp"
 #include "tdbg/hook/detail/writer/thread_control.hpp"
 
@@ -44,12 +46,16 @@ TDBG_DECL void write_lane::run() {
 TDBG_DECL void write_lane::handle_batch(std::deque<write_entry>& batch) {
     std::size_t done_bytes = 0;
     std::uint64_t done_items = 0;
-    auto report = [&](std::uint64_t next) {
+    // The publisher is woken once a batch, or when much was written: each wake-up of an idle
+    // thread costs the waker, and what the batch's jobs publish waits for little.
+    auto report = [&](std::uint64_t next, bool wake) {
         queue_.done(index_, done_bytes, done_items, next);
         done_bytes = 0;
         done_items = 0;
         sent_ = false;
-        publisher_.wake();
+        if (wake) {
+            publisher_.wake();
+        }
     };
     for (std::size_t i = 0; i < batch.size(); ++i) {
         write_entry& e = batch[i];
@@ -64,10 +70,10 @@ TDBG_DECL void write_lane::handle_batch(std::deque<write_entry>& batch) {
         ++done_items;
         // A job sent waits until the items before it are handled: say so at once.
         if (sent_ || done_bytes >= wake_bytes_ * 4) {
-            report(i + 1 < batch.size() ? batch[i + 1].seq : no_item_seq);
+            report(i + 1 < batch.size() ? batch[i + 1].seq : no_item_seq, done_bytes >= wake_bytes_ * 4);
         }
     }
-    report(no_item_seq);
+    report(no_item_seq, true);
 }
 
 // Closing: publish what a step_end did not (possible only when the hook left a step open).
@@ -115,6 +121,9 @@ TDBG_DECL void write_lane::handle(write_items::records& r) {
         s.open(publisher_.take_event_file(s.step()));
     }
     s.add_records(r);
+    if (const std::shared_ptr<record_spares> spares = r.spares) {
+        spares->give_back(std::move(r)); // the memory the step file handed back, for another block
+    }
 }
 
 TDBG_DECL void write_lane::handle(write_items::shape& sh) { step_for(sh.step).add_shape(sh); }
@@ -153,7 +162,11 @@ TDBG_DECL step_file& write_lane::step_for(std::int64_t step) {
     if (step_ && step_->step() != step) {
         finish_step();
     }
-    if (!step_) {
+    if (!step_ && spare_) {
+        step_ = std::move(spare_);
+        spare_.reset();
+        step_->restart(step);
+    } else if (!step_) {
         step_.emplace(step, worker_, chunk_bytes_);
     }
     return *step_;
@@ -171,6 +184,7 @@ TDBG_DECL void write_lane::finish_step() {
     job.event_file = s.commit(); // on failure the file is discarded and the error stops the writer
     job.index = s.take_index();
     send(std::move(job));
+    spare_ = std::move(s);
 }
 
 TDBG_DECL void write_lane::send_tensorboard(tensorboard_files files) {

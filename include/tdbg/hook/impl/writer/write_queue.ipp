@@ -12,7 +12,8 @@
 namespace tdbg::detail {
 
 TDBG_DECL write_queue::write_queue(std::size_t lanes, const writer_options& options)
-    : max_bytes_(options.max_queue_bytes), on_full_(options.on_full_queue), wake_bytes_(options.wake_bytes) {
+    : max_bytes_(options.max_queue_bytes), on_full_(options.on_full_queue), wake_bytes_(options.wake_bytes),
+      doze_(options.doze) {
     const std::size_t n = std::max<std::size_t>(1, lanes);
     for (std::size_t i = 0; i < n; ++i) {
         lanes_.push_back(std::make_unique<lane_queue>());
@@ -46,8 +47,8 @@ TDBG_DECL bool write_queue::push(write_item it) {
     // waits for the next wake-up, which wakes every lane holding such items.
     // A deferred raw value holds host memory its producer may be waiting for: it wakes the writer too.
     const bool quiet_end = std::holds_alternative<write_items::step_end>(it) && route_ && !route_->wrote;
-    const bool wake =
-        (!is_data(it) && !quiet_end) || holds_lent_memory(it) || queued_bytes_ + cost >= wake_bytes_;
+    const bool urgent = holds_lent_memory(it) || queued_bytes_ + cost >= wake_bytes_;
+    const bool wake = (!is_data(it) && !quiet_end && !q.dozing) || urgent;
     enqueue(q, std::move(it), cost);
     if (!wake) {
         q.unwoken = true;
@@ -57,6 +58,7 @@ TDBG_DECL bool write_queue::push(write_item it) {
     for (auto& l : lanes_) {
         others = others || (l.get() != &q && l->unwoken);
         l->unwoken = false;
+        l->roused = l->roused || urgent || l.get() == &q;
     }
     lock.unlock();
     for (auto& l : lanes_) {
@@ -70,6 +72,12 @@ TDBG_DECL bool write_queue::push(write_item it) {
 TDBG_DECL bool write_queue::take(std::size_t lane, std::deque<write_entry>& batch) {
     lane_queue& q = *lanes_[lane];
     std::unique_lock<std::mutex> lock(mutex_);
+    if (doze_.count() > 0 && !closing_) {
+        q.dozing = true;
+        q.roused = false;
+        q.work.wait_for(lock, doze_, [&] { return q.roused || closing_; });
+        q.dozing = false;
+    }
     q.work.wait(lock, [&] { return !q.items.empty() || closing_; });
     if (q.items.empty()) {
         return false;
@@ -196,6 +204,7 @@ TDBG_DECL void write_queue::enqueue(lane_queue& q, write_item it, std::size_t co
 TDBG_DECL void write_queue::wake_all() {
     for (auto& q : lanes_) {
         q->unwoken = false;
+        q->roused = true;
         q->work.notify_one();
     }
 }
