@@ -61,10 +61,7 @@ struct complex_stats {
         const auto n_a = static_cast<double>(count);
         const auto n_b = static_cast<double>(o.count);
         sum += o.sum;
-        const std::complex<double> delta = o.mean - mean;
-        const double n = n_a + n_b;
-        mean += delta * (n_b / n);
-        m2 += o.m2 + std::norm(delta) * (n_a * (n_b / n));
+        chan_merge(mean, m2, n_a, o.mean, o.m2, n_b);
         prod = complex_mul(prod, o.prod);
         min = complex_less(o.min, min) ? o.min : min;
         max = complex_less(max, o.max) ? o.max : max;

@@ -6,6 +6,7 @@
 /// giving the same bits on both.
 
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 
@@ -17,13 +18,24 @@ namespace tdbg::detail {
 /// lane sums. A multiple of 12 (4 lanes x 3 products between renormalisations).
 inline constexpr std::size_t block_size = 3072;
 
-/// Chan et al.'s update: merges (mean_b, m2_b) of n_b values into (mean, m2) of n_a.
-TDBG_CUDA_HD inline void chan_merge(double& mean, double& m2, double n_a, double mean_b, double m2_b,
-                                    double n_b) noexcept {
+/// |x|² of a real number (chan_merge's difference of means).
+[[nodiscard]] TDBG_CUDA_HD inline double squared_magnitude(double x) noexcept { return x * x; }
+
+/// |z|² of a complex number (chan_merge's difference of means; host only).
+template <class T>
+[[nodiscard]] double squared_magnitude(const std::complex<T>& z) noexcept {
+    return std::norm(z);
+}
+
+/// Chan et al.'s update: merges (mean_b, m2_b) of n_b values into (mean, m2) of n_a, where m2
+/// is Σ|x - mean|². The one merge of means and M2s: real ones (real_stats, on the host and
+/// the device) and complex ones (complex_stats, complex_kernel.hpp).
+template <class Mean>
+TDBG_CUDA_HD void chan_merge(Mean& mean, double& m2, double n_a, const Mean& mean_b, double m2_b, double n_b) noexcept {
     const double n = n_a + n_b;
-    const double delta = mean_b - mean;
+    const Mean delta = mean_b - mean;
     mean += delta * (n_b / n);
-    m2 += m2_b + delta * delta * (n_a * (n_b / n));
+    m2 += m2_b + squared_magnitude(delta) * (n_a * (n_b / n));
 }
 
 /// Moves the binary exponent of a finite non-zero p into e (p in [0.5, 1)), as std::frexp does.
