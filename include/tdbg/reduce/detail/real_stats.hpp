@@ -57,6 +57,23 @@ TDBG_CUDA_HD inline void normalise_product(double& p, double& e) noexcept {
     return std::ldexp(p, static_cast<int>(clamped));
 }
 
+/// The frame of every merge of statistics (real_stats, complex_stats, integer_stats): `a` takes
+/// `o`, those of the values that follow, whole when it holds none, and stays as it is when `o`
+/// holds none; else `merge_fields(n_a, n_b)` merges the other fields, given both counts as
+/// doubles, and the counts are added.
+template <class Stats, class MergeFields>
+TDBG_CUDA_HD void merge_counted(Stats& a, const Stats& o, MergeFields&& merge_fields) noexcept {
+    if (o.count == 0) {
+        return;
+    }
+    if (a.count == 0) {
+        a = o;
+        return;
+    }
+    merge_fields(static_cast<double>(a.count), static_cast<double>(o.count));
+    a.count += o.count;
+}
+
 /// What the real kernel accumulates over a run of values. Fields the
 /// requested reductions do not need keep their initial values. A default-constructed value is
 /// the statistics of no values (count 0), which is what an empty tensor gives.
@@ -80,27 +97,19 @@ struct real_stats {
 
     /// Adds the statistics of the values that follow these.
     TDBG_CUDA_HD void merge(const real_stats& o) noexcept {
-        if (o.count == 0) {
-            return;
-        }
-        if (count == 0) {
-            *this = o;
-            return;
-        }
-        const auto n_a = static_cast<double>(count);
-        const auto n_b = static_cast<double>(o.count);
-        min = o.min < min ? o.min : min;
-        max = o.max > max ? o.max : max;
-        abs_min = o.abs_min < abs_min ? o.abs_min : abs_min;
-        sum += o.sum;
-        abs_sum += o.abs_sum;
-        sum_sq += o.sum_sq;
-        chan_merge(mean, m2, n_a, o.mean, o.m2, n_b);
-        chan_merge(abs_mean, abs_m2, n_a, o.abs_mean, o.abs_m2, n_b);
-        prod *= o.prod;
-        prod_exp += o.prod_exp;
-        normalise_product(prod, prod_exp);
-        count += o.count;
+        merge_counted(*this, o, [&](double n_a, double n_b) {
+            min = o.min < min ? o.min : min;
+            max = o.max > max ? o.max : max;
+            abs_min = o.abs_min < abs_min ? o.abs_min : abs_min;
+            sum += o.sum;
+            abs_sum += o.abs_sum;
+            sum_sq += o.sum_sq;
+            chan_merge(mean, m2, n_a, o.mean, o.m2, n_b);
+            chan_merge(abs_mean, abs_m2, n_a, o.abs_mean, o.abs_m2, n_b);
+            prod *= o.prod;
+            prod_exp += o.prod_exp;
+            normalise_product(prod, prod_exp);
+        });
     }
 };
 
