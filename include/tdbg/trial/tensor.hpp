@@ -66,8 +66,8 @@ struct tensor_summary {
 
 /// Where a reduction of a step came from (tensor::reductions).
 enum class reduction_source {
-    stored,     ///< saved in the run, a record of its own
-    computed,   ///< computed from the value saved at the step
+    stored, ///< saved in the run, a record of its own
+    computed, ///< computed from the value saved at the step
     unavailable ///< neither: step_reduction::error says why
 };
 

@@ -146,9 +146,9 @@ TDBG_DECL std::map<std::int64_t, tensor_value> tensor::values(mode m, const std:
     return out;
 }
 
-TDBG_DECL std::vector<step_reduction> tensor::reductions(std::int64_t step, const std::vector<reduction>& wanted, mode m,
-                                                        const std::optional<std::string>& worker,
-                                                        const std::function<tensor_value()>& value) const {
+TDBG_DECL std::vector<step_reduction> tensor::reductions(std::int64_t step, const std::vector<reduction>& wanted,
+                                                         mode m, const std::optional<std::string>& worker,
+                                                         const std::function<tensor_value()>& value) const {
     // What the index says, copied out under its lock: where each stored one and the value lie.
     struct found_records {
         std::vector<std::optional<detail::record_request>> stored; // by position in `wanted`
