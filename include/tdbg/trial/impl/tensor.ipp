@@ -204,6 +204,7 @@ TDBG_DECL std::vector<step_reduction> tensor::reductions(std::int64_t step, cons
         out[i].value = std::move(v);
     };
     std::vector<reduction> which;
+    which.reserve(missing.size());
     for (const std::size_t i : missing) {
         which.push_back(wanted[i]);
     }
