@@ -1,7 +1,6 @@
 // `tdbg ls DIR`: a run at a glance, for a person: its state, workers, modes,
 // steps, collections, and one line per tensor.
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -24,6 +23,7 @@
 #include "tdbg/core/text.hpp"
 #include "tdbg/format/job_claim.hpp"
 #include "tdbg/storage/storage.hpp"
+#include "text_table.hpp"
 
 namespace {
 
@@ -184,25 +184,14 @@ int print_run(const tdbg::trial& t, bool read_values, std::ostream& out) {
         return tdbg::cli::exit_ok;
     }
 
-    std::vector<tensor_row> rows{tensor_row{"TENSOR", "DTYPE", "SHAPE", "STEPS", "MODES", "SAVED"}};
+    std::vector<std::vector<std::string>> rows{{"TENSOR", "DTYPE", "SHAPE", "STEPS", "MODES", "SAVED"}};
     for (const auto& name : names) {
-        rows.push_back(describe_tensor(t, name, read_values));
-    }
-    std::size_t w_name = 0, w_dtype = 0, w_shape = 0, w_steps = 0, w_modes = 0;
-    for (const auto& r : rows) {
-        w_name = std::max(w_name, r.name.size());
-        w_dtype = std::max(w_dtype, r.dtype.size());
-        w_shape = std::max(w_shape, r.shape.size());
-        w_steps = std::max(w_steps, r.steps.size());
-        w_modes = std::max(w_modes, r.modes.size());
+        tensor_row r = describe_tensor(t, name, read_values);
+        rows.push_back({std::move(r.name), std::move(r.dtype), std::move(r.shape), std::move(r.steps),
+                        std::move(r.modes), std::move(r.saved)});
     }
     out << "\n";
-    for (const auto& r : rows) {
-        out << r.name << std::string(w_name - r.name.size() + 2, ' ') << r.dtype
-            << std::string(w_dtype - r.dtype.size() + 2, ' ') << r.shape
-            << std::string(w_shape - r.shape.size() + 2, ' ') << std::string(w_steps - r.steps.size(), ' ') << r.steps
-            << "  " << r.modes << std::string(w_modes - r.modes.size() + 2, ' ') << r.saved << "\n";
-    }
+    tdbg::cli::print_table(out, rows, {true, true, true, false, true, true});
     return tdbg::cli::exit_ok;
 }
 

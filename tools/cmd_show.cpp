@@ -30,9 +30,9 @@
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/core/text.hpp"
-#include "tdbg/reduce/compute.hpp"
 #include "tdbg/trial/step_state.hpp"
 #include "tdbg/trial/trial.hpp"
+#include "text_table.hpp"
 
 namespace {
 
@@ -73,26 +73,6 @@ std::string step_text(const tdbg::tensor_step_info& e) {
     return fmt::format("step {} ({} step {})", e.step, tdbg::mode_name(e.step_mode), e.mode_step);
 }
 
-// Rows of cells, each column as wide as its widest cell, two spaces apart; the columns in
-// `left` aligned left, the others right.
-void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& left) {
-    std::vector<std::size_t> widths(left.size(), 0);
-    for (const auto& row : rows) {
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            widths[c] = std::max(widths[c], row[c].size());
-        }
-    }
-    for (const auto& row : rows) {
-        std::string line;
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            const std::string padding(widths[c] - row[c].size(), ' ');
-            line += (c == 0 ? "" : "  ") + (left[c] ? row[c] + padding : padding + row[c]);
-        }
-        line.erase(line.find_last_not_of(' ') + 1);
-        out << line << "\n";
-    }
-}
-
 // The reductions of `tensor` at `entries`, a row per step: those stored for it (computed from
 // the value at a step that has one but not them), else min, max, mean, std and l2 computed
 // from the values; "-" where neither is there.
@@ -128,25 +108,13 @@ void print_reductions(std::ostream& out, const tdbg::tensor& tensor, const std::
         if (several_workers) {
             row.push_back(terminal_safe(e.worker));
         }
-        const auto saved = tensor.reduction_values(e.step, tdbg::mode::global, e.worker);
-        std::optional<tdbg::tensor_value> value;
-        if (e.has_value) {
-            value = tensor.value(e.step, tdbg::mode::global, e.worker);
-        }
-        for (const reduction r : columns) {
-            if (const auto it = saved.find(r); it != saved.end()) {
-                row.push_back(tdbg::scalar_text(it->second));
-                continue;
-            }
-            try {
-                row.push_back(value ? tdbg::scalar_text(tdbg::compute_reduction(*value, r)) : "-");
-            } catch (const tdbg::error&) { // a string tensor, the min of an empty one
-                row.emplace_back("-");
-            }
+        for (const tdbg::step_reduction& r : tensor.reductions(e.step, columns, tdbg::mode::global, e.worker)) {
+            // "-" where neither is there: not stored, and no value, a string tensor or the min of an empty one.
+            row.push_back(r.value ? tdbg::scalar_text(*r.value) : "-");
         }
         rows.push_back(std::move(row));
     }
-    print_table(out, rows, left);
+    tdbg::cli::print_table(out, rows, left);
 }
 
 // The values of `tensor` at `entries`, each under a header line.

@@ -7,11 +7,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -358,6 +360,77 @@ TEST_CASE("stored reductions and index shapes written here read back") {
     CHECK(infos[0].has_value);
     CHECK_FALSE(infos[0].stored_shape.has_value());
     CHECK(infos[0].stored_reductions == std::vector<tdbg::reduction>{mean});
+}
+
+TEST_CASE("tensor::reductions says where each reduction of a step came from") {
+    tdbg::test::temp_dir dir("step_reductions");
+    run_writer w(dir.path());
+    w.collections("worker_0", 1);
+    using tdbg::reduction;
+    using tdbg::reduction_kind;
+    using tdbg::reduction_source;
+    const reduction mean{reduction_kind::mean, false};
+    const reduction max{reduction_kind::max, false};
+    const reduction min{reduction_kind::min, false};
+    const reduction l1{reduction_kind::l1, false};
+    w.step(0, "worker_0", mode::train, 0,
+           {saved_tensor{"both", iota_value(1, 3), {{mean, tdbg::tensor_value::scalar(7.0F)}}, std::nullopt},
+            saved_tensor{"only_reduced", std::nullopt, {{mean, tdbg::tensor_value::scalar(2.5F)}}, std::nullopt},
+            saved_tensor{"empty", iota_value(0, 0), {}, std::nullopt}});
+    w.step(1, "worker_0", mode::train, 1, {saved_tensor{"other", iota_value(0, 2), {}, std::nullopt}});
+    w.end();
+    const auto t = tdbg::create_trial(dir.path().string());
+
+    // Stored where the run saved it (7, not the 2 the value gives), else computed from the value.
+    const auto both = t.tensor("both").reductions(0, {max, mean, l1});
+    REQUIRE(both.size() == 3);
+    CHECK(both[0].which == max);
+    CHECK(both[0].source == reduction_source::computed);
+    REQUIRE(both[0].value);
+    CHECK(first_element(*both[0].value) == 3.0F);
+    CHECK(both[1].which == mean);
+    CHECK(both[1].source == reduction_source::stored);
+    REQUIRE(both[1].value);
+    CHECK(first_element(*both[1].value) == 7.0F);
+    CHECK_FALSE(both[1].error);
+    CHECK(both[2].source == reduction_source::computed);
+    REQUIRE(both[2].value);
+    CHECK(first_element(*both[2].value) == 6.0F);
+
+    // A value the caller holds is used instead of reading one, once, and only to compute.
+    int calls = 0;
+    const auto held = [&] {
+        ++calls;
+        return iota_value(10, 2);
+    };
+    const auto from_held = t.tensor("both").reductions(0, {max, l1}, mode::global, std::nullopt, held);
+    CHECK(calls == 1);
+    REQUIRE(from_held[0].value);
+    CHECK(first_element(*from_held[0].value) == 11.0F);
+    REQUIRE(from_held[1].value);
+    CHECK(first_element(*from_held[1].value) == 21.0F);
+    CHECK(t.tensor("both").reductions(0, {mean}, mode::global, std::nullopt, held)[0].source ==
+          reduction_source::stored);
+    CHECK(calls == 1);
+
+    // Neither stored nor computable: no value saved, or one it cannot be computed from.
+    const auto reduced = t.tensor("only_reduced").reductions(0, {mean, max});
+    CHECK(reduced[0].source == reduction_source::stored);
+    CHECK(reduced[1].source == reduction_source::unavailable);
+    CHECK_FALSE(reduced[1].value);
+    REQUIRE(reduced[1].error);
+    CHECK_THROWS_AS(std::rethrow_exception(reduced[1].error), tdbg::tensor_unavailable_for_step);
+    const auto empty = t.tensor("empty").reductions(0, {min, l1});
+    CHECK(empty[0].source == reduction_source::unavailable);
+    REQUIRE(empty[0].error);
+    CHECK_THROWS_AS(std::rethrow_exception(empty[0].error), tdbg::error);
+    CHECK(empty[1].source == reduction_source::computed); // the others still are
+    REQUIRE(empty[1].value);
+    CHECK(first_element(*empty[1].value) == 0.0F);
+
+    // A step the tensor was not saved at throws, as value() does.
+    CHECK_THROWS_AS(t.tensor("both").reductions(1, {mean}), tdbg::tensor_unavailable_for_step);
+    CHECK_THROWS_AS(t.tensor("both").reductions(5, {mean}), tdbg::no_more_data);
 }
 
 TEST_CASE("live run: an index file a listing missed (renamed during it) is found by the next, never declared passed") {

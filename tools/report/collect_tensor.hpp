@@ -9,6 +9,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -30,7 +31,6 @@
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/text.hpp"
-#include "tdbg/reduce/compute.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/trial/tensor.hpp"
 #include "tdbg/trial/trial.hpp"
@@ -237,25 +237,19 @@ inline plotted_quantities choose_plotted(const tensor_overview& view, bool scala
 }
 
 // The `wanted` reductions at one step that can be had: stored ones are read, the others
-// computed from the value in one pass (none when the step saved no value).
+// computed from the value (read through `cache`) in one pass; none when the step saved no
+// value. A reduction that cannot be computed from the value throws its error.
 inline std::map<tdbg::reduction, tdbg::tensor_value> reductions_at(const tdbg::tensor& tensor,
-                                                            const tdbg::tensor_step_info& info,
-                                                            const std::vector<tdbg::reduction>& wanted,
-                                                            tensor_values& cache) {
+                                                                   const tdbg::tensor_step_info& info,
+                                                                   const std::vector<tdbg::reduction>& wanted,
+                                                                   tensor_values& cache) {
     std::map<tdbg::reduction, tdbg::tensor_value> found;
-    if (!info.stored_reductions.empty()) {
-        found = tensor.reduction_values(info.step, tdbg::mode::global, info.worker);
-    }
-    std::vector<tdbg::reduction> missing;
-    for (const auto r : wanted) {
-        if (found.count(r) == 0) {
-            missing.push_back(r);
-        }
-    }
-    if (!missing.empty() && info.has_value) {
-        const auto computed = tdbg::compute_reductions(cache.get(info.step, info.worker), missing);
-        for (std::size_t i = 0; i < missing.size(); ++i) {
-            found.emplace(missing[i], computed[i]);
+    for (auto& r : tensor.reductions(info.step, wanted, tdbg::mode::global, info.worker,
+                                     [&] { return cache.get(info.step, info.worker); })) {
+        if (r.value) {
+            found.emplace(r.which, *std::move(r.value));
+        } else if (info.has_value) {
+            std::rethrow_exception(r.error);
         }
     }
     return found;

@@ -5,8 +5,61 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+
+#include "tdbg/core/detail/cuda_hd.hpp"
 
 namespace tdbg {
+
+namespace detail {
+
+/// The value of a 16-bit float's bits `h` (a sign bit, `ExponentBits` exponent bits, the rest
+/// mantissa: 5 exponent bits for IEEE half, 8 for bfloat16) as the wider `Wide`, float or
+/// double, exactly: NaN payloads kept (a signalling NaN is not quieted), subnormals made
+/// normal. The one decoding of tdbg's 16-bit floats: float16::to_float, and tdbg::cuda's
+/// kernel on the host and the device. `Wide`'s exponents must reach below the narrow type's
+/// subnormals (bfloat16 as float does not: it is bfloat16::value's shift).
+template <class Wide, unsigned ExponentBits>
+[[nodiscard]] TDBG_CUDA_HD Wide widen_16bit_float(std::uint16_t h) noexcept {
+    constexpr bool is_double = std::is_same_v<Wide, double>;
+    static_assert(is_double || std::is_same_v<Wide, float>, "widens to float or double");
+    using bits_type = std::conditional_t<is_double, std::uint64_t, std::uint32_t>;
+    constexpr unsigned wide_mantissa_bits = is_double ? 52U : 23U;
+    constexpr unsigned wide_bias = is_double ? 1023U : 127U;
+    constexpr unsigned mantissa_bits = 15U - ExponentBits;
+    constexpr unsigned bias = (1U << (ExponentBits - 1U)) - 1U;
+    constexpr unsigned all_ones = (1U << ExponentBits) - 1U;
+    static_assert(wide_bias - bias > mantissa_bits, "the narrow type's subnormals are normal in Wide");
+    const bits_type sign = static_cast<bits_type>(h >> 15U) << (sizeof(bits_type) * 8U - 1U);
+    const unsigned exponent = (h >> mantissa_bits) & all_ones;
+    bits_type mantissa = h & ((1U << mantissa_bits) - 1U);
+    bits_type wide_exponent = exponent + (wide_bias - bias);
+    if (exponent == all_ones) { // inf or NaN
+        wide_exponent = 2U * wide_bias + 1U;
+    } else if (exponent == 0) { // zero, or a subnormal: shifted until its leading 1 is the implicit bit
+        wide_exponent = mantissa == 0 ? 0U : wide_bias - bias + 1U;
+        while (mantissa != 0 && (mantissa >> mantissa_bits) == 0) {
+            mantissa <<= 1U;
+            --wide_exponent;
+        }
+        mantissa &= (bits_type{1} << mantissa_bits) - 1U;
+    }
+    const bits_type bits =
+        sign | (wide_exponent << wide_mantissa_bits) | (mantissa << (wide_mantissa_bits - mantissa_bits));
+#if defined(__CUDA_ARCH__)
+    if constexpr (is_double) {
+        return __longlong_as_double(static_cast<long long>(bits));
+    } else {
+        return __int_as_float(static_cast<int>(bits));
+    }
+#else
+    Wide out = 0;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+#endif
+}
+
+} // namespace detail
 
 /// IEEE 754 binary16, stored as its 16 bits.
 struct float16 {
@@ -23,29 +76,7 @@ struct float16 {
     explicit operator float() const noexcept { return to_float(bits); }
     [[nodiscard]] float value() const noexcept { return to_float(bits); }
 
-    [[nodiscard]] static float to_float(std::uint16_t h) noexcept {
-        const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000U) << 16U;
-        const std::uint32_t exponent = (h >> 10U) & 0x1FU;
-        std::uint32_t mantissa = h & 0x3FFU;
-        std::uint32_t out = 0;
-        if (exponent == 0x1FU) {
-            out = sign | 0x7F800000U | (mantissa << 13U);
-        } else if (exponent != 0) {
-            out = sign | ((exponent + 112U) << 23U) | (mantissa << 13U);
-        } else if (mantissa != 0) {
-            std::uint32_t e = 113;
-            while ((mantissa & 0x400U) == 0) {
-                mantissa <<= 1U;
-                --e;
-            }
-            out = sign | (e << 23U) | ((mantissa & 0x3FFU) << 13U);
-        } else {
-            out = sign;
-        }
-        float f = 0;
-        std::memcpy(&f, &out, sizeof f);
-        return f;
-    }
+    [[nodiscard]] static float to_float(std::uint16_t h) noexcept { return detail::widen_16bit_float<float, 5>(h); }
 
     [[nodiscard]] static std::uint16_t from_float(float f) noexcept {
         std::uint32_t x = 0;

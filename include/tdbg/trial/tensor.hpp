@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -63,6 +64,25 @@ struct tensor_summary {
     std::optional<tensor_step_info> last;
 };
 
+/// Where a reduction of a step came from (tensor::reductions).
+enum class reduction_source {
+    stored, ///< saved in the run, a record of its own
+    computed, ///< computed from the value saved at the step
+    unavailable ///< neither: step_reduction::error says why
+};
+
+/// One reduction of a tensor at one step, and where it came from.
+struct step_reduction {
+    reduction which;
+    reduction_source source = reduction_source::unavailable;
+    /// The reduction (a 0-d tensor of numpy's result dtype); none when unavailable.
+    std::optional<tensor_value> value;
+    /// Why it is unavailable (null otherwise): a tensor_unavailable_for_step when it was not
+    /// stored and no value was saved at the step, else what computing it from the value threw
+    /// (dtype_mismatch for a string tensor, tdbg::error for the min of an empty one).
+    std::exception_ptr error;
+};
+
 /// A value's element type and shape, as the head of its record says them.
 struct value_layout {
     dtype type = dtype::float32;
@@ -93,9 +113,23 @@ public:
     [[nodiscard]] TDBG_DECL std::map<std::int64_t, tensor_value>
     values(mode m = mode::global, const std::optional<std::string>& worker = std::nullopt) const;
 
+    /// The reductions `wanted` at `step` of `m`, written by `worker` (default: as value()), one
+    /// per reduction in that order, each with where it came from: the stored one where the run
+    /// saved it, else computed from the value saved at the step (element-wise norms, ddof=0; all
+    /// of them in one pass over the value, which is read once and only when one is computed),
+    /// else unavailable, with the reason. `value`, when given, supplies the step's value instead
+    /// of reading it (one the caller holds already); it is called at most once, and only when a
+    /// reduction is computed. Throws as value() does when the tensor was not saved at `step`
+    /// (tensor_unavailable_for_step, step_unavailable, step_not_yet_available, no_more_data),
+    /// unreadable_event_file when a record the index lists cannot be read, and what `value` throws.
+    [[nodiscard]] TDBG_DECL std::vector<step_reduction>
+    reductions(std::int64_t step, const std::vector<reduction>& wanted, mode m = mode::global,
+               const std::optional<std::string>& worker = std::nullopt,
+               const std::function<tensor_value()>& value = {}) const;
+
     /// The reduction `r` at `step`: the stored one if it was saved, else
-    /// computed from the value (element-wise norms, ddof=0). Throws
-    /// tensor_unavailable_for_step when neither is there.
+    /// computed from the value (element-wise norms, ddof=0); reductions() for one. Throws
+    /// tensor_unavailable_for_step when neither is there, and what computing it throws.
     [[nodiscard]] TDBG_DECL tensor_value reduction_value(std::int64_t step, reduction r, mode m = mode::global,
                                                          const std::optional<std::string>& worker = std::nullopt) const;
 

@@ -4,7 +4,7 @@
 /// histogram kernel (src/histogram_kernel.cu) and host_ops bin with this one function, as the
 /// hook's CPU path bins (count_histogram, numpy.histogram's rule).
 
-#include "tdbg/reduce/detail/float_bits.hpp" // TDBG_CUDA_HD
+#include "tdbg/core/detail/cuda_hd.hpp"
 
 namespace tdbg::cuda::detail {
 

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tdbg/core/half.hpp"
 #include "tdbg/cuda/stats.hpp"
 #include "tdbg/reduce/detail/float_bits.hpp"
 
@@ -47,7 +48,6 @@ inline constexpr unsigned group_bytes = 16;
 /// Groups a thread loads before it accumulates them (loads in flight per thread).
 inline constexpr unsigned groups_in_flight = 4;
 
-using tdbg::detail::double_from_bits;
 using tdbg::detail::exponent_field;
 using tdbg::detail::high_word;
 using tdbg::detail::is_finite;
@@ -82,33 +82,13 @@ TDBG_CUDA_HD inline double fused(double a, double b, double c) noexcept {
 }
 
 /// IEEE binary16 bits to double, exactly (NaN payloads kept, not quieted).
-TDBG_CUDA_HD inline double float16_to_double(std::uint16_t h) noexcept {
-    const std::uint64_t sign = static_cast<std::uint64_t>(h & 0x8000U) << 48U;
-    const unsigned exponent = (h >> 10U) & 0x1FU;
-    const std::uint64_t mantissa = h & 0x3FFU;
-    if (exponent == 0x1FU) {
-        return double_from_bits(sign | (0x7FFULL << 52U) | (mantissa << 42U));
-    }
-    if (exponent == 0) { // zero or subnormal: mantissa * 2^-24
-        const double magnitude = static_cast<double>(mantissa) * 0x1p-24;
-        return sign != 0 ? -magnitude : magnitude;
-    }
-    return double_from_bits(sign | (static_cast<std::uint64_t>(exponent + (1023U - 15U)) << 52U) | (mantissa << 42U));
+[[nodiscard]] TDBG_CUDA_HD inline double float16_to_double(std::uint16_t h) noexcept {
+    return tdbg::detail::widen_16bit_float<double, 5>(h);
 }
 
 /// bfloat16 bits (the upper half of a binary32) to double, exactly (NaN payloads kept).
-TDBG_CUDA_HD inline double bfloat16_to_double(std::uint16_t b) noexcept {
-    const std::uint64_t sign = static_cast<std::uint64_t>(b & 0x8000U) << 48U;
-    const unsigned exponent = (b >> 7U) & 0xFFU;
-    const std::uint64_t mantissa = b & 0x7FU;
-    if (exponent == 0xFFU) {
-        return double_from_bits(sign | (0x7FFULL << 52U) | (mantissa << 45U));
-    }
-    if (exponent == 0) { // zero or subnormal: mantissa * 2^-133
-        const double magnitude = static_cast<double>(mantissa) * 0x1p-133;
-        return sign != 0 ? -magnitude : magnitude;
-    }
-    return double_from_bits(sign | (static_cast<std::uint64_t>(exponent + (1023U - 127U)) << 52U) | (mantissa << 45U));
+[[nodiscard]] TDBG_CUDA_HD inline double bfloat16_to_double(std::uint16_t b) noexcept {
+    return tdbg::detail::widen_16bit_float<double, 8>(b);
 }
 
 /// How the kernel reads one element type: `storage` is what memory holds, `compared` the type

@@ -51,29 +51,18 @@ struct complex_stats {
 
     /// Adds the statistics of the values that follow these.
     void merge(const complex_stats& o) noexcept {
-        if (o.count == 0) {
-            return;
-        }
-        if (count == 0) {
-            *this = o;
-            return;
-        }
-        const auto n_a = static_cast<double>(count);
-        const auto n_b = static_cast<double>(o.count);
-        sum += o.sum;
-        const std::complex<double> delta = o.mean - mean;
-        const double n = n_a + n_b;
-        mean += delta * (n_b / n);
-        m2 += o.m2 + std::norm(delta) * (n_a * (n_b / n));
-        prod = complex_mul(prod, o.prod);
-        min = complex_less(o.min, min) ? o.min : min;
-        max = complex_less(max, o.max) ? o.max : max;
-        if (!saw_nan && o.saw_nan) {
-            saw_nan = true;
-            first_nan = o.first_nan;
-        }
-        abs.merge(o.abs);
-        count += o.count;
+        merge_counted(*this, o, [&](double n_a, double n_b) {
+            sum += o.sum;
+            chan_merge(mean, m2, n_a, o.mean, o.m2, n_b);
+            prod = complex_mul(prod, o.prod);
+            min = complex_less(o.min, min) ? o.min : min;
+            max = complex_less(max, o.max) ? o.max : max;
+            if (!saw_nan && o.saw_nan) {
+                saw_nan = true;
+                first_nan = o.first_nan;
+            }
+            abs.merge(o.abs);
+        });
     }
 };
 

@@ -7,14 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#if !defined(TDBG_CUDA_HD)
-#if defined(__CUDACC__)
-/// Marks a function both the device and the host compile.
-#define TDBG_CUDA_HD __host__ __device__
-#else
-#define TDBG_CUDA_HD
-#endif
-#endif
+#include "tdbg/core/detail/cuda_hd.hpp"
 
 namespace tdbg::detail {
 

@@ -62,24 +62,18 @@ struct integer_stats {
 
     /// Adds the statistics of the values that follow these.
     void merge(const integer_stats& o) noexcept {
-        if (o.count == 0) {
-            return;
-        }
-        if (count == 0) {
-            *this = o;
-            return;
-        }
-        min = o.min < min ? o.min : min;
-        max = o.max > max ? o.max : max;
-        abs_min = o.abs_min < abs_min ? o.abs_min : abs_min;
-        abs_max = o.abs_max > abs_max ? o.abs_max : abs_max;
-        sum += o.sum;
-        prod *= o.prod;
-        abs_sum += o.abs_sum;
-        abs_prod *= o.abs_prod;
-        real.merge(o.real);
-        abs_real.merge(o.abs_real);
-        count += o.count;
+        merge_counted(*this, o, [&](double /*n_a*/, double /*n_b*/) {
+            min = o.min < min ? o.min : min;
+            max = o.max > max ? o.max : max;
+            abs_min = o.abs_min < abs_min ? o.abs_min : abs_min;
+            abs_max = o.abs_max > abs_max ? o.abs_max : abs_max;
+            sum += o.sum;
+            prod *= o.prod;
+            abs_sum += o.abs_sum;
+            abs_prod *= o.abs_prod;
+            real.merge(o.real);
+            abs_real.merge(o.abs_real);
+        });
     }
 };
 

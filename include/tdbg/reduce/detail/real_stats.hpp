@@ -6,6 +6,7 @@
 /// giving the same bits on both.
 
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 
@@ -17,13 +18,24 @@ namespace tdbg::detail {
 /// lane sums. A multiple of 12 (4 lanes x 3 products between renormalisations).
 inline constexpr std::size_t block_size = 3072;
 
-/// Chan et al.'s update: merges (mean_b, m2_b) of n_b values into (mean, m2) of n_a.
-TDBG_CUDA_HD inline void chan_merge(double& mean, double& m2, double n_a, double mean_b, double m2_b,
-                                    double n_b) noexcept {
+/// |x|² of a real number (chan_merge's difference of means).
+[[nodiscard]] TDBG_CUDA_HD inline double squared_magnitude(double x) noexcept { return x * x; }
+
+/// |z|² of a complex number (chan_merge's difference of means; host only).
+template <class T>
+[[nodiscard]] double squared_magnitude(const std::complex<T>& z) noexcept {
+    return std::norm(z);
+}
+
+/// Chan et al.'s update: merges (mean_b, m2_b) of n_b values into (mean, m2) of n_a, where m2
+/// is Σ|x - mean|². The one merge of means and M2s: real ones (real_stats, on the host and
+/// the device) and complex ones (complex_stats, complex_kernel.hpp).
+template <class Mean>
+TDBG_CUDA_HD void chan_merge(Mean& mean, double& m2, double n_a, const Mean& mean_b, double m2_b, double n_b) noexcept {
     const double n = n_a + n_b;
-    const double delta = mean_b - mean;
+    const Mean delta = mean_b - mean;
     mean += delta * (n_b / n);
-    m2 += m2_b + delta * delta * (n_a * (n_b / n));
+    m2 += m2_b + squared_magnitude(delta) * (n_a * (n_b / n));
 }
 
 /// Moves the binary exponent of a finite non-zero p into e (p in [0.5, 1)), as std::frexp does.
@@ -43,6 +55,23 @@ TDBG_CUDA_HD inline void normalise_product(double& p, double& e) noexcept {
     constexpr double limit = 4096; // beyond every double exponent: ldexp saturates
     const double clamped = e > limit ? limit : (e < -limit ? -limit : e);
     return std::ldexp(p, static_cast<int>(clamped));
+}
+
+/// The frame of every merge of statistics (real_stats, complex_stats, integer_stats): `a` takes
+/// `o`, those of the values that follow, whole when it holds none, and stays as it is when `o`
+/// holds none; else `merge_fields(n_a, n_b)` merges the other fields, given both counts as
+/// doubles, and the counts are added.
+template <class Stats, class MergeFields>
+TDBG_CUDA_HD void merge_counted(Stats& a, const Stats& o, MergeFields&& merge_fields) noexcept {
+    if (o.count == 0) {
+        return;
+    }
+    if (a.count == 0) {
+        a = o;
+        return;
+    }
+    merge_fields(static_cast<double>(a.count), static_cast<double>(o.count));
+    a.count += o.count;
 }
 
 /// What the real kernel accumulates over a run of values. Fields the
@@ -68,27 +97,19 @@ struct real_stats {
 
     /// Adds the statistics of the values that follow these.
     TDBG_CUDA_HD void merge(const real_stats& o) noexcept {
-        if (o.count == 0) {
-            return;
-        }
-        if (count == 0) {
-            *this = o;
-            return;
-        }
-        const auto n_a = static_cast<double>(count);
-        const auto n_b = static_cast<double>(o.count);
-        min = o.min < min ? o.min : min;
-        max = o.max > max ? o.max : max;
-        abs_min = o.abs_min < abs_min ? o.abs_min : abs_min;
-        sum += o.sum;
-        abs_sum += o.abs_sum;
-        sum_sq += o.sum_sq;
-        chan_merge(mean, m2, n_a, o.mean, o.m2, n_b);
-        chan_merge(abs_mean, abs_m2, n_a, o.abs_mean, o.abs_m2, n_b);
-        prod *= o.prod;
-        prod_exp += o.prod_exp;
-        normalise_product(prod, prod_exp);
-        count += o.count;
+        merge_counted(*this, o, [&](double n_a, double n_b) {
+            min = o.min < min ? o.min : min;
+            max = o.max > max ? o.max : max;
+            abs_min = o.abs_min < abs_min ? o.abs_min : abs_min;
+            sum += o.sum;
+            abs_sum += o.abs_sum;
+            sum_sq += o.sum_sq;
+            chan_merge(mean, m2, n_a, o.mean, o.m2, n_b);
+            chan_merge(abs_mean, abs_m2, n_a, o.abs_mean, o.abs_m2, n_b);
+            prod *= o.prod;
+            prod_exp += o.prod_exp;
+            normalise_product(prod, prod_exp);
+        });
     }
 };
 

@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -121,6 +122,15 @@ inline json_value golden_reduction(const tensor_value& value, const char* source
     out["source"] = source;
     out["value"] = value.size() == 1 ? golden_element(value, 0) : golden_values(value);
     return out;
+}
+
+/// What the error `error` says.
+inline std::string golden_error_text(const std::exception_ptr& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
 }
 
 inline json_value golden_save_config_mode(const std::optional<save_config_mode>& m) {
@@ -259,35 +269,22 @@ inline json_value golden_entry(const tdbg::tensor& t, const tensor_step_info& in
         e["shape_source"] = nullptr;
     }
 
-    // Stored reductions as saved; every other one computed from the value in one go.
-    const auto saved = t.reduction_values(info.step, mode::global, info.worker);
-    std::vector<reduction> to_compute;
-    json_value reductions = json_value::object();
-    for (const reduction r : golden_all_reductions()) {
-        if (auto it = saved.find(r); it != saved.end()) {
-            reductions[reduction_name(r)] = golden_reduction(it->second, "stored");
-        } else if (value && value->type() != dtype::string) {
-            to_compute.push_back(r);
-        } else {
-            reductions[reduction_name(r)] =
-                json_value::object({{"unavailable", value ? "dtype_mismatch" : "TensorUnavailableForStep"}});
-        }
+    // Stored reductions as saved; every other one computed from the value read above.
+    std::function<tensor_value()> held;
+    if (value) {
+        held = [&value] { return *value; };
     }
-    if (!to_compute.empty()) {
-        try {
-            const std::vector<tensor_value> computed = compute_reductions(*value, to_compute);
-            for (std::size_t i = 0; i < to_compute.size(); ++i) {
-                reductions[reduction_name(to_compute[i])] = golden_reduction(computed[i], "computed");
-            }
-        } catch (const tdbg::error&) {
-            // One at a time, so that each one that cannot be computed says why.
-            for (const reduction r : to_compute) {
-                try {
-                    reductions[reduction_name(r)] = golden_reduction(compute_reduction(*value, r), "computed");
-                } catch (const tdbg::error& e) {
-                    reductions[reduction_name(r)] = json_value::object({{"unavailable", std::string(e.what())}});
-                }
-            }
+    json_value reductions = json_value::object();
+    for (const step_reduction& r : t.reductions(info.step, golden_all_reductions(), mode::global, info.worker, held)) {
+        json_value& out = reductions[reduction_name(r.which)];
+        if (r.value) {
+            out = golden_reduction(*r.value, r.source == reduction_source::stored ? "stored" : "computed");
+        } else if (!value) {
+            out = json_value::object({{"unavailable", "TensorUnavailableForStep"}});
+        } else if (value->type() == dtype::string) {
+            out = json_value::object({{"unavailable", "dtype_mismatch"}});
+        } else {
+            out = json_value::object({{"unavailable", golden_error_text(r.error)}});
         }
     }
     e["reductions"] = std::move(reductions);

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -144,22 +146,27 @@ TDBG_DECL std::map<std::int64_t, tensor_value> tensor::values(mode m, const std:
     return out;
 }
 
-TDBG_DECL tensor_value tensor::reduction_value(std::int64_t step, reduction r, mode m,
-                                               const std::optional<std::string>& worker) const {
-    struct found_reduction {
-        std::optional<detail::record_request> stored; // the reduction's own record
+TDBG_DECL std::vector<step_reduction> tensor::reductions(std::int64_t step, const std::vector<reduction>& wanted,
+                                                         mode m, const std::optional<std::string>& worker,
+                                                         const std::function<tensor_value()>& value) const {
+    // What the index says, copied out under its lock: where each stored one and the value lie.
+    struct found_records {
+        std::vector<std::optional<detail::record_request>> stored; // by position in `wanted`
         std::optional<detail::record_request> value;
         bool has_reductions = false;
     };
-    const found_reduction found = core_->locate_with(
+    const found_records found = core_->locate_with(
         *record_, step, m, worker, [&](const detail::tensor_record& rec, const detail::tensor_entry& e) {
-            found_reduction out;
+            found_records out;
             const auto [first, last] = rec.reductions(e);
             out.has_reductions = first != last;
-            for (const detail::reduction_location* loc = first; loc != last; ++loc) {
-                if (loc->which() == r) {
-                    out.stored = core_->reduction_request(e, *loc);
-                    return out;
+            out.stored.resize(wanted.size());
+            for (std::size_t i = 0; i < wanted.size(); ++i) {
+                const auto* loc = std::find_if(first, last, [&](const detail::reduction_location& l) {
+                    return l.which() == wanted[i];
+                });
+                if (loc != last) {
+                    out.stored[i] = core_->reduction_request(e, *loc);
                 }
             }
             if (e.has_value()) {
@@ -167,16 +174,69 @@ TDBG_DECL tensor_value tensor::reduction_value(std::int64_t step, reduction r, m
             }
             return out;
         });
-    if (found.stored) {
-        return core_->fetch(*found.stored, format::reduction_tensor_name(r, name()));
+    std::vector<step_reduction> out(wanted.size());
+    std::vector<std::size_t> missing; // positions of those to compute
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+        out[i].which = wanted[i];
+        if (found.stored[i]) {
+            out[i].source = reduction_source::stored;
+            out[i].value = core_->fetch(*found.stored[i], format::reduction_tensor_name(wanted[i], name()));
+        } else {
+            missing.push_back(i);
+        }
+    }
+    if (missing.empty()) {
+        return out;
     }
     if (!found.value) {
-        throw tensor_unavailable_for_step(
-            fmt::format("reduction {} of tensor '{}' is not available for {}: neither it nor the value was saved (trial {})",
-                        reduction_name(r), name(), detail::describe_step(step, m), core_->name()),
-            name(), step, m, found.has_reductions);
+        for (const std::size_t i : missing) {
+            out[i].error = std::make_exception_ptr(tensor_unavailable_for_step(
+                fmt::format("reduction {} of tensor '{}' is not available for {}: neither it nor the value was saved "
+                            "(trial {})",
+                            reduction_name(wanted[i]), name(), detail::describe_step(step, m), core_->name()),
+                name(), step, m, found.has_reductions));
+        }
+        return out;
     }
-    return compute_reduction(core_->fetch(*found.value, name(), &record_->content_hint()), r);
+    const tensor_value saved = value ? value() : core_->fetch(*found.value, name(), &record_->content_hint());
+    const auto computed = [&](std::size_t i, tensor_value v) {
+        out[i].source = reduction_source::computed;
+        out[i].value = std::move(v);
+    };
+    std::vector<reduction> which;
+    which.reserve(missing.size());
+    for (const std::size_t i : missing) {
+        which.push_back(wanted[i]);
+    }
+    try {
+        std::vector<tensor_value> results = compute_reductions(saved, which);
+        for (std::size_t k = 0; k < missing.size(); ++k) {
+            computed(missing[k], std::move(results[k]));
+        }
+    } catch (const error&) {
+        if (missing.size() == 1) {
+            out[missing.front()].error = std::current_exception();
+            return out;
+        }
+        // One at a time, so that each one that cannot be computed keeps its own error.
+        for (const std::size_t i : missing) {
+            try {
+                computed(i, compute_reduction(saved, wanted[i]));
+            } catch (const error&) {
+                out[i].error = std::current_exception();
+            }
+        }
+    }
+    return out;
+}
+
+TDBG_DECL tensor_value tensor::reduction_value(std::int64_t step, reduction r, mode m,
+                                               const std::optional<std::string>& worker) const {
+    step_reduction found = std::move(reductions(step, {r}, m, worker).front());
+    if (!found.value) {
+        std::rethrow_exception(found.error);
+    }
+    return *std::move(found.value);
 }
 
 TDBG_DECL tensor_value tensor::reduction_value(std::int64_t step, std::string_view reduction_name_text, mode m,
