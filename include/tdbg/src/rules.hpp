@@ -19,9 +19,9 @@
 
 #include "tdbg/rules/impl/rule.ipp"
 #include "tdbg/rules/impl/rule_params.ipp"
-#include "tdbg/rules/impl/tensor_selection.ipp"
+#include "tdbg/rules/detail/impl/tensor_selection.ipp"
 #include "tdbg/rules/impl/values.ipp"
-#include "tdbg/rules/impl/activity.ipp"
+#include "tdbg/rules/detail/impl/activity.ipp"
 #include "tdbg/rules/impl/any_rule.ipp"
 #include "tdbg/rules/impl/invoke.ipp"
 #include "tdbg/rules/impl/description.ipp"
