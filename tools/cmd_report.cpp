@@ -42,9 +42,9 @@
 #include "tdbg/core/text.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/rules/any_rule.hpp"
-#include "tdbg/rules/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/rule_configurations.hpp"
 #include "tdbg/trial/tensor.hpp"
 
 namespace {

@@ -15,8 +15,8 @@
 #include "command_registry.hpp"
 #include "open_run.hpp"
 #include "tdbg/cli/commands.hpp"
-#include "tdbg/rules/config.hpp"
 #include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/rule_configurations.hpp"
 
 namespace tdbg::cli {
 

@@ -26,7 +26,7 @@
 #include "tdbg/rules/impl/invoke.ipp"
 #include "tdbg/rules/impl/description.ipp"
 #include "tdbg/rules/impl/registry.ipp"
-#include "tdbg/rules/impl/config.ipp"
+#include "tdbg/rules/impl/rule_configurations.ipp"
 #include "tdbg/rules/impl/actions.ipp"
 #include "tdbg/rules/impl/evaluation.ipp"
 #include "tdbg/rules/impl/merge.ipp"
