@@ -28,11 +28,11 @@
 #include <nlohmann/json.hpp>
 
 #include "arguments.hpp"
-#include "golden.hpp"
-#include "run_writer.hpp"
 #include "support.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/trial/trial.hpp"
+#include "trial/golden.hpp"
+#include "trial/run_writer.hpp"
 
 using nlohmann::json;
 
