@@ -19,7 +19,7 @@ class TdbgConan(ConanFile):
     settings = "os", "arch", "compiler", "build_type"
     options = {"s3": [True, False], "libtorch": [True, False], "engine": [True, False], "cli": [True, False]}
     default_options = {"s3": False, "libtorch": False, "engine": False, "cli": False}
-    exports_sources = "CMakeLists.txt", "cmake/*", "include/*", "tools/*", "LICENSE"
+    exports_sources = "CMakeLists.txt", "cmake/*", "include/*", "src/*", "tools/*", "LICENSE"
 
     @property
     def _components(self):

@@ -1,7 +1,7 @@
 # The optional CUDA component: STATIC library tdbg::cuda (headers tdbg/cuda/reduce.hpp and
 # tdbg/cuda/save.hpp), the fused multi-tensor reduction kernel, the histogram kernel and the
-# device operations of device_saver (runtime_ops). Built where a working CUDA compiler is found:
-# nvcc on PATH, $CUDACXX, -DCMAKE_CUDA_COMPILER=..., or /usr/local/cuda/bin/nvcc (where the
+# device operations of device_saver (runtime_ops), compiled from src/cuda/. Built where a
+# working CUDA compiler is found: nvcc on PATH, $CUDACXX, -DCMAKE_CUDA_COMPILER=..., or /usr/local/cuda/bin/nvcc (where the
 # NVIDIA installers put it, often not on PATH). No GPU is needed to build it; the tests skip what needs one.
 # TDBG_CUDA=OFF skips looking for a compiler. CMAKE_CUDA_ARCHITECTURES (or $CUDAARCHS) picks the
 # GPUs; by default sm_80 code and sm_90 code plus its PTX (A100, H100/H200, newer by JIT).
@@ -42,10 +42,10 @@ else()
 endif()
 
 if(TDBG_HAS_CUDA)
-  add_library(tdbg_cuda STATIC ${PROJECT_SOURCE_DIR}/include/tdbg/cuda/src/multi_reducer.cpp
-                              ${PROJECT_SOURCE_DIR}/include/tdbg/cuda/src/runtime_ops.cpp
-                              ${PROJECT_SOURCE_DIR}/include/tdbg/cuda/src/histogram_kernel.cu
-                              ${PROJECT_SOURCE_DIR}/include/tdbg/cuda/src/reduce_kernel.cu)
+  add_library(tdbg_cuda STATIC ${PROJECT_SOURCE_DIR}/src/cuda/multi_reducer.cpp
+                              ${PROJECT_SOURCE_DIR}/src/cuda/runtime_ops.cpp
+                              ${PROJECT_SOURCE_DIR}/src/cuda/histogram_kernel.cu
+                              ${PROJECT_SOURCE_DIR}/src/cuda/reduce_kernel.cu)
   add_library(tdbg::cuda ALIAS tdbg_cuda)
   if(NOT PROJECT_IS_TOP_LEVEL)
     # In a project that adds tdbg with add_subdirectory, nvcc runs only if something links it.

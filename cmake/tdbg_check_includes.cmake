@@ -37,7 +37,7 @@ set(no_xtensor "/xtensor/")
 file(GLOB public_headers RELATIVE "${INCLUDE_DIR}" "${INCLUDE_DIR}/tdbg/*/*.hpp" "${INCLUDE_DIR}/tdbg/rules/builtin/*.hpp")
 list(FILTER public_headers EXCLUDE REGEX "^tdbg/(src|integrations)/|^tdbg/storage/s3")
 # Every public header is one a trainer's file may include (the writer's threads, which use POSIX,
-# are internal: hook/detail/, their definitions in hook/impl/).
+# are internal: hook/detail/, their definitions in hook/detail/impl/).
 set(trainer_headers ${public_headers})
 file(GLOB core_headers RELATIVE "${INCLUDE_DIR}" "${INCLUDE_DIR}/tdbg/core/*.hpp")
 file(GLOB format_headers RELATIVE "${INCLUDE_DIR}" "${INCLUDE_DIR}/tdbg/format/*.hpp")

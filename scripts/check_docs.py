@@ -9,8 +9,8 @@ include/, include/tdbg/ and tools/; a bare file name anywhere under include/ and
 expand ("src/{core,hook}.hpp" names two files) and "<...>" or "*" mark a pattern, not a path.
 
 A symbol is a code span that reads as a C++ name ("hook_engine::emit_save", "run()",
-"rules::rule<Derived>"): its last name must occur as a word in the sources (include/, tools/,
-cmake/), in a file where the name before it occurs too. "`name` (path)" says where: the name
+"rules::rule<Derived>"): its last name must occur as a word in the sources (include/, src/,
+tools/, cmake/), in a file where the name before it occurs too. "`name` (path)" says where: the name
 must then occur in that file.
 
 Names of other projects that the documents compare with are listed in EXTERNAL.
@@ -23,7 +23,7 @@ import sys
 
 SUFFIXES = (".hpp", ".ipp", ".cpp", ".cu", ".cmake", ".md", ".sh", ".py")
 ROOTS = ("", "include", "include/tdbg", "tools", "docs")
-SOURCE_TREES = ("include", "tools", "cmake", "tests", "scripts", "benchmarks", "examples", ".ci", "docs")
+SOURCE_TREES = ("include", "src", "tools", "cmake", "tests", "scripts", "benchmarks", "examples", ".ci", "docs")
 TOP_LEVEL = ("CMakeLists.txt", "README.md", "conanfile.py", "vcpkg.json")
 MAX_TEXT_BYTES = 1 << 20
 # Named for comparison, never defined here.

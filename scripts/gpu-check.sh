@@ -5,8 +5,8 @@
 # bundle of ../shared/tools/gpu/make_bundle.sh brings along (Debian's xtensor, xtl, fmt, PCRE2,
 # nlohmann, Catch2; Python smdebug). It
 #   1. builds the engine (each part of include/tdbg/src/ in its own translation unit, with
-#      TDBG_SEPARATE_COMPILATION) and the CUDA component (every include/tdbg/cuda/**/*.cu with
-#      nvcc, the .cpp files beside them with g++; skipped, and said so, where there is no .cu),
+#      TDBG_SEPARATE_COMPILATION) and the CUDA component (every src/cuda/*.cu with nvcc, the
+#      .cpp files beside them with g++; skipped, and said so, where there is no .cu),
 #      all in parallel;
 #   2. builds one program per tests/cuda/test_*.cpp (when present; those that reach the device
 #      only with the component) and tests/libtorch/test_*.cpp, as their CMakeLists.txt do, and
@@ -270,7 +270,7 @@ wait_all() {
     record "$step_name" ok $((SECONDS - start))
 }
 
-# 1. The engine's parts and the CUDA component (every .cu of include/tdbg/cuda with nvcc, every .cpp
+# 1. The engine's parts and the CUDA component (every .cu of src/cuda with nvcc, every .cpp
 #    there with the C++ compiler), side by side.
 start=$SECONDS
 engine_objects=()
@@ -284,11 +284,11 @@ for part in include/tdbg/src/*.hpp; do
     compile "engine_$name" "$build/obj/engine_$name.o" "$cxx" "${flags[@]}" -DTDBG_SEPARATE_COMPILATION \
         "${includes[@]}" -c "$source"
 done
-mapfile -t cuda_sources < <(find include/tdbg/cuda \( -name '*.cu' -o -name '*.cpp' \) 2>/dev/null | sort)
+mapfile -t cuda_sources < <(find src/cuda \( -name '*.cu' -o -name '*.cpp' \) 2>/dev/null | sort)
 cuda_objects=()
 cuda_why=""
-if ! compgen -G "include/tdbg/cuda/*" >/dev/null || ! printf '%s\n' "${cuda_sources[@]}" | grep -q '\.cu$'; then
-    cuda_why="no include/tdbg/cuda/**/*.cu in this tree"
+if ! compgen -G "src/cuda/*" >/dev/null || ! printf '%s\n' "${cuda_sources[@]}" | grep -q '\.cu$'; then
+    cuda_why="no src/cuda/*.cu in this tree"
 elif $cpu && ! $with_nvcc; then
     cuda_why="--cpu"
 elif [[ -z $nvcc ]]; then
@@ -304,7 +304,7 @@ else
     say "build: the engine's parts and the CUDA component (${#cuda_sources[@]} files)"
     includes+=(-isystem "$cuda_home/include")
     for source in "${cuda_sources[@]}"; do
-        name=cuda_$(echo "${source#include/tdbg/cuda/}" | tr '/.' '__')
+        name=cuda_$(echo "${source#src/cuda/}" | tr '/.' '__')
         cuda_objects+=("$build/obj/$name.o")
         if [[ $source == *.cu ]]; then
             compile "$name" "$build/obj/$name.o" "$nvcc" "${nvcc_flags[@]}" -c "$source"

@@ -81,7 +81,7 @@ T parse_number(std::string_view option, const std::string& text, T min, T max) {
         ok = ok && std::isfinite(value);
     }
     if (!ok) {
-        throw usage_error(fmt::format("{} expects {}, got '{}'", option, range_text(min, max), text));
+        throw argument_error(fmt::format("{} expects {}, got '{}'", option, range_text(min, max), text));
     }
     return value;
 }
@@ -93,7 +93,7 @@ template double parse_number(std::string_view, const std::string&, double, doubl
 step_range parse_step_range(std::string_view option, const std::string& text) {
     const auto colon = text.find(':');
     if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) {
-        throw usage_error(fmt::format("{} expects A:B (the steps from A up to, not including, B; "
+        throw argument_error(fmt::format("{} expects A:B (the steps from A up to, not including, B; "
                                       "either may be left out), got '{}'",
                                       option, text));
     }
@@ -107,7 +107,7 @@ step_range parse_step_range(std::string_view option, const std::string& text) {
     steps.begin = side(text.substr(0, colon));
     steps.end = side(text.substr(colon + 1));
     if (steps.begin && steps.end && *steps.end <= *steps.begin) {
-        throw usage_error(fmt::format("{} {} holds no step: the end ({}) is excluded and must be greater than "
+        throw argument_error(fmt::format("{} {} holds no step: the end ({}) is excluded and must be greater than "
                                       "the start",
                                       option, text, *steps.end));
     }
@@ -118,7 +118,7 @@ mode parse_mode_option(std::string_view option, const std::string& text) {
     if (const auto m = try_parse_mode(text)) {
         return *m;
     }
-    throw usage_error(fmt::format("{} expects TRAIN, EVAL, PREDICT or GLOBAL, got '{}'", option, text));
+    throw argument_error(fmt::format("{} expects TRAIN, EVAL, PREDICT or GLOBAL, got '{}'", option, text));
 }
 
 arguments::arguments(std::string usage, std::string description)
@@ -147,7 +147,7 @@ arguments& arguments::text(const std::string& names, std::string metavar, std::s
     return option(names, std::move(metavar), std::move(help),
                   [&target](const std::string& opt, const std::string& value) {
                       if (value.empty()) {
-                          throw usage_error(fmt::format("{} needs a non-empty value", opt));
+                          throw argument_error(fmt::format("{} needs a non-empty value", opt));
                       }
                       target = value;
                   });
@@ -158,7 +158,7 @@ arguments& arguments::text(const std::string& names, std::string metavar, std::s
     return option(names, std::move(metavar), std::move(help),
                   [&target](const std::string& opt, const std::string& value) {
                       if (value.empty()) {
-                          throw usage_error(fmt::format("{} needs a non-empty value", opt));
+                          throw argument_error(fmt::format("{} needs a non-empty value", opt));
                       }
                       target = value;
                   });
@@ -212,11 +212,11 @@ arguments::parsed arguments::parse(const std::vector<std::string>& args) const {
         const std::string name = a.substr(0, eq);
         const definition* d = find(name);
         if (d == nullptr) {
-            throw usage_error(fmt::format("unknown option '{}'", name));
+            throw argument_error(fmt::format("unknown option '{}'", name));
         }
         if (d->metavar.empty()) {
             if (eq != std::string::npos) {
-                throw usage_error(fmt::format("{} takes no value", name));
+                throw argument_error(fmt::format("{} takes no value", name));
             }
             d->store(name, {});
         } else if (eq != std::string::npos) {
@@ -224,7 +224,7 @@ arguments::parsed arguments::parse(const std::vector<std::string>& args) const {
         } else if (i + 1 < args.size()) {
             d->store(name, args[++i]);
         } else {
-            throw usage_error(fmt::format("{} needs a value ({})", name, d->metavar));
+            throw argument_error(fmt::format("{} needs a value ({})", name, d->metavar));
         }
     }
     return out;

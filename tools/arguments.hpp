@@ -6,7 +6,7 @@
 //     tdbg::cli::arguments args("tdbg ls DIR [--no-values]", "Summarises the run in DIR ...");
 //     args.flag("--no-values", "do not read one value per tensor", o.no_values);
 //     return args.run_or_help(argv, out, [&](const std::vector<std::string>& positional) {
-//         return ...;                                          // usage_error on a bad argument;
+//         return ...;                                          // argument_error on a bad argument;
 //     });                                                      // exit_ok after the help
 //
 // What is accepted, for every subcommand alike:
@@ -28,15 +28,15 @@
 #include <utility>
 #include <vector>
 
+#include "argument_error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/trial/step_state.hpp"
-#include "usage_error.hpp"
 
 namespace tdbg::cli {
 
 /// `text` as a number of type T from `min` to `max` (an integer for integral T: no sign where T is
 /// unsigned, no fraction, no trailing characters; a finite number for floating-point T); a
-/// usage_error naming `option` and the range otherwise. The command line's one number parser.
+/// argument_error naming `option` and the range otherwise. The command line's one number parser.
 template <class T>
 [[nodiscard]] T parse_number(std::string_view option, const std::string& text, T min, T max);
 
@@ -45,11 +45,11 @@ extern template std::int64_t parse_number(std::string_view, const std::string&, 
 extern template double parse_number(std::string_view, const std::string&, double, double);
 
 /// `text` as the steps from A up to, not including, B: `A:B`, `A:`, `:B` or `:` (as Python's
-/// A:B), whole numbers >= 0 with B > A; a side left out has no bound. A usage_error naming
+/// A:B), whole numbers >= 0 with B > A; a side left out has no bound. An argument_error naming
 /// `option` otherwise.
 [[nodiscard]] step_range parse_step_range(std::string_view option, const std::string& text);
 
-/// `text` as a mode (TRAIN, EVAL, PREDICT or GLOBAL); a usage_error naming `option` otherwise.
+/// `text` as a mode (TRAIN, EVAL, PREDICT or GLOBAL); an argument_error naming `option` otherwise.
 [[nodiscard]] mode parse_mode_option(std::string_view option, const std::string& text);
 
 /// The options of one subcommand: how to parse them and how to describe them.
@@ -64,7 +64,7 @@ public:
 
     /// An option without a value that sets `target` (to `value`).
     arguments& flag(const std::string& names, std::string help, bool& target, bool value = true);
-    /// An option with a value, handed to `store` (which throws usage_error for a bad one).
+    /// An option with a value, handed to `store` (which throws argument_error for a bad one).
     /// `names` is "--long" or "-s,--long"; `metavar` names the value in the help ("FILE").
     arguments& option(const std::string& names, std::string metavar, std::string help,
                       std::function<void(const std::string& option, const std::string& value)> store);
@@ -93,7 +93,7 @@ public:
         bool help = false;
     };
     /// Parses `args` (the words after the subcommand's name), calling each option's store as it
-    /// is met; usage_error for an unknown option or a missing value.
+    /// is met; argument_error for an unknown option or a missing value.
     [[nodiscard]] parsed parse(const std::vector<std::string>& args) const;
 
     /// parse(), for a subcommand: the positional words, or nothing when help was asked (then

@@ -28,7 +28,7 @@ namespace {
 std::pair<std::string, std::string> parse_mapping(const std::string& flag, const std::string& text) {
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-        throw tdbg::cli::usage_error(fmt::format("{} expects NAME_IN_A=NAME_IN_B, got '{}'", flag, text));
+        throw tdbg::cli::argument_error(fmt::format("{} expects NAME_IN_A=NAME_IN_B, got '{}'", flag, text));
     }
     return {text.substr(0, eq), text.substr(eq + 1)};
 }
@@ -66,7 +66,7 @@ void declare_diff_arguments(tdbg::cli::arguments& args, tdbg::commands::diff_opt
                 [&o](const std::string& opt, const std::string& value) {
                     const auto m = tdbg::try_parse_mode(value);
                     if (!m) {
-                        throw tdbg::cli::usage_error(
+                        throw tdbg::cli::argument_error(
                             fmt::format("{} expects TRAIN, EVAL, PREDICT or GLOBAL, got '{}'", opt, value));
                     }
                     o.comparison.only_mode = *m;
@@ -87,7 +87,7 @@ void declare_diff_arguments(tdbg::cli::arguments& args, tdbg::commands::diff_opt
 // Checks what the options say together, once all are parsed.
 void check_diff_options(tdbg::commands::diff_options& o, const std::vector<std::string>& positional) {
     if (positional.size() != 2) {
-        throw tdbg::cli::usage_error(
+        throw tdbg::cli::argument_error(
             fmt::format("expected two runs, RUN_A and RUN_B, got {} arguments", positional.size()));
     }
     o.run_a = positional[0];

@@ -42,9 +42,9 @@
 #include "tdbg/core/text.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/rules/any_rule.hpp"
-#include "tdbg/rules/config.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/rule_configurations.hpp"
 #include "tdbg/trial/tensor.hpp"
 
 namespace {
@@ -63,7 +63,7 @@ void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
                 "file replaced whole at once",
                 [&o](const std::string& opt, const std::string& value) {
                     if (value.empty()) {
-                        throw tdbg::cli::usage_error(fmt::format("{} needs a file name", opt));
+                        throw tdbg::cli::argument_error(fmt::format("{} needs a file name", opt));
                     }
                     o.output = value;
                 });
@@ -75,7 +75,7 @@ void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
                 "name, with its parent's when two are the same)",
                 [&o](const std::string& opt, const std::string& value) {
                     if (value.empty()) {
-                        throw tdbg::cli::usage_error(fmt::format("{} needs a non-empty name", opt));
+                        throw tdbg::cli::argument_error(fmt::format("{} needs a non-empty name", opt));
                     }
                     o.names.push_back(value);
                 });
@@ -107,10 +107,10 @@ void declare_report_arguments(tdbg::cli::arguments& args, report_options& o) {
                     try {
                         o.reductions = tdbg::parse_reduction_list(value);
                     } catch (const tdbg::config_error& e) {
-                        throw tdbg::cli::usage_error(fmt::format("{}: {}", opt, e.what()));
+                        throw tdbg::cli::argument_error(fmt::format("{}: {}", opt, e.what()));
                     }
                     if (o.reductions->empty()) {
-                        throw tdbg::cli::usage_error(fmt::format("{} needs at least one reduction", opt));
+                        throw tdbg::cli::argument_error(fmt::format("{} needs at least one reduction", opt));
                     }
                 });
     args.number("--max-points", "N", "points per line at most, evenly sampled (default 1000)", o.max_points,
@@ -136,10 +136,10 @@ void check_report_options(report_options& o, const std::vector<std::string>& pos
         o.runs = positional;
     }
     if (o.runs.size() > max_runs) {
-        throw tdbg::cli::usage_error(fmt::format("at most {} runs in one report, got {}", max_runs, o.runs.size()));
+        throw tdbg::cli::argument_error(fmt::format("at most {} runs in one report, got {}", max_runs, o.runs.size()));
     }
     if (o.names.size() > o.runs.size()) {
-        throw tdbg::cli::usage_error(fmt::format("{} --name options for {} run{}", o.names.size(), o.runs.size(),
+        throw tdbg::cli::argument_error(fmt::format("{} --name options for {} run{}", o.names.size(), o.runs.size(),
                                                  o.runs.size() == 1 ? "" : "s"));
     }
 }

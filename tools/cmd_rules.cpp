@@ -63,7 +63,7 @@ void declare_step_arguments(tdbg::cli::arguments& args, rules_options& o) {
                 "complete once the workers chosen have written it (default: every worker)",
                 [&o](const std::string& opt, const std::string& value) {
                     if (value.empty()) {
-                        throw tdbg::cli::usage_error(fmt::format("{} needs a worker's name", opt));
+                        throw tdbg::cli::argument_error(fmt::format("{} needs a worker's name", opt));
                     }
                     o.workers.push_back(value);
                 });
@@ -77,7 +77,7 @@ void declare_step_arguments(tdbg::cli::arguments& args, rules_options& o) {
                 "its first step",
                 [&o](const std::string& opt, const std::string& value) {
                     if (value != "stop" && value != "follow") {
-                        throw tdbg::cli::usage_error(
+                        throw tdbg::cli::argument_error(
                             fmt::format("{} takes 'stop' or 'follow', not '{}'", opt, value));
                     }
                     o.follow_restarts = value == "follow";
@@ -113,7 +113,7 @@ void declare_output_arguments(tdbg::cli::arguments& args, rules_options& o) {
                 "write the results (text, or --json) to FILE instead of standard output (- for stdout)",
                 [&o](const std::string& opt, const std::string& value) {
                     if (value.empty()) {
-                        throw tdbg::cli::usage_error(fmt::format("{} needs a file name (or - for stdout)", opt));
+                        throw tdbg::cli::argument_error(fmt::format("{} needs a file name (or - for stdout)", opt));
                     }
                     o.output = value;
                 });
@@ -152,7 +152,7 @@ void declare_rules_arguments(tdbg::cli::arguments& args, rules_options& o, bool&
     args.option("--describe", "NAME", "describe the rule NAME: what it checks, its parameters and their defaults",
                 [&o](const std::string& opt, const std::string& value) {
                     if (value.empty()) {
-                        throw tdbg::cli::usage_error(fmt::format("{} needs a rule name", opt));
+                        throw tdbg::cli::argument_error(fmt::format("{} needs a rule name", opt));
                     }
                     o.describe = value;
                 });
@@ -177,10 +177,10 @@ void check_rules_options(rules_options& o, bool merge_flag, const std::vector<st
     }
     if (merge_flag) {
         if (positional.empty()) {
-            throw tdbg::cli::usage_error("--merge needs the parts' files (tdbg rules --merge PART.json...)");
+            throw tdbg::cli::argument_error("--merge needs the parts' files (tdbg rules --merge PART.json...)");
         }
         if (!o.rules.empty() || o.start_step || o.end_step || o.follow) {
-            throw tdbg::cli::usage_error("--merge takes the parts' files only: no --rule, --config, --start-step, "
+            throw tdbg::cli::argument_error("--merge takes the parts' files only: no --rule, --config, --start-step, "
                                          "--end-step or --follow");
         }
         o.merge = positional;
@@ -188,10 +188,10 @@ void check_rules_options(rules_options& o, bool merge_flag, const std::vector<st
     }
     o.run = tdbg::cli::single_run_argument(positional);
     if (o.rules.empty()) {
-        throw tdbg::cli::usage_error("no rule to run: give --rule NAME or --config FILE");
+        throw tdbg::cli::argument_error("no rule to run: give --rule NAME or --config FILE");
     }
     if (o.start_step && o.end_step && *o.end_step <= *o.start_step) {
-        throw tdbg::cli::usage_error("--end-step must be greater than --start-step");
+        throw tdbg::cli::argument_error("--end-step must be greater than --start-step");
     }
 }
 

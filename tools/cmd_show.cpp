@@ -183,7 +183,7 @@ void declare_show_arguments(tdbg::cli::arguments& args, show_options& o) {
     args.option("--worker", "W", "the values worker W saved (default: the first worker, by name, that saved the step)",
                 [&o](const std::string& opt, const std::string& value) {
                     if (value.empty()) {
-                        throw tdbg::cli::usage_error(fmt::format("{} needs a non-empty value", opt));
+                        throw tdbg::cli::argument_error(fmt::format("{} needs a non-empty value", opt));
                     }
                     o.worker = value;
                 });
@@ -211,11 +211,11 @@ int run_show(const std::vector<std::string>& args, std::ostream& out, std::ostre
     declare_show_arguments(parser, o);
     return parser.run_or_help(args, out, [&](const std::vector<std::string>& positional) {
         if (positional.size() != 2) {
-            throw tdbg::cli::usage_error(fmt::format(
+            throw tdbg::cli::argument_error(fmt::format(
                 "expected the run and a tensor regex, RUN TENSOR_REGEX, got {} arguments", positional.size()));
         }
         if (o.step && o.steps) {
-            throw tdbg::cli::usage_error("--step and --steps cannot be given together");
+            throw tdbg::cli::argument_error("--step and --steps cannot be given together");
         }
         o.run = (positional)[0];
         o.tensor_regex = (positional)[1];

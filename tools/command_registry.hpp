@@ -14,10 +14,10 @@
 
 #include <fmt/core.h>
 
+#include "argument_error.hpp"
 #include "tdbg/cli/commands.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/text.hpp"
-#include "usage_error.hpp"
 
 namespace tdbg::cli {
 
@@ -55,7 +55,7 @@ template <class F>
 int guarded(std::string_view name, std::ostream& err, F&& body) {
     try {
         return body();
-    } catch (const usage_error& e) {
+    } catch (const argument_error& e) {
         err << "tdbg " << name << ": " << tdbg::terminal_safe(e.what()) << "\n(see 'tdbg " << name
             << " --help')\n";
     } catch (const std::bad_alloc&) {

@@ -41,10 +41,10 @@ trial open_run(const std::string& location, trial_options options, const wait_fu
 
 std::string single_run_argument(const std::vector<std::string>& positional) {
     if (positional.empty()) {
-        throw usage_error("missing the run directory");
+        throw argument_error("missing the run directory");
     }
     if (positional.size() > 1) {
-        throw usage_error(fmt::format("expected one run directory, got {} arguments", positional.size()));
+        throw argument_error(fmt::format("expected one run directory, got {} arguments", positional.size()));
     }
     return positional.front();
 }

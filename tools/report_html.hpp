@@ -5,7 +5,7 @@
 // responsibility each, every one compiling on its own:
 //
 //   model.hpp       the document: the plain data the page shows
-//   format.hpp      text: escaping, values, differences, tick labels, lists of steps
+//   page_text.hpp   text: escaping, values, differences, tick labels, lists of steps
 //   palette.hpp     colours: the series, the rules' marks, the heatmap shades, dashes
 //   axes.hpp        ticks, scales, the value axis, the shared step axis
 //   context.hpp     what every chart shares: series colours, rule bands, divergence
@@ -21,12 +21,12 @@
 #include "report/assets.hpp"
 #include "report/axes.hpp"
 #include "report/context.hpp"
-#include "report/format.hpp"
 #include "report/heatmap.hpp"
 #include "report/line_chart.hpp"
 #include "report/marks.hpp"
 #include "report/model.hpp"
 #include "report/page.hpp"
+#include "report/page_text.hpp"
 #include "report/palette.hpp"
 #include "report/svg.hpp"
 #include "report/tables.hpp"

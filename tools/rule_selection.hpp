@@ -15,8 +15,8 @@
 #include "command_registry.hpp"
 #include "open_run.hpp"
 #include "tdbg/cli/commands.hpp"
-#include "tdbg/rules/config.hpp"
 #include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/rule_configurations.hpp"
 
 namespace tdbg::cli {
 
@@ -41,10 +41,10 @@ inline void declare_rule_selection(arguments& args, std::vector<commands::rule_r
                 [&rules](const std::string&, const std::string& value) {
                     const auto eq = value.find('=');
                     if (rules.empty()) {
-                        throw usage_error(fmt::format("--param {} comes before any --rule", value));
+                        throw argument_error(fmt::format("--param {} comes before any --rule", value));
                     }
                     if (eq == std::string::npos || eq == 0) {
-                        throw usage_error(fmt::format("--param expects KEY=VALUE, got '{}'", value));
+                        throw argument_error(fmt::format("--param expects KEY=VALUE, got '{}'", value));
                     }
                     rules.back().params[value.substr(0, eq)] = value.substr(eq + 1);
                 });

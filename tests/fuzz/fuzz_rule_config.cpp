@@ -20,9 +20,9 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/rules/any_rule.hpp"
 #include "tdbg/rules/builtin.hpp"
-#include "tdbg/rules/config.hpp"
 #include "tdbg/rules/invoke.hpp"
 #include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/rule_configurations.hpp"
 #include "tdbg/trial/trial.hpp"
 
 namespace {

@@ -20,8 +20,8 @@
 #include "json_support.hpp"
 #include "rule_run.hpp"
 #include "support.hpp"
-#include "tdbg/rules/config.hpp"
 #include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/rule_configurations.hpp"
 #include "tdbg/trial/trial.hpp"
 
 // Named, so that in a unity build its helpers never meet another test file's.

@@ -12,8 +12,8 @@
 #include "rule_run.hpp"
 #include "support.hpp"
 #include "tdbg/format/layout.hpp"
-#include "tdbg/rules/config.hpp"
 #include "tdbg/rules/registry.hpp"
+#include "tdbg/rules/rule_configurations.hpp"
 #include "tdbg/trial/trial.hpp"
 
 namespace {

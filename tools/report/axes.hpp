@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "format.hpp"
+#include "page_text.hpp"
 
 namespace tdbg::cli::report {
 

@@ -318,7 +318,7 @@ inline std::vector<std::string> run_names(const std::vector<std::string>& locati
     for (std::size_t i = 0; i < names.size(); ++i) {
         for (std::size_t j = i + 1; j < names.size(); ++j) {
             if (names[i] == names[j]) {
-                throw tdbg::cli::usage_error(fmt::format(
+                throw tdbg::cli::argument_error(fmt::format(
                     "runs {} and {} are both named '{}' in the report; name them with --name", i + 1, j + 1, names[i]));
             }
         }

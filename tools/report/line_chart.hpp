@@ -14,9 +14,9 @@
 
 #include "axes.hpp"
 #include "context.hpp"
-#include "format.hpp"
 #include "marks.hpp"
 #include "model.hpp"
+#include "page_text.hpp"
 #include "palette.hpp"
 #include "svg.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "axes.hpp"
 #include "context.hpp"
-#include "format.hpp"
+#include "page_text.hpp"
 #include "palette.hpp"
 #include "svg.hpp"
 

@@ -13,10 +13,10 @@
 
 #include "assets.hpp"
 #include "context.hpp"
-#include "format.hpp"
 #include "heatmap.hpp"
 #include "line_chart.hpp"
 #include "model.hpp"
+#include "page_text.hpp"
 #include "tables.hpp"
 #include "tdbg/rules/evaluation.hpp"
 #include "timeline.hpp"

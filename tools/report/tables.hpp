@@ -16,8 +16,8 @@
 #include <fmt/format.h>
 
 #include "context.hpp"
-#include "format.hpp"
 #include "model.hpp"
+#include "page_text.hpp"
 #include "palette.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/diff/document.hpp"

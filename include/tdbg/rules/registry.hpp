@@ -38,10 +38,10 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/rules/any_rule.hpp"
 #include "tdbg/rules/builtin.hpp"
-#include "tdbg/rules/config.hpp"
 #include "tdbg/rules/description.hpp"
 #include "tdbg/rules/logger.hpp"
 #include "tdbg/rules/rule.hpp"
+#include "tdbg/rules/rule_configurations.hpp"
 #include "tdbg/rules/rule_params.hpp"
 #include "tdbg/trial/trial.hpp"
 

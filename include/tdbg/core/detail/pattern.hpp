@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// A regular expression as a user wrote it (a collection's include regex, a
-/// rule's tensor_regex), compiled once with PCRE2 (core/impl/pattern.ipp).
+/// rule's tensor_regex), compiled once with PCRE2 (core/detail/impl/pattern.ipp).
 /// The syntax is Python's `re` (PCRE2 reads it), and matching is `re.search`:
 /// the pattern may match anywhere in the name.
 
@@ -36,5 +36,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/core/impl/pattern.ipp"
+#include "tdbg/core/detail/impl/pattern.ipp"
 #endif

@@ -48,5 +48,5 @@ void parallel_blocks(std::size_t n, std::size_t threads, std::size_t min_per_blo
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/core/impl/thread_pool.ipp"
+#include "tdbg/core/detail/impl/thread_pool.ipp"
 #endif

@@ -57,5 +57,5 @@ TDBG_DECL std::optional<tensor_head> decode_tensor_head(std::string_view prefix,
 } // namespace tdbg::format::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/format/impl/fast_event.ipp"
+#include "tdbg/format/detail/impl/fast_event.ipp"
 #endif

@@ -107,5 +107,5 @@ TDBG_DECL void parse_index_view(std::string_view text, std::string_view file, in
 } // namespace tdbg::format::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/format/impl/index_parser.ipp"
+#include "tdbg/format/detail/impl/index_parser.ipp"
 #endif

@@ -46,5 +46,5 @@ private:
 } // namespace tdbg::format::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/format/impl/json_fields.ipp"
+#include "tdbg/format/detail/impl/json_fields.ipp"
 #endif

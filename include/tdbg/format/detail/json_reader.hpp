@@ -134,5 +134,5 @@ private:
 } // namespace tdbg::format::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/format/impl/json_reader.ipp"
+#include "tdbg/format/detail/impl/json_reader.ipp"
 #endif

@@ -128,5 +128,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/collection_selection.ipp"
+#include "tdbg/hook/detail/impl/collection_selection.ipp"
 #endif

@@ -63,5 +63,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/deferred_cell.ipp"
+#include "tdbg/hook/detail/impl/deferred_cell.ipp"
 #endif

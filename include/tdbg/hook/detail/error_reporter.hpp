@@ -68,5 +68,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/error_reporter.ipp"
+#include "tdbg/hook/detail/impl/error_reporter.ipp"
 #endif

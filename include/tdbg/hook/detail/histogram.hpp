@@ -47,5 +47,5 @@ TDBG_DECL std::optional<format::histogram> make_histogram(const std::vector<doub
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/histogram.ipp"
+#include "tdbg/hook/detail/impl/histogram.ipp"
 #endif

@@ -18,7 +18,7 @@
 ///     and the hook's log;
 /// and hook_engine, which holds them and is the one place of the step
 /// protocol: what begin_step, end_step and close do, in which order, with
-/// the writer and with errors. Its definitions are in hook/impl/hook_engine.ipp.
+/// the writer and with errors. Its definitions are in hook/detail/impl/hook_engine.ipp.
 
 #include <cstdint>
 #include <exception>
@@ -280,5 +280,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/hook_engine.ipp"
+#include "tdbg/hook/detail/impl/hook_engine.ipp"
 #endif

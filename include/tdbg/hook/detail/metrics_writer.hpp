@@ -50,5 +50,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/metrics_writer.ipp"
+#include "tdbg/hook/detail/impl/metrics_writer.ipp"
 #endif

@@ -83,5 +83,5 @@ struct run_position {
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/run_claim.ipp"
+#include "tdbg/hook/detail/impl/run_claim.ipp"
 #endif

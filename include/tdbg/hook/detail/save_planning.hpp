@@ -97,5 +97,5 @@ TDBG_DECL void check_tensor_rank(std::string_view name, std::size_t rank);
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/save_planning.ipp"
+#include "tdbg/hook/detail/impl/save_planning.ipp"
 #endif

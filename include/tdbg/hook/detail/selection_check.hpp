@@ -79,5 +79,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/selection_check.ipp"
+#include "tdbg/hook/detail/impl/selection_check.ipp"
 #endif

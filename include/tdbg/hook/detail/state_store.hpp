@@ -125,5 +125,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/state_store.ipp"
+#include "tdbg/hook/detail/impl/state_store.ipp"
 #endif

@@ -69,5 +69,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/step_clock.ipp"
+#include "tdbg/hook/detail/impl/step_clock.ipp"
 #endif

@@ -82,5 +82,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/step_scalars.ipp"
+#include "tdbg/hook/detail/impl/step_scalars.ipp"
 #endif

@@ -70,5 +70,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/stop_watch.ipp"
+#include "tdbg/hook/detail/impl/stop_watch.ipp"
 #endif

@@ -34,5 +34,5 @@ using tensorboard_put_function = std::function<void(const std::string&, const st
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/tensorboard_export.ipp"
+#include "tdbg/hook/detail/impl/tensorboard_export.ipp"
 #endif

@@ -50,5 +50,5 @@ TDBG_DECL std::vector<std::int64_t> class_ids(const tensor_value& v, bool argmax
 } // namespace tdbg::rules::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/rules/impl/activity.ipp"
+#include "tdbg/rules/detail/impl/activity.ipp"
 #endif

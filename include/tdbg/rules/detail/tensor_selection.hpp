@@ -186,5 +186,5 @@ struct worker_inputs {
 } // namespace tdbg::rules::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/rules/impl/tensor_selection.ipp"
+#include "tdbg/rules/detail/impl/tensor_selection.ipp"
 #endif

@@ -263,5 +263,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/trial/impl/index_loader.ipp"
+#include "tdbg/trial/detail/impl/index_loader.ipp"
 #endif

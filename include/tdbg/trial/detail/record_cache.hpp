@@ -275,5 +275,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/trial/impl/record_cache.ipp"
+#include "tdbg/trial/detail/impl/record_cache.ipp"
 #endif

@@ -111,5 +111,5 @@ struct run_index {
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/trial/impl/run_index.ipp"
+#include "tdbg/trial/detail/impl/run_index.ipp"
 #endif

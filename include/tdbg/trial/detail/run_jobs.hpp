@@ -56,5 +56,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/trial/impl/run_jobs.ipp"
+#include "tdbg/trial/detail/impl/run_jobs.ipp"
 #endif

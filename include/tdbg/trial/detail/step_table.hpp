@@ -105,5 +105,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/trial/impl/step_table.ipp"
+#include "tdbg/trial/detail/impl/step_table.ipp"
 #endif

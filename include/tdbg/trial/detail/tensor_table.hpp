@@ -249,5 +249,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/trial/impl/tensor_table.ipp"
+#include "tdbg/trial/detail/impl/tensor_table.ipp"
 #endif

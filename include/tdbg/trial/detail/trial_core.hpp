@@ -271,5 +271,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/trial/impl/trial_core.ipp"
+#include "tdbg/trial/detail/impl/trial_core.ipp"
 #endif

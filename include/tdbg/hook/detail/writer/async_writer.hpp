@@ -108,5 +108,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer/async_writer.ipp"
+#include "tdbg/hook/detail/writer/impl/async_writer.ipp"
 #endif

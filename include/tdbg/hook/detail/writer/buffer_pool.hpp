@@ -67,5 +67,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer/buffer_pool.ipp"
+#include "tdbg/hook/detail/writer/impl/buffer_pool.ipp"
 #endif

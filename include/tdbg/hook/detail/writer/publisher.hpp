@@ -120,5 +120,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer/publisher.ipp"
+#include "tdbg/hook/detail/writer/impl/publisher.ipp"
 #endif

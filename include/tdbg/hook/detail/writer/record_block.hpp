@@ -94,5 +94,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer/record_block.ipp"
+#include "tdbg/hook/detail/writer/impl/record_block.ipp"
 #endif

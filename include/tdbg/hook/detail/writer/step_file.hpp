@@ -77,5 +77,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer/step_file.ipp"
+#include "tdbg/hook/detail/writer/impl/step_file.ipp"
 #endif

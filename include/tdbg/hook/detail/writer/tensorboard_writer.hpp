@@ -67,5 +67,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer/tensorboard_writer.ipp"
+#include "tdbg/hook/detail/writer/impl/tensorboard_writer.ipp"
 #endif

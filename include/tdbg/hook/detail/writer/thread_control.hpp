@@ -17,5 +17,5 @@ TDBG_DECL void lower_thread_priority(int nice) noexcept;
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer/thread_control.ipp"
+#include "tdbg/hook/detail/writer/impl/thread_control.ipp"
 #endif

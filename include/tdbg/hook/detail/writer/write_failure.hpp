@@ -41,5 +41,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer/write_failure.ipp"
+#include "tdbg/hook/detail/writer/impl/write_failure.ipp"
 #endif

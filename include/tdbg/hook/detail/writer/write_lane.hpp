@@ -84,5 +84,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer/write_lane.ipp"
+#include "tdbg/hook/detail/writer/impl/write_lane.ipp"
 #endif

@@ -125,5 +125,5 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/hook/impl/writer/write_queue.ipp"
+#include "tdbg/hook/detail/writer/impl/write_queue.ipp"
 #endif

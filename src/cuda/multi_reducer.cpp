@@ -19,7 +19,7 @@
 #include "tdbg/core/error.hpp"
 #include "tdbg/cuda/detail/launch.hpp"
 #include "tdbg/cuda/reduce.hpp"
-#include "tdbg/cuda/src/runtime.hpp"
+#include "runtime.hpp"
 
 namespace tdbg::cuda {
 namespace {

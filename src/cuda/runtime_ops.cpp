@@ -18,7 +18,7 @@
 #define TDBG_NO_MODE_GUARD 1
 #include "tdbg/cuda/detail/launch.hpp"
 #include "tdbg/cuda/device_ops.hpp"
-#include "tdbg/cuda/src/runtime.hpp"
+#include "runtime.hpp"
 #include "tdbg/hook/deferred.hpp"
 
 namespace tdbg::cuda {

@@ -30,8 +30,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reference_defaults.hpp"
-#include "rule_run.hpp"
+#include "rules/reference_defaults.hpp"
+#include "rules/rule_run.hpp"
 #include "storage/unprivileged.hpp"
 #include "support.hpp"
 #include "tdbg/format/layout.hpp"

@@ -46,5 +46,5 @@ parse_rule_configurations(std::string_view json, const std::string& source = "ru
 } // namespace tdbg::rules
 
 #if TDBG_HEADER_ONLY
-#include "tdbg/rules/impl/config.ipp"
+#include "tdbg/rules/impl/rule_configurations.ipp"
 #endif

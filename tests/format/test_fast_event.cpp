@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "run_writer.hpp"
+#include "trial/run_writer.hpp"
 #include "support.hpp"
-#include "golden.hpp"
+#include "trial/golden.hpp"
 #include "tdbg/format/event.hpp"
 #include "tdbg/format/tfrecord.hpp"
 #include "tdbg/format/detail/fast_event.hpp"

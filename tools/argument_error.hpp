@@ -6,8 +6,8 @@
 
 namespace tdbg::cli {
 
-/// A usage error: the message goes to stderr with a pointer to --help, exit status 2.
-class usage_error : public tdbg::error {
+/// An argument error: the message goes to stderr with a pointer to --help, exit status 2.
+class argument_error : public tdbg::error {
 public:
     using tdbg::error::error;
 };

@@ -14,11 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run_writer.hpp"
 #include "support.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/trial/trial.hpp"
+#include "trial/golden.hpp"
+#include "trial/run_writer.hpp"
 
 namespace {
 

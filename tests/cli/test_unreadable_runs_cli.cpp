@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "golden.hpp"
 #include "storage/unprivileged.hpp"
 #include "support.hpp"
+#include "trial/golden.hpp"
 
 namespace fs = std::filesystem;
 using tdbg::test::command_result;

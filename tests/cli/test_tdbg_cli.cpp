@@ -28,11 +28,11 @@
 #include <nlohmann/json.hpp>
 
 #include "arguments.hpp"
-#include "golden.hpp"
-#include "run_writer.hpp"
 #include "support.hpp"
 #include "tdbg/hook/hook.hpp"
 #include "tdbg/trial/trial.hpp"
+#include "trial/golden.hpp"
+#include "trial/run_writer.hpp"
 
 using nlohmann::json;
 
@@ -224,7 +224,7 @@ TEST_CASE("tdbg arguments: one parser for every subcommand, its help written fro
         CHECK_THROWS_WITH(args.parse({"--poll", "inf"}), Contains("got 'inf'"));
         CHECK_THROWS_WITH(args.parse({"--verbose=yes"}), Contains("--verbose takes no value"));
         CHECK_THROWS_WITH(args.parse({"--output="}), Contains("--output needs a non-empty value"));
-        CHECK_THROWS_AS(args.parse({"--jobs", "0"}), tdbg::cli::usage_error);
+        CHECK_THROWS_AS(args.parse({"--jobs", "0"}), tdbg::cli::argument_error);
     }
     SECTION("the help text lists every option, by section, wrapped under its description column") {
         const std::string help = args.help();

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Definitions of tdbg/rules/config.hpp.
+/// Definitions of tdbg/rules/rule_configurations.hpp.
 
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include "tdbg/core/config_file.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/json.hpp"
-#include "tdbg/rules/config.hpp"
+#include "tdbg/rules/rule_configurations.hpp"
 
 namespace tdbg::rules {
 
