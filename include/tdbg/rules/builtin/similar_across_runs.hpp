@@ -23,13 +23,13 @@
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
 
 namespace tdbg::rules {
 
 /// SimilarAcrossRuns (see the file comment).
-class similar_across_runs : public rule<similar_across_runs> {
+class similar_across_runs : public detail::selection_rule<similar_across_runs> {
 public:
     static constexpr std::string_view rule_name = "SimilarAcrossRuns";
     static constexpr bool parallel_steps = true;
@@ -46,14 +46,9 @@ public:
     /// Met when a selected tensor differs between the runs at `step`.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
-
 private:
     // `others`, or when empty the run at the `other_trials` (or `other_trial`) parameter.
     [[nodiscard]] TDBG_DECL static std::vector<trial> with_other(std::vector<trial> others, const rule_params& params);
-
-    detail::tensor_selection selection_;
 };
 
 } // namespace tdbg::rules

@@ -16,8 +16,8 @@
 namespace tdbg::rules {
 
 TDBG_DECL similar_across_runs::similar_across_runs(trial base, std::vector<trial> others, const rule_params& params)
-    : rule(std::move(base), with_other(std::move(others), params), params),
-      selection_(detail::selection_from(params, true)) {}
+    : selection_rule(std::move(base), with_other(std::move(others), params), params,
+                     detail::selection_from(params, true)) {}
 
 TDBG_DECL std::vector<tensor_request> similar_across_runs::required_tensors(std::int64_t step) const {
     const trial& other = other_trials().front();
@@ -29,7 +29,7 @@ TDBG_DECL std::vector<tensor_request> similar_across_runs::required_tensors(std:
             tdbg::mode::global);
     }
     std::vector<tensor_request> out;
-    for (const std::string& tensor_name : selection_.names(base_trial())) {
+    for (const std::string& tensor_name : selection().names(base_trial())) {
         out.push_back(value_request(tensor_name, step, true));
         if (other.has_tensor(tensor_name)) {
             tensor_request theirs = value_request(tensor_name, step, true);
@@ -78,18 +78,21 @@ TDBG_DECL std::vector<trial> similar_across_runs::with_other(std::vector<trial> 
 }
 
 TDBG_DECL rule_description similar_across_runs::describe() {
-    return {"Two runs that should be alike have diverged.",
-            "Compares this run with another one: met at a step where a selected tensor differs between the two "
-            "(numpy.allclose with its default tolerances fails), as when two runs of the same seed and code should "
-            "produce the same values.\n\nThe other run is other_trials (a run's path or URL, where SageMaker takes "
-            "a training job's name) unless a program passes the other trial in. With neither collection_names nor "
-            "tensor_regex every tensor is compared. The other run's step is waited for; a tensor it does not have "
-            "is not compared.",
-            {{"other_trials", "None", "the other run's path or URL (required unless the trial is passed in)"},
-             {"other_trial", "None", "the earlier name of other_trials (give one of the two)"},
-             {"collection_names", "None", "collections whose tensors are checked (comma-separated)"},
-             {"tensor_regex", "None", "regular expressions of the names of tensors to check (comma-separated)"}},
-            step_dependence::independent};
+    rule_description out{
+        "Two runs that should be alike have diverged.",
+        "Compares this run with another one: met at a step where a selected tensor differs between the two "
+        "(numpy.allclose with its default tolerances fails), as when two runs of the same seed and code should "
+        "produce the same values.\n\nThe other run is other_trials (a run's path or URL, where SageMaker takes "
+        "a training job's name) unless a program passes the other trial in. With neither collection_names nor "
+        "tensor_regex every tensor is compared. The other run's step is waited for; a tensor it does not have "
+        "is not compared.",
+        {{"other_trials", "None", "the other run's path or URL (required unless the trial is passed in)"},
+         {"other_trial", "None", "the earlier name of other_trials (give one of the two)"}},
+        step_dependence::independent};
+    for (parameter_description& p : detail::selection_parameters(false)) {
+        out.parameters.push_back(std::move(p));
+    }
+    return out;
 }
 
 } // namespace tdbg::rules
