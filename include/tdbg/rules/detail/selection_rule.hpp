@@ -90,6 +90,10 @@ protected:
     any_tensor_rule(trial base, const rule_params& params, tensor_selection selection,
                     std::optional<reduction> reads = std::nullopt)
         : selection_rule<Derived>(std::move(base), params, std::move(selection)), reads_(reads) {}
+    /// A rule over `base` that compares with `others` too, reading each selected tensor's value
+    /// unless Derived says otherwise.
+    any_tensor_rule(trial base, std::vector<trial> others, const rule_params& params, tensor_selection selection)
+        : selection_rule<Derived>(std::move(base), std::move(others), params, std::move(selection)) {}
 
 private:
     std::optional<reduction> reads_;
