@@ -20,7 +20,7 @@
 /// Catch2 first, or let this header include whichever is installed. Link the
 /// test with Catch2 as usual; tdbg adds no dependency of its own.
 
-#include "tdbg/integrations/detail/catch2_include.hpp"
+#include "tdbg/integrations/detail/catch2_matcher.hpp"
 
 #include <cstdint>
 #include <exception>
@@ -183,37 +183,11 @@ inline rule_check make_named_check(std::string_view name, rules::rule_params par
 
 } // namespace detail
 
-#if defined(CATCH_MATCHERS_TEMPLATED_HPP_INCLUDED)
-
-/// A Catch2 v3 matcher over trials that evaluates a rule.
-class rule_matcher : public Catch::Matchers::MatcherGenericBase {
+/// A Catch2 matcher over trials that evaluates a rule (v3's or v2's, detail/catch2_matcher.hpp).
+class rule_matcher : public detail::trial_matcher<detail::rule_check> {
 public:
-    explicit rule_matcher(detail::rule_check check) : check_(std::move(check)) {}
-    /// Evaluates the rule over `t`.
-    bool match(const trial& t) const { return check_.check(t); }
-    /// The expectation and, after matching, the outcome.
-    [[nodiscard]] std::string describe() const override { return check_.describe(); }
-
-private:
-    detail::rule_check check_;
+    using trial_matcher::trial_matcher;
 };
-
-#else
-
-/// A Catch2 v2 matcher over trials that evaluates a rule.
-class rule_matcher : public Catch::MatcherBase<trial> {
-public:
-    explicit rule_matcher(detail::rule_check check) : check_(std::move(check)) {}
-    /// Evaluates the rule over `t`.
-    bool match(const trial& t) const override { return check_.check(t); }
-    /// The expectation and, after matching, the outcome.
-    [[nodiscard]] std::string describe() const override { return check_.describe(); }
-
-private:
-    detail::rule_check check_;
-};
-
-#endif
 
 /// Matches a trial over which `Rule` finds no issue (status NoIssuesFound).
 template <class Rule>

@@ -14,7 +14,7 @@
 /// tdbg/integrations/catch2.hpp does: include your Catch2 first, or let this
 /// header include whichever is installed.
 
-#include "tdbg/integrations/detail/catch2_include.hpp"
+#include "tdbg/integrations/detail/catch2_matcher.hpp"
 
 #include <cstddef>
 #include <exception>
@@ -116,41 +116,14 @@ private:
 
 } // namespace detail
 
-#if defined(CATCH_MATCHERS_TEMPLATED_HPP_INCLUDED)
-
-/// A Catch2 v3 matcher over trials that diffs them against a reference run.
-class run_matcher : public Catch::Matchers::MatcherGenericBase {
+/// A Catch2 matcher over trials that diffs them against a reference run (v3's or v2's,
+/// detail/catch2_matcher.hpp); it describes the expectation and, after matching, where the runs part.
+class run_matcher : public detail::trial_matcher<detail::run_match_check> {
 public:
-    explicit run_matcher(detail::run_match_check check) : check_(std::move(check)) {}
-    /// Diffs `t` against the reference.
-    bool match(const trial& t) const { return check_.check(t); }
-    /// The expectation and, after matching, where the runs part.
-    [[nodiscard]] std::string describe() const override { return check_.describe(); }
+    using trial_matcher::trial_matcher;
     /// The diff after matching.
-    [[nodiscard]] const std::optional<diff_result>& result() const noexcept { return check_.result(); }
-
-private:
-    detail::run_match_check check_;
+    [[nodiscard]] const std::optional<diff_result>& result() const noexcept { return check().result(); }
 };
-
-#else
-
-/// A Catch2 v2 matcher over trials that diffs them against a reference run.
-class run_matcher : public Catch::MatcherBase<trial> {
-public:
-    explicit run_matcher(detail::run_match_check check) : check_(std::move(check)) {}
-    /// Diffs `t` against the reference.
-    bool match(const trial& t) const override { return check_.check(t); }
-    /// The expectation and, after matching, where the runs part.
-    [[nodiscard]] std::string describe() const override { return check_.describe(); }
-    /// The diff after matching.
-    [[nodiscard]] const std::optional<diff_result>& result() const noexcept { return check_.result(); }
-
-private:
-    detail::run_match_check check_;
-};
-
-#endif
 
 /// Matches a trial that agrees with `reference` (run A of diff_runs) under `options`.
 [[nodiscard]] inline run_matcher matches_run(trial reference, diff_options options = {}) {

@@ -74,6 +74,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/core/detail/detection.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
@@ -288,58 +289,46 @@ private:
 
 namespace detail {
 
-template <class T, class = void>
-struct has_rule_name : std::false_type {};
+// What the CRTP base takes from the derived class (see the file comment): each alias is a
+// valid type exactly when the class declares that member (a flag's alias has its value).
 template <class T>
-struct has_rule_name<T, std::void_t<decltype(std::string_view(T::rule_name))>> : std::true_type {};
+using rule_name_member = decltype(std::string_view(T::rule_name));
+template <class T>
+using parallel_steps_member = std::bool_constant<bool(T::parallel_steps)>;
+template <class T>
+using required_tensors_member = decltype(std::declval<const T&>().required_tensors(std::int64_t{}));
+template <class T>
+using invoke_with_step_member = decltype(verdict(std::declval<T&>().invoke_at_step(std::int64_t{})));
+template <class T>
+using invoke_with_inputs_member =
+    decltype(verdict(std::declval<T&>().invoke_at_step(std::int64_t{}, std::declval<const step_inputs&>())));
+template <class T>
+using while_waiting_member = decltype(verdict(std::declval<T&>().while_waiting(std::int64_t{})));
+template <class T>
+using tensor_selections_member =
+    decltype(std::vector<const tensor_selection*>(std::declval<const T&>().tensor_selections()));
+template <class T>
+using comparisons_member = decltype(comparison_coverage(std::declval<const T&>().comparisons()));
+template <class T>
+using decides_by_reductions_member = std::bool_constant<bool(T::decides_by_reductions)>;
 
-template <class T, class = void>
-struct declares_parallel_steps : std::false_type {};
-template <class T>
-struct declares_parallel_steps<T, std::void_t<decltype(bool(T::parallel_steps))>> : std::bool_constant<T::parallel_steps> {};
+/// True when T declares the member that `Member<T>` names.
+template <template <class> class Member, class T>
+inline constexpr bool declares_v = tdbg::detail::is_detected<Member, T>::value;
 
-template <class T, class = void>
-struct declares_inputs : std::false_type {};
+/// True when T declares `rule_name`.
 template <class T>
-struct declares_inputs<T, std::void_t<decltype(std::declval<const T&>().required_tensors(std::int64_t{}))>>
-    : std::true_type {};
+using has_rule_name = tdbg::detail::is_detected<rule_name_member, T>;
 
-template <class T, class = void>
-struct invokes_with_step : std::false_type {};
-template <class T>
-struct invokes_with_step<T, std::void_t<decltype(verdict(std::declval<T&>().invoke_at_step(std::int64_t{})))>>
-    : std::true_type {};
-
-template <class T, class = void>
-struct invokes_with_inputs : std::false_type {};
-template <class T>
-struct invokes_with_inputs<T, std::void_t<decltype(verdict(std::declval<T&>().invoke_at_step(
-                                  std::int64_t{}, std::declval<const step_inputs&>())))>> : std::true_type {};
-
-template <class T, class = void>
-struct watches_while_waiting : std::false_type {};
-template <class T>
-struct watches_while_waiting<T, std::void_t<decltype(verdict(std::declval<T&>().while_waiting(std::int64_t{})))>>
-    : std::true_type {};
-
-template <class T, class = void>
-struct declares_selections : std::false_type {};
-template <class T>
-struct declares_selections<
-    T, std::void_t<decltype(std::vector<const tensor_selection*>(std::declval<const T&>().tensor_selections()))>>
-    : std::true_type {};
-
-template <class T, class = void>
-struct reports_comparisons : std::false_type {};
-template <class T>
-struct reports_comparisons<T, std::void_t<decltype(comparison_coverage(std::declval<const T&>().comparisons()))>>
-    : std::true_type {};
-
-template <class T, class = void>
-struct reads_stored_reductions : std::false_type {};
-template <class T>
-struct reads_stored_reductions<T, std::void_t<decltype(bool(T::decides_by_reductions))>>
-    : std::bool_constant<T::decides_by_reductions> {};
+/// `Flag<T>::value` where T declares the flag (`Flag<T>` is valid), else false.
+template <template <class> class Flag, class T>
+[[nodiscard]] constexpr bool declared_flag() noexcept {
+    if constexpr (tdbg::detail::is_detected<Flag, T>::value) {
+        return Flag<T>::value;
+    } else {
+        return false;
+    }
+}
 
 template <class T>
 [[nodiscard]] constexpr std::string_view default_rule_name() noexcept {
@@ -354,7 +343,7 @@ template <class T>
 
 /// True when `Rule` lets invoke_rule evaluate several steps at once.
 template <class Rule>
-inline constexpr bool parallel_steps_v = detail::declares_parallel_steps<Rule>::value;
+inline constexpr bool parallel_steps_v = detail::declared_flag<detail::parallel_steps_member, Rule>();
 
 /// The base of a rule class `Derived` (see the file comment).
 template <class Derived>
@@ -387,7 +376,7 @@ private:
     [[nodiscard]] bool do_parallel_steps() const noexcept final { return parallel_steps_v<Derived>; }
 
     [[nodiscard]] std::vector<tensor_request> do_required_tensors(std::int64_t step) const final {
-        if constexpr (detail::declares_inputs<Derived>::value) {
+        if constexpr (detail::declares_v<detail::required_tensors_member, Derived>) {
             return derived().required_tensors(step);
         } else {
             (void)step;
@@ -396,13 +385,13 @@ private:
     }
 
     [[nodiscard]] verdict do_invoke_at_step(std::int64_t step, const step_inputs& inputs) final {
-        if constexpr (detail::declares_inputs<Derived>::value) {
-            static_assert(detail::invokes_with_inputs<Derived>::value,
+        if constexpr (detail::declares_v<detail::required_tensors_member, Derived>) {
+            static_assert(detail::declares_v<detail::invoke_with_inputs_member, Derived>,
                           "a rule that declares required_tensors(step) reads them in "
                           "invoke_at_step(std::int64_t step, const step_inputs& inputs)");
             return derived().invoke_at_step(step, inputs);
         } else {
-            static_assert(detail::invokes_with_step<Derived>::value,
+            static_assert(detail::declares_v<detail::invoke_with_step_member, Derived>,
                           "a rule defines invoke_at_step(std::int64_t step), returning bool or tdbg::rules::verdict");
             (void)inputs;
             return derived().invoke_at_step(step);
@@ -410,7 +399,7 @@ private:
     }
 
     [[nodiscard]] verdict do_while_waiting(std::int64_t next_step) final {
-        if constexpr (detail::watches_while_waiting<Derived>::value) {
+        if constexpr (detail::declares_v<detail::while_waiting_member, Derived>) {
             return derived().while_waiting(next_step);
         } else {
             (void)next_step;
@@ -419,7 +408,7 @@ private:
     }
 
     [[nodiscard]] std::string do_explain_selection() const final {
-        if constexpr (detail::declares_selections<Derived>::value) {
+        if constexpr (detail::declares_v<detail::tensor_selections_member, Derived>) {
             return detail::explain_selections(base_trial(), derived().tensor_selections());
         } else {
             return {};
@@ -427,7 +416,7 @@ private:
     }
 
     [[nodiscard]] std::optional<comparison_coverage> do_comparisons() const final {
-        if constexpr (detail::reports_comparisons<Derived>::value) {
+        if constexpr (detail::declares_v<detail::comparisons_member, Derived>) {
             return derived().comparisons();
         } else {
             return std::nullopt;
@@ -435,9 +424,10 @@ private:
     }
 
     [[nodiscard]] std::string do_explain_reductions_only() const final {
-        if constexpr (detail::declares_selections<Derived>::value) {
-            return detail::explain_reductions_only(base_trial(), derived().tensor_selections(), name(),
-                                                   detail::reads_stored_reductions<Derived>::value);
+        if constexpr (detail::declares_v<detail::tensor_selections_member, Derived>) {
+            return detail::explain_reductions_only(
+                base_trial(), derived().tensor_selections(), name(),
+                detail::declared_flag<detail::decides_by_reductions_member, Derived>());
         } else {
             return {};
         }

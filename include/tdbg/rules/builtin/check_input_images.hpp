@@ -28,13 +28,13 @@
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
 
 namespace tdbg::rules {
 
 /// CheckInputImages (see the file comment).
-class check_input_images : public rule<check_input_images> {
+class check_input_images : public detail::selection_rule<check_input_images> {
 public:
     static constexpr std::string_view rule_name = "CheckInputImages";
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
@@ -51,13 +51,9 @@ public:
     /// The images it saw and the steps it judged.
     [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
 
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&images_}; }
-
 private:
     double threshold_mean_;
     std::int64_t threshold_samples_;
-    detail::tensor_selection images_;
     std::int64_t channel_;
     std::map<std::size_t, std::pair<double, std::uint64_t>> channels_; // channel -> (sum, count)
     std::int64_t samples_ = 0;

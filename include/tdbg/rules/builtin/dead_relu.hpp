@@ -14,37 +14,33 @@
 /// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
+#include "tdbg/trial/tensor.hpp"
 
 namespace tdbg::rules {
 
 /// DeadRelu (see the file comment).
-class dead_relu : public rule<dead_relu> {
+class dead_relu : public detail::any_tensor_rule<dead_relu> {
 public:
     static constexpr std::string_view rule_name = "DeadRelu";
-    static constexpr bool parallel_steps = true;
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
     [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit dead_relu(trial base, const rule_params& params = rule_params());
 
-    /// The value of every selected tensor at `step`.
-    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
-    /// Met when some ReLU layer at `step` has too many dead units.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
-
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
+    /// Met when the ReLU layer of `tensor_inputs` has too many dead units at `step`.
+    [[nodiscard]] TDBG_DECL std::optional<verdict>
+    check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const;
 
 private:
-    detail::tensor_selection selection_;
     double threshold_inactivity_;
     double threshold_layer_;
 };

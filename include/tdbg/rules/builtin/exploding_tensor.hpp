@@ -16,21 +16,22 @@
 /// (required_tensors) and fetched up front.
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
+#include "tdbg/trial/tensor.hpp"
 
 namespace tdbg::rules {
 
 /// ExplodingTensor (see the file comment).
-class exploding_tensor : public rule<exploding_tensor> {
+class exploding_tensor : public detail::any_tensor_rule<exploding_tensor> {
 public:
     static constexpr std::string_view rule_name = "ExplodingTensor";
-    static constexpr bool parallel_steps = true;
     /// A tensor saved as reductions only is decided by its stored reductions where they can decide.
     static constexpr bool decides_by_reductions = true;
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
@@ -39,16 +40,13 @@ public:
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit exploding_tensor(trial base, const rule_params& params = rule_params());
 
-    /// The value of every selected tensor at `step`, from each worker that wrote it.
-    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
-    /// Met when a selected tensor's value at `step` is not finite.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
-
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
+    /// The value of `t` at `step` from each worker that wrote it, else its stored reductions.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> tensor_requests(const tdbg::tensor& t, std::int64_t step) const;
+    /// Met when the tensor of `tensor_inputs` is not finite at `step` (for some worker).
+    [[nodiscard]] TDBG_DECL std::optional<verdict>
+    check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const;
 
 private:
-    detail::tensor_selection selection_;
     bool only_nan_;
 };
 

@@ -18,13 +18,13 @@
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
 
 namespace tdbg::rules {
 
 /// FeatureImportanceOverweight (see the file comment).
-class feature_importance_overweight : public rule<feature_importance_overweight> {
+class feature_importance_overweight : public detail::selection_rule<feature_importance_overweight> {
 public:
     static constexpr std::string_view rule_name = "FeatureImportanceOverweight";
     static constexpr bool parallel_steps = true;
@@ -39,13 +39,9 @@ public:
     /// Met when the top `nfeatures` importances at `step` are more than `threshold` of the total.
     [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
 
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
-
 private:
     double threshold_;
     std::int64_t nfeatures_;
-    detail::tensor_selection selection_;
 };
 
 } // namespace tdbg::rules

@@ -30,15 +30,15 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
-#include "tdbg/rules/description.hpp"
 #include "tdbg/core/mode.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/description.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
 
 namespace tdbg::rules {
 
 /// Overfit (see the file comment).
-class overfit : public rule<overfit> {
+class overfit : public detail::selection_rule<overfit> {
 public:
     static constexpr std::string_view rule_name = "Overfit";
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
@@ -56,9 +56,6 @@ public:
     /// The EVAL steps it looked at, the ratios it computed and the runs of patience ratios among them.
     [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
 
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
-
 private:
     struct loss_state {
         std::optional<mode> last_mode;
@@ -73,7 +70,6 @@ private:
     // Records the loss of `tensor_name` at `step` (of mode `m`); met when the ratio stayed above long enough.
     [[nodiscard]] TDBG_DECL verdict record(const std::string& tensor_name, mode m, double loss, std::int64_t step);
 
-    detail::tensor_selection selection_;
     std::int64_t start_step_;
     std::int64_t patience_;
     double ratio_threshold_;

@@ -29,15 +29,15 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
-#include "tdbg/rules/description.hpp"
 #include "tdbg/core/mode.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/description.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
 
 namespace tdbg::rules {
 
 /// Overtraining (see the file comment).
-class overtraining : public rule<overtraining> {
+class overtraining : public detail::selection_rule<overtraining> {
 public:
     static constexpr std::string_view rule_name = "Overtraining";
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
@@ -54,9 +54,6 @@ public:
     /// Per mode, the steps it looked at and the losses past its patience.
     [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
 
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&losses_}; }
-
 private:
     struct progress {
         std::optional<double> best;
@@ -67,12 +64,11 @@ private:
     std::int64_t patience_train_;
     std::int64_t patience_validation_;
     double delta_;
-    detail::tensor_selection losses_{{"losses"}, {}, false};
     std::map<std::pair<std::string, mode>, progress> state_;
     std::uint64_t train_steps_ = 0; // the TRAIN steps looked at
-    std::uint64_t eval_steps_ = 0;  // the EVAL steps looked at
-    std::uint64_t past_train_ = 0;  // TRAIN losses with at least patience_train values before them
-    std::uint64_t past_eval_ = 0;   // EVAL losses with at least patience_validation values before them
+    std::uint64_t eval_steps_ = 0; // the EVAL steps looked at
+    std::uint64_t past_train_ = 0; // TRAIN losses with at least patience_train values before them
+    std::uint64_t past_eval_ = 0; // EVAL losses with at least patience_validation values before them
 };
 
 } // namespace tdbg::rules

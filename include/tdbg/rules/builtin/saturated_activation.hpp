@@ -20,36 +20,35 @@
 /// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
 #include "tdbg/rules/rule_params.hpp"
+#include "tdbg/trial/tensor.hpp"
 
 namespace tdbg::rules {
 
 /// SaturatedActivation (see the file comment).
-class saturated_activation : public rule<saturated_activation> {
+class saturated_activation : public detail::any_tensor_rule<saturated_activation> {
 public:
     static constexpr std::string_view rule_name = "SaturatedActivation";
-    static constexpr bool parallel_steps = true;
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
     [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit saturated_activation(trial base, const rule_params& params = rule_params());
 
-    /// The value of every selected tanh or sigmoid input at `step`.
-    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
-    /// Met when some tanh or sigmoid layer at `step` has too many saturated units.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
-
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
+    /// The value of `t` at `step` when it is a tanh or sigmoid input (none otherwise).
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> tensor_requests(const tdbg::tensor& t, std::int64_t step) const;
+    /// Met when the tanh or sigmoid layer of `tensor_inputs` has too many saturated units at `step`.
+    [[nodiscard]] TDBG_DECL std::optional<verdict>
+    check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const;
 
 private:
     // The (min, max) of `activation` ("tanh", "sigmoid"): AWS's threshold_<activation>_min and _max,
@@ -57,7 +56,6 @@ private:
     [[nodiscard]] TDBG_DECL static number_pair thresholds(const rule_params& params, const std::string& activation,
                                                           number_pair fallback);
 
-    detail::tensor_selection selection_;
     number_pair tanh_;
     number_pair sigmoid_;
     double threshold_inactivity_;

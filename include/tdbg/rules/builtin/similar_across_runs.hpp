@@ -18,21 +18,22 @@
 /// (required_tensors) and fetched up front, once the other run has reached the step.
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
+#include "tdbg/trial/tensor.hpp"
 
 namespace tdbg::rules {
 
 /// SimilarAcrossRuns (see the file comment).
-class similar_across_runs : public rule<similar_across_runs> {
+class similar_across_runs : public detail::any_tensor_rule<similar_across_runs> {
 public:
     static constexpr std::string_view rule_name = "SimilarAcrossRuns";
-    static constexpr bool parallel_steps = true;
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
     [[nodiscard]] static TDBG_DECL rule_description describe();
 
@@ -40,20 +41,17 @@ public:
     /// with the run at the `other_trials` parameter's location).
     TDBG_DECL similar_across_runs(trial base, std::vector<trial> others, const rule_params& params = rule_params());
 
-    /// The value of every selected tensor at `step`, here and (where it has the tensor)
-    /// in the other run, once that run has reached `step`.
+    /// What any_tensor_rule reads at `step`, once the other run has reached `step`.
     [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
-    /// Met when a selected tensor differs between the runs at `step`.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
-
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
+    /// The value of `t` at `step`, here and (where it has the tensor) in the other run.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> tensor_requests(const tdbg::tensor& t, std::int64_t step) const;
+    /// Met when the tensor of `tensor_inputs` differs between the runs at `step`.
+    [[nodiscard]] TDBG_DECL std::optional<verdict>
+    check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const;
 
 private:
     // `others`, or when empty the run at the `other_trials` (or `other_trial`) parameter.
     [[nodiscard]] TDBG_DECL static std::vector<trial> with_other(std::vector<trial> others, const rule_params& params);
-
-    detail::tensor_selection selection_;
 };
 
 } // namespace tdbg::rules

@@ -20,32 +20,27 @@
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
+#include "tdbg/trial/tensor.hpp"
 
 namespace tdbg::rules {
 
 /// TensorVariance (see the file comment).
-class tensor_variance : public rule<tensor_variance> {
+class tensor_variance : public detail::any_tensor_rule<tensor_variance> {
 public:
     static constexpr std::string_view rule_name = "TensorVariance";
-    static constexpr bool parallel_steps = true;
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
     [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit tensor_variance(trial base, const rule_params& params = rule_params());
 
-    /// The variance of every selected tensor at `step`.
-    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
-    /// Met when a selected tensor's variance at `step` is out of bounds.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
-
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
+    /// Met when the variance of the tensor of `tensor_inputs` at `step` is out of bounds.
+    [[nodiscard]] TDBG_DECL std::optional<verdict>
+    check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const;
 
 private:
-    detail::tensor_selection selection_;
     std::optional<double> max_threshold_;
     std::optional<double> min_threshold_;
 };

@@ -14,38 +14,34 @@
 /// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
+#include "tdbg/trial/tensor.hpp"
 
 namespace tdbg::rules {
 
 /// TreeDepth (see the file comment).
-class tree_depth : public rule<tree_depth> {
+class tree_depth : public detail::any_tensor_rule<tree_depth> {
 public:
     static constexpr std::string_view rule_name = "TreeDepth";
-    static constexpr bool parallel_steps = true;
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
     [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit tree_depth(trial base, const rule_params& params = rule_params());
 
-    /// The value of every trees/Node tensor at `step`.
-    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
-    /// Met when the trees' depth at `step` is below `depth`.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
-
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&nodes_}; }
+    /// Met when the trees of `tensor_inputs` at `step` are less than `depth` deep.
+    [[nodiscard]] TDBG_DECL std::optional<verdict>
+    check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const;
 
 private:
     double depth_;
-    detail::tensor_selection nodes_{{}, {"trees/Node$"}, false};
 };
 
 } // namespace tdbg::rules

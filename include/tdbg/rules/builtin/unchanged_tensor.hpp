@@ -28,41 +28,33 @@
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
+#include "tdbg/trial/tensor.hpp"
 
 namespace tdbg::rules {
 
 /// UnchangedTensor (see the file comment).
-class unchanged_tensor : public rule<unchanged_tensor> {
+class unchanged_tensor : public detail::any_tensor_rule<unchanged_tensor> {
 public:
     static constexpr std::string_view rule_name = "UnchangedTensor";
-    static constexpr bool parallel_steps = true;
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
     [[nodiscard]] static TDBG_DECL rule_description describe();
 
     /// The rule over `base`, configured by `params`.
     TDBG_DECL explicit unchanged_tensor(trial base, const rule_params& params = rule_params());
 
-    /// The values of every selected tensor at its last `num_steps` steps up to `step`,
-    /// from each worker that wrote it at `step`.
-    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
-    /// Met when a selected tensor's last `num_steps` values are all close.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
+    /// The values of `t` at its last `num_steps` steps up to `step`, from each worker that wrote it at `step`.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request> tensor_requests(const tdbg::tensor& t, std::int64_t step) const;
+    /// Met when the last `num_steps` values of the tensor of `tensor_inputs` up to `step` are all close (for some
+    /// worker).
+    [[nodiscard]] TDBG_DECL std::optional<verdict>
+    check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const;
 
     /// The windows of num_steps saved steps it compared.
     [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
 
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&selection_}; }
-
 private:
-    // Whether the tensor of `tensor_inputs` (num_steps values per worker) stayed unchanged up to
-    // `step`; nullopt: it cannot be evaluated.
-    [[nodiscard]] TDBG_DECL std::optional<verdict>
-    unchanged(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const;
-
-    detail::tensor_selection selection_;
     std::int64_t num_steps_;
     double rtol_;
     double atol_;

@@ -12,21 +12,22 @@
 /// What a step reads is declared (required_tensors) and fetched up front.
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/rules/description.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
+#include "tdbg/trial/tensor.hpp"
 
 namespace tdbg::rules {
 
 /// VanishingGradient (see the file comment).
-class vanishing_gradient : public rule<vanishing_gradient> {
+class vanishing_gradient : public detail::any_tensor_rule<vanishing_gradient> {
 public:
     static constexpr std::string_view rule_name = "VanishingGradient";
-    static constexpr bool parallel_steps = true;
     /// A tensor saved as reductions only is decided by its stored reductions where they can decide.
     static constexpr bool decides_by_reductions = true;
     /// What it checks, and its parameters with their defaults (`tdbg rules --describe`).
@@ -35,17 +36,12 @@ public:
     /// The rule over `trial`, configured by `params`.
     TDBG_DECL explicit vanishing_gradient(trial base, const rule_params& params = rule_params());
 
-    /// The mean |value| of every gradient at `step`.
-    [[nodiscard]] TDBG_DECL std::vector<tensor_request> required_tensors(std::int64_t step) const;
-    /// Met when some gradient's mean |value| at `step` is below the threshold.
-    [[nodiscard]] TDBG_DECL verdict invoke_at_step(std::int64_t step, const step_inputs& inputs) const;
-
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&gradients_}; }
+    /// Met when the mean |value| of the gradient of `tensor_inputs` at `step` is below the threshold.
+    [[nodiscard]] TDBG_DECL std::optional<verdict>
+    check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const;
 
 private:
     double threshold_;
-    detail::tensor_selection gradients_{{"gradients"}, {}, false};
 };
 
 } // namespace tdbg::rules

@@ -29,15 +29,15 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
-#include "tdbg/rules/description.hpp"
 #include "tdbg/core/mode.hpp"
-#include "tdbg/rules/detail/tensor_selection.hpp"
+#include "tdbg/rules/description.hpp"
+#include "tdbg/rules/detail/selection_rule.hpp"
 #include "tdbg/rules/rule.hpp"
 
 namespace tdbg::rules {
 
 /// WeightUpdateRatio (see the file comment).
-class weight_update_ratio : public rule<weight_update_ratio> {
+class weight_update_ratio : public detail::selection_rule<weight_update_ratio> {
 public:
     static constexpr std::string_view rule_name = "WeightUpdateRatio";
     static constexpr bool parallel_steps = true;
@@ -54,9 +54,6 @@ public:
 
     /// The steps of its mode it looked at and the pairs of steps it compared.
     [[nodiscard]] TDBG_DECL comparison_coverage comparisons() const;
-
-    /// The selections of the tensors it reads (what an evaluation of no step explains, see rule.hpp).
-    [[nodiscard]] std::vector<const detail::tensor_selection*> tensor_selections() const { return {&weights_}; }
 
 private:
     // The mode the weights are compared in (TRAIN when one of `names` has training steps, else
@@ -75,9 +72,8 @@ private:
     double large_threshold_;
     double small_threshold_;
     double epsilon_;
-    detail::tensor_selection weights_{{"weights"}, {}, false};
     detail::step_count mode_steps_; // the steps of its mode looked at (steps evaluated in parallel)
-    detail::step_count pairs_;      // the pairs of steps compared, per weight and worker
+    detail::step_count pairs_; // the pairs of steps compared, per weight and worker
 };
 
 } // namespace tdbg::rules

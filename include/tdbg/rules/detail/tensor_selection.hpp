@@ -21,6 +21,7 @@
 #include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/core/tensor_value.hpp"
+#include "tdbg/rules/description.hpp"
 #include "tdbg/rules/rule.hpp"
 #include "tdbg/rules/rule_params.hpp"
 #include "tdbg/trial/tensor.hpp"
@@ -71,9 +72,15 @@ public:
     /// run has ended (then it costs a pointer copy).
     [[nodiscard]] TDBG_DECL std::shared_ptr<const selected> snapshot(const trial& t) const;
 
-    /// One request per tensor selected in `t`, made by `make(name)` and carrying the tensor's
+    /// The requests `make(tensor)` makes for each tensor selected in `t`, in the selection's
+    /// order, each tensor's together; those of `t` itself (trial_index 0) carry the tensor's
     /// handle (which keeps the snapshot alive), so that the engine reads each input without
     /// looking its name up again. Compiled once, whatever `make` each rule passes.
+    [[nodiscard]] TDBG_DECL std::vector<tensor_request>
+    tensor_requests(const trial& t,
+                    tdbg::detail::function_ref<std::vector<tensor_request>(const tdbg::tensor&)> make) const;
+
+    /// One request per tensor selected in `t`, made by `make(name)` (see tensor_requests).
     [[nodiscard]] TDBG_DECL std::vector<tensor_request>
     requests(const trial& t, tdbg::detail::function_ref<tensor_request(const std::string&)> make) const;
 
@@ -120,11 +127,25 @@ private:
 
 /// Reads SageMaker's `collection_names` and `tensor_regex` (comma-separated lists, default None).
 [[nodiscard]] TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_when_empty,
-                                                  const std::vector<std::string>& default_regexes = {});
+                                                        const std::vector<std::string>& default_regexes = {});
+
+/// What `tdbg rules --describe` says of `collection_names` and `tensor_regex` for a rule that
+/// reads them with selection_from (`required`: with required_selection_from), followed by
+/// `then`, the rule's own parameters.
+[[nodiscard]] TDBG_DECL std::vector<parameter_description>
+selection_parameters(bool required, std::vector<parameter_description> then = {});
+
+/// selection_from(params, false) for rule `rule_name`, which needs one of the two lists: a
+/// config_error when neither is given.
+[[nodiscard]] TDBG_DECL tensor_selection required_selection_from(const rule_params& params, std::string_view rule_name);
 
 /// The value of `in`, one of `inputs`; when it is not there, throws what reading it threw
 /// (inputs.error(in)), as a rule reading it at the step itself would have seen.
 [[nodiscard]] TDBG_DECL const tensor_value& value_of(const step_inputs& inputs, const step_inputs::input& in);
+
+/// The value of `in` (value_of) when it holds real-valued elements, else nullptr: a value
+/// the rules that look at its numbers do not evaluate (a string, a complex or an empty one).
+[[nodiscard]] TDBG_DECL const tensor_value* real_value_of(const step_inputs& inputs, const step_inputs::input& in);
 
 /// The value of a fetched input, or nullptr when it was not saved for its step
 /// (tensor_unavailable_for_step); any other reason it is not there is thrown.
@@ -160,6 +181,8 @@ struct worker_inputs {
     const tensor_value* value = nullptr;
     std::vector<std::pair<reduction, double>> reductions;
 
+    /// The worker's name, "?" when the request named none.
+    [[nodiscard]] std::string worker_name() const { return worker != nullptr ? *worker : std::string("?"); }
     /// The stored reduction `r`, if it is among them.
     [[nodiscard]] std::optional<double> get(reduction r) const noexcept {
         for (const auto& [which, x] : reductions) {
@@ -174,6 +197,13 @@ struct worker_inputs {
 /// The inputs `range` of one tensor (requested by value_or_reductions), by worker; workers
 /// with neither a value nor a stored reduction there are left out.
 [[nodiscard]] TDBG_DECL std::vector<worker_inputs> by_worker(const step_inputs& inputs, input_range range);
+
+/// The verdict for one tensor from its inputs `range` (requested by value_or_reductions),
+/// worker by worker (by_worker): `check(w)` judges one worker's (nullopt: it cannot be
+/// judged). Met as soon as one worker's is; nullopt when none could be judged.
+[[nodiscard]] TDBG_DECL std::optional<verdict>
+any_worker(const step_inputs& inputs, input_range range,
+           tdbg::detail::function_ref<std::optional<verdict>(const worker_inputs&)> check);
 
 /// The shape the "any tensor" built-ins share: `check(i)` says whether the
 /// condition holds for the i-th of `count` tensors (a verdict; nullopt: that

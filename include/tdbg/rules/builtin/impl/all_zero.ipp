@@ -19,24 +19,19 @@
 namespace tdbg::rules {
 
 TDBG_DECL all_zero::all_zero(trial base, const rule_params& params)
-    : rule(std::move(base), params), selection_(detail::selection_from(params, false)),
-      threshold_(params.get("threshold", 100.0, non_negative)) {
-    if (selection_.unspecified()) {
-        throw config_error("rule AllZero: give collection_names or tensor_regex (or both)");
-    }
-}
+    : any_tensor_rule(std::move(base), params, detail::required_selection_from(params, rule_name)),
+      threshold_(params.get("threshold", 100.0, non_negative)) {}
 
 namespace detail::all_zeros {
 
 constexpr reduction r(reduction_kind k, bool abs = false) noexcept { return reduction{k, abs}; }
 
 /// The stored reductions that can say a value is all zeros, has none, or is not all zeros.
-inline const std::vector<reduction> deciding{r(reduction_kind::min),      r(reduction_kind::max),
-                                             r(reduction_kind::min, true), r(reduction_kind::max, true),
-                                             r(reduction_kind::l1),       r(reduction_kind::l1, true),
-                                             r(reduction_kind::l2),       r(reduction_kind::l2, true),
-                                             r(reduction_kind::sum, true), r(reduction_kind::mean, true),
-                                             r(reduction_kind::sum),      r(reduction_kind::mean)};
+inline const std::vector<reduction> deciding{
+    r(reduction_kind::min),        r(reduction_kind::max),      r(reduction_kind::min, true),
+    r(reduction_kind::max, true),  r(reduction_kind::l1),       r(reduction_kind::l1, true),
+    r(reduction_kind::l2),         r(reduction_kind::l2, true), r(reduction_kind::sum, true),
+    r(reduction_kind::mean, true), r(reduction_kind::sum),      r(reduction_kind::mean)};
 
 /// A worker's stored reductions: the percentage of zeros where they say it (100 or 0), a
 /// percentage below 100 where they say only that (-1), or nullopt.
@@ -72,50 +67,34 @@ inline std::optional<double> zeros_percent(const worker_inputs& w) {
 
 } // namespace detail::all_zeros
 
-TDBG_DECL std::vector<tensor_request> all_zero::required_tensors(std::int64_t step) const {
-    std::vector<tensor_request> out;
-    for (const std::string& tensor_name : selection_.names(base_trial())) {
-        for (tensor_request& r : detail::value_or_reductions(tensor(tensor_name), step, detail::all_zeros::deciding)) {
-            out.push_back(std::move(r));
-        }
-    }
-    return out;
+TDBG_DECL std::vector<tensor_request> all_zero::tensor_requests(const tdbg::tensor& t, std::int64_t step) const {
+    return detail::value_or_reductions(t, step, detail::all_zeros::deciding);
 }
 
-TDBG_DECL verdict all_zero::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
-    const std::vector<detail::input_range> tensors = detail::tensor_groups(inputs);
-    return detail::any_tensor_index(tensors.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
-        bool evaluated = false;
-        for (const detail::worker_inputs& w : detail::by_worker(inputs, tensors[i])) {
-            const std::string& tensor_name = inputs[tensors[i].first].request.name;
-            const std::string worker = w.worker != nullptr ? *w.worker : std::string("?");
-            if (w.value == nullptr) {
-                // Saved as reductions only: decided by them where they can decide.
-                const auto percent = detail::all_zeros::zeros_percent(w);
-                if (!percent || (*percent < 0.0 && threshold_ < 100.0)) {
-                    continue; // "not all zeros" decides only the default threshold of 100%
-                }
-                if (*percent >= 0.0 && *percent >= threshold_) {
-                    return condition_met(fmt::format("{} ({}) is all zeros (its stored reductions say so), at "
-                                                     "least {:g}%",
-                                                     tensor_name, worker, threshold_));
-                }
-                evaluated = true;
-                continue;
+TDBG_DECL std::optional<verdict> all_zero::check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs,
+                                                        std::int64_t /*step*/) const {
+    const std::string& tensor_name = inputs[tensor_inputs.first].request.name;
+    return detail::any_worker(inputs, tensor_inputs, [&](const detail::worker_inputs& w) -> std::optional<verdict> {
+        if (w.value == nullptr) {
+            // Saved as reductions only: decided by them where they can decide.
+            const auto percent = detail::all_zeros::zeros_percent(w);
+            if (!percent || (*percent < 0.0 && threshold_ < 100.0)) {
+                return std::nullopt; // "not all zeros" decides only the default threshold of 100%
             }
-            const tensor_value* v = w.value;
-            if (v->type() == dtype::string || v->size() == 0) {
-                continue;
+            if (*percent >= 0.0 && *percent >= threshold_) {
+                return condition_met(fmt::format("{} ({}) is all zeros (its stored reductions say so), at least {:g}%",
+                                                 tensor_name, w.worker_name(), threshold_));
             }
-            evaluated = true;
-            const double percent = 100.0 * static_cast<double>(count_zeros(*v)) / static_cast<double>(v->size());
-            if (percent >= threshold_) {
-                return condition_met(fmt::format("{} ({}) is {:.6g}% zeros, at least {:g}%", tensor_name, worker,
-                                                 percent, threshold_));
-            }
+            return verdict(false);
         }
-        if (!evaluated) {
+        const tensor_value* v = w.value;
+        if (v->type() == dtype::string || v->size() == 0) {
             return std::nullopt;
+        }
+        const double percent = 100.0 * static_cast<double>(count_zeros(*v)) / static_cast<double>(v->size());
+        if (percent >= threshold_) {
+            return condition_met(fmt::format("{} ({}) is {:.6g}% zeros, at least {:g}%", tensor_name, w.worker_name(),
+                                             percent, threshold_));
         }
         return verdict(false);
     });
@@ -131,9 +110,8 @@ TDBG_DECL rule_description all_zero::describe() {
             "of 0, say it is all zeros; an abs_min above 0 (or a min above 0, a max below 0) that it has none; any "
             "of them not 0, that it is not all zeros, which decides the default threshold of 100%. Where they "
             "cannot say, it is not evaluated.",
-            {{"collection_names", "None", "collections whose tensors are checked (this or tensor_regex is required)"},
-             {"tensor_regex", "None", "regular expressions of tensor names (this or collection_names is required)"},
-             {"threshold", "100", "the percentage of zero elements at which the rule is met"}},
+            detail::selection_parameters(
+                true, {{"threshold", "100", "the percentage of zero elements at which the rule is met"}}),
             step_dependence::independent};
 }
 

@@ -16,9 +16,10 @@
 namespace tdbg::rules {
 
 TDBG_DECL check_input_images::check_input_images(trial base, const rule_params& params)
-    : rule(std::move(base), params), threshold_mean_(params.get("threshold_mean", 0.2, non_negative)),
+    : selection_rule(std::move(base), params,
+                     detail::tensor_selection({}, {params.get("regex", ".*hybridsequential0_input_0")}, false)),
+      threshold_mean_(params.get("threshold_mean", 0.2, non_negative)),
       threshold_samples_(params.get<std::int64_t>("threshold_samples", 500, non_negative)),
-      images_({}, {params.get("regex", ".*hybridsequential0_input_0")}, false),
       channel_(params.get<std::int64_t>("channel", 1)) {
     if (channel_ < 1) {
         throw config_error("rule CheckInputImages: parameter 'channel' must be at least 1 (dimension 0 is the batch)");
@@ -26,7 +27,7 @@ TDBG_DECL check_input_images::check_input_images(trial base, const rule_params& 
 }
 
 TDBG_DECL std::vector<tensor_request> check_input_images::required_tensors(std::int64_t step) const {
-    return images_.value_requests(base_trial(), step);
+    return selection().value_requests(base_trial(), step);
 }
 
 TDBG_DECL verdict check_input_images::invoke_at_step(std::int64_t step, const step_inputs& inputs) {

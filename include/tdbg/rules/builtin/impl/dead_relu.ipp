@@ -16,30 +16,26 @@
 namespace tdbg::rules {
 
 TDBG_DECL dead_relu::dead_relu(trial base, const rule_params& params)
-    : rule(std::move(base), params),
-      selection_({}, params.get<std::vector<std::string>>("tensor_regex", {".*relu_output"}), false),
+    : any_tensor_rule(
+          std::move(base), params,
+          detail::tensor_selection({}, params.get<std::vector<std::string>>("tensor_regex", {".*relu_output"}), false)),
       threshold_inactivity_(params.get("threshold_inactivity", 1.0, non_negative)),
       threshold_layer_(params.get("threshold_layer", 50.0, non_negative)) {}
 
-TDBG_DECL std::vector<tensor_request> dead_relu::required_tensors(std::int64_t step) const {
-    return selection_.value_requests(base_trial(), step);
-}
-
-TDBG_DECL verdict dead_relu::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
-    return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
-        const std::string& tensor_name = inputs[i].request.name;
-        const tensor_value& v = detail::value_of(inputs, inputs[i]);
-        if (!is_real_valued(v.type()) || v.size() == 0) {
-            return std::nullopt;
-        }
-        const double dead = detail::inactive_unit_percent(v, threshold_inactivity_, [](double x) { return x > 0.0; });
-        if (dead > threshold_layer_) {
-            return condition_met(fmt::format("{:.6g}% of the units of {} are dead (active in less than {:g}% of the "
-                                                 "samples), more than {:g}%",
-                                                 dead, tensor_name, threshold_inactivity_, threshold_layer_));
-        }
-        return verdict(false);
-    });
+TDBG_DECL std::optional<verdict> dead_relu::check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs,
+                                                         std::int64_t /*step*/) const {
+    const step_inputs::input& in = inputs[tensor_inputs.first];
+    const tensor_value* v = detail::real_value_of(inputs, in);
+    if (v == nullptr) {
+        return std::nullopt;
+    }
+    const double dead = detail::inactive_unit_percent(*v, threshold_inactivity_, [](double x) { return x > 0.0; });
+    if (dead > threshold_layer_) {
+        return condition_met(fmt::format("{:.6g}% of the units of {} are dead (active in less than {:g}% of the "
+                                         "samples), more than {:g}%",
+                                         dead, in.request.name, threshold_inactivity_, threshold_layer_));
+    }
+    return verdict(false);
 }
 
 TDBG_DECL rule_description dead_relu::describe() {

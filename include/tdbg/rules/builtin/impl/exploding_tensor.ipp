@@ -20,7 +20,7 @@
 namespace tdbg::rules {
 
 TDBG_DECL exploding_tensor::exploding_tensor(trial base, const rule_params& params)
-    : rule(std::move(base), params), selection_(detail::selection_from(params, true)),
+    : any_tensor_rule(std::move(base), params, detail::selection_from(params, true)),
       only_nan_(params.get("only_nan", false)) {}
 
 namespace detail::exploding {
@@ -34,10 +34,11 @@ namespace detail::exploding {
 constexpr reduction r(reduction_kind k, bool abs = false) noexcept { return reduction{k, abs}; }
 
 /// NaN here: the value holds a NaN.
-inline const std::vector<reduction> nan_decides{
-    r(reduction_kind::min),       r(reduction_kind::max),      r(reduction_kind::min, true),
-    r(reduction_kind::max, true), r(reduction_kind::mean, true), r(reduction_kind::sum, true),
-    r(reduction_kind::l1),        r(reduction_kind::l1, true), r(reduction_kind::l2), r(reduction_kind::l2, true)};
+inline const std::vector<reduction> nan_decides{r(reduction_kind::min),        r(reduction_kind::max),
+                                                r(reduction_kind::min, true),  r(reduction_kind::max, true),
+                                                r(reduction_kind::mean, true), r(reduction_kind::sum, true),
+                                                r(reduction_kind::l1),         r(reduction_kind::l1, true),
+                                                r(reduction_kind::l2),         r(reduction_kind::l2, true)};
 /// An infinity here: the value holds an infinity.
 inline const std::vector<reduction> infinity_decides{r(reduction_kind::min), r(reduction_kind::max),
                                                      r(reduction_kind::min, true), r(reduction_kind::max, true)};
@@ -46,11 +47,11 @@ inline const std::vector<reduction> infinity_decides{r(reduction_kind::min), r(r
 inline const std::vector<reduction> non_finite_decides{r(reduction_kind::mean), r(reduction_kind::sum)};
 /// Finite here: every element is.
 inline const std::vector<reduction> finite_decides{
-    r(reduction_kind::mean),          r(reduction_kind::sum),           r(reduction_kind::std),
-    r(reduction_kind::variance),      r(reduction_kind::prod),          r(reduction_kind::l1),
-    r(reduction_kind::l2),            r(reduction_kind::mean, true),    r(reduction_kind::sum, true),
-    r(reduction_kind::max, true),     r(reduction_kind::std, true),     r(reduction_kind::variance, true),
-    r(reduction_kind::prod, true),    r(reduction_kind::l1, true),      r(reduction_kind::l2, true)};
+    r(reduction_kind::mean),       r(reduction_kind::sum),        r(reduction_kind::std),
+    r(reduction_kind::variance),   r(reduction_kind::prod),       r(reduction_kind::l1),
+    r(reduction_kind::l2),         r(reduction_kind::mean, true), r(reduction_kind::sum, true),
+    r(reduction_kind::max, true),  r(reduction_kind::std, true),  r(reduction_kind::variance, true),
+    r(reduction_kind::prod, true), r(reduction_kind::l1, true),   r(reduction_kind::l2, true)};
 
 inline bool among(const std::vector<reduction>& set, reduction x) noexcept {
     return std::find(set.begin(), set.end(), x) != set.end();
@@ -79,8 +80,7 @@ inline std::optional<std::optional<std::string>> decide(const worker_inputs& w, 
             return std::optional<std::string>(fmt::format("holds an infinity (its stored {} is {})", name, x));
         }
         if (!only_nan && !std::isfinite(x) && among(non_finite_decides, which)) {
-            return std::optional<std::string>(
-                fmt::format("holds a NaN or an infinity (its stored {} is {})", name, x));
+            return std::optional<std::string>(fmt::format("holds a NaN or an infinity (its stored {} is {})", name, x));
         }
     }
     const auto finite = [&](reduction which) {
@@ -88,7 +88,8 @@ inline std::optional<std::optional<std::string>> decide(const worker_inputs& w, 
         return x && std::isfinite(*x);
     };
     for (const auto& item : w.reductions) {
-        if (std::isfinite(item.second) && (among(finite_decides, item.first) || (only_nan && among(nan_decides, item.first)))) {
+        if (std::isfinite(item.second) &&
+            (among(finite_decides, item.first) || (only_nan && among(nan_decides, item.first)))) {
             return std::optional<std::string>();
         }
     }
@@ -100,44 +101,32 @@ inline std::optional<std::optional<std::string>> decide(const worker_inputs& w, 
 
 } // namespace detail::exploding
 
-TDBG_DECL std::vector<tensor_request> exploding_tensor::required_tensors(std::int64_t step) const {
+TDBG_DECL std::vector<tensor_request> exploding_tensor::tensor_requests(const tdbg::tensor& t,
+                                                                        std::int64_t step) const {
     static const std::vector<reduction> deciding = detail::exploding::deciding();
-    std::vector<tensor_request> out;
-    for (const std::string& tensor_name : selection_.names(base_trial())) {
-        for (tensor_request& r : detail::value_or_reductions(tensor(tensor_name), step, deciding)) {
-            out.push_back(std::move(r));
-        }
-    }
-    return out;
+    return detail::value_or_reductions(t, step, deciding);
 }
 
-TDBG_DECL verdict exploding_tensor::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
-    const std::vector<detail::input_range> tensors = detail::tensor_groups(inputs);
-    return detail::any_tensor_index(tensors.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
-        bool evaluated = false;
-        for (const detail::worker_inputs& w : detail::by_worker(inputs, tensors[i])) {
-            const std::string& tensor_name = inputs[tensors[i].first].request.name;
-            const std::string worker = w.worker != nullptr ? *w.worker : std::string("?");
-            if (w.value != nullptr) {
-                if (has_non_finite(*w.value, only_nan_)) {
-                    return condition_met(fmt::format("{} ({}) holds {}", tensor_name, worker,
-                                                     only_nan_ ? "a NaN" : "a NaN or an infinity"));
-                }
-                evaluated = true;
-                continue;
+TDBG_DECL std::optional<verdict> exploding_tensor::check_tensor(const step_inputs& inputs,
+                                                                detail::input_range tensor_inputs,
+                                                                std::int64_t /*step*/) const {
+    const std::string& tensor_name = inputs[tensor_inputs.first].request.name;
+    return detail::any_worker(inputs, tensor_inputs, [&](const detail::worker_inputs& w) -> std::optional<verdict> {
+        if (w.value != nullptr) {
+            if (has_non_finite(*w.value, only_nan_)) {
+                return condition_met(fmt::format("{} ({}) holds {}", tensor_name, w.worker_name(),
+                                                 only_nan_ ? "a NaN" : "a NaN or an infinity"));
             }
-            // Saved as reductions only: decided by them where they can decide.
-            const auto decided = detail::exploding::decide(w, only_nan_);
-            if (!decided) {
-                continue;
-            }
-            if (*decided) {
-                return condition_met(fmt::format("{} ({}) {}, saved as reductions only", tensor_name, worker, **decided));
-            }
-            evaluated = true;
+            return verdict(false);
         }
-        if (!evaluated) {
+        // Saved as reductions only: decided by them where they can decide.
+        const auto decided = detail::exploding::decide(w, only_nan_);
+        if (!decided) {
             return std::nullopt;
+        }
+        if (*decided) {
+            return condition_met(
+                fmt::format("{} ({}) {}, saved as reductions only", tensor_name, w.worker_name(), **decided));
         }
         return verdict(false);
     });
@@ -154,9 +143,7 @@ TDBG_DECL rule_description exploding_tensor::describe() {
             "only_nan) a non-finite mean or sum meets the condition; a finite mean, sum, std, variance, l1 or l2 "
             "(or a finite min and max) says every element is finite. Where its reductions cannot say (only "
             "abs_min, say), it is not evaluated.",
-            {{"collection_names", "None", "collections whose tensors are checked (comma-separated)"},
-             {"tensor_regex", "None", "regular expressions of the names of tensors to check (comma-separated)"},
-             {"only_nan", "False", "True: only NaN values count, not infinities"}},
+            detail::selection_parameters(false, {{"only_nan", "False", "True: only NaN values count, not infinities"}}),
             step_dependence::independent};
 }
 

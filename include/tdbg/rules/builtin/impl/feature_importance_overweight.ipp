@@ -18,12 +18,13 @@
 namespace tdbg::rules {
 
 TDBG_DECL feature_importance_overweight::feature_importance_overweight(trial base, const rule_params& params)
-    : rule(std::move(base), params), threshold_(params.get("threshold", 0.8, non_negative)),
-      nfeatures_(params.get<std::int64_t>("nfeatures", 3, at_least(1))),
-      selection_({}, {params.get("tensor_regex", ".*feature_importance/weight")}, false) {}
+    : selection_rule(std::move(base), params,
+                     detail::tensor_selection({}, {params.get("tensor_regex", ".*feature_importance/weight")}, false)),
+      threshold_(params.get("threshold", 0.8, non_negative)),
+      nfeatures_(params.get<std::int64_t>("nfeatures", 3, at_least(1))) {}
 
 TDBG_DECL std::vector<tensor_request> feature_importance_overweight::required_tensors(std::int64_t step) const {
-    return selection_.value_requests(base_trial(), step);
+    return selection().value_requests(base_trial(), step);
 }
 
 TDBG_DECL verdict feature_importance_overweight::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {

@@ -16,8 +16,9 @@
 namespace tdbg::rules {
 
 TDBG_DECL nlp_sequence_ratio::nlp_sequence_ratio(trial base, const rule_params& params)
-    : rule(std::move(base), params),
-      selection_({}, params.get<std::vector<std::string>>("tensor_regex", {".*embedding0_input_0"}), false),
+    : any_tensor_rule(std::move(base), params,
+                      detail::tensor_selection(
+                          {}, params.get<std::vector<std::string>>("tensor_regex", {".*embedding0_input_0"}), false)),
       tokens_(params.get<std::vector<double>>("token_values", {0.0})),
       thresholds_(params.get<std::vector<double>>("token_thresholds_percent", {50.0}, non_negative)) {
     if (tokens_.empty()) {
@@ -33,31 +34,27 @@ TDBG_DECL nlp_sequence_ratio::nlp_sequence_ratio(trial base, const rule_params& 
     }
 }
 
-TDBG_DECL std::vector<tensor_request> nlp_sequence_ratio::required_tensors(std::int64_t step) const {
-    return selection_.value_requests(base_trial(), step);
-}
-
-TDBG_DECL verdict nlp_sequence_ratio::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
-    return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
-        const std::string& tensor_name = inputs[i].request.name;
-        const tensor_value& v = detail::value_of(inputs, inputs[i]);
-        if (!is_real_valued(v.type()) || v.size() == 0) {
-            return std::nullopt;
-        }
-        std::vector<std::size_t> counts(tokens_.size(), 0);
-        for_each_real(v, [&](double x) {
-            for (std::size_t i = 0; i < tokens_.size(); ++i) {
-                counts[i] += x == tokens_[i] ? 1 : 0;
-            }
-        });
+TDBG_DECL std::optional<verdict> nlp_sequence_ratio::check_tensor(const step_inputs& inputs,
+                                                                  detail::input_range tensor_inputs,
+                                                                  std::int64_t /*step*/) const {
+    const step_inputs::input& in = inputs[tensor_inputs.first];
+    const tensor_value* v = detail::real_value_of(inputs, in);
+    if (v == nullptr) {
+        return std::nullopt;
+    }
+    std::vector<std::size_t> counts(tokens_.size(), 0);
+    for_each_real(*v, [&](double x) {
         for (std::size_t i = 0; i < tokens_.size(); ++i) {
-            const double percent = 100.0 * static_cast<double>(counts[i]) / static_cast<double>(v.size());
-            if (percent > thresholds_[i]) {
-                return condition_met(fmt::format("token {:.6g} is {:.6g}% of {}", tokens_[i], percent, tensor_name));
-            }
+            counts[i] += x == tokens_[i] ? 1 : 0;
         }
-        return verdict(false);
     });
+    for (std::size_t i = 0; i < tokens_.size(); ++i) {
+        const double percent = 100.0 * static_cast<double>(counts[i]) / static_cast<double>(v->size());
+        if (percent > thresholds_[i]) {
+            return condition_met(fmt::format("token {:.6g} is {:.6g}% of {}", tokens_[i], percent, in.request.name));
+        }
+    }
+    return verdict(false);
 }
 
 TDBG_DECL rule_description nlp_sequence_ratio::describe() {

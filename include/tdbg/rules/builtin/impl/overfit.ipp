@@ -14,10 +14,12 @@
 namespace tdbg::rules {
 
 TDBG_DECL overfit::overfit(trial base, const rule_params& params)
-    : rule(std::move(base), params),
-      selection_({"losses"},
-                 params.get_optional<std::vector<std::string>>("tensor_regex").value_or(std::vector<std::string>{}),
-                 false),
+    : selection_rule(
+          std::move(base), params,
+          detail::tensor_selection(
+              {"losses"},
+              params.get_optional<std::vector<std::string>>("tensor_regex").value_or(std::vector<std::string>{}),
+              false)),
       start_step_(params.get<std::int64_t>("start_step", 0, non_negative)),
       patience_(params.get<std::int64_t>("patience", 1, at_least(1))),
       ratio_threshold_(params.get("ratio_threshold", 0.1)) {}
@@ -31,7 +33,7 @@ TDBG_DECL std::vector<tensor_request> overfit::required_tensors(std::int64_t ste
     if (m != mode::train && m != mode::eval) {
         return out;
     }
-    for (const std::string& tensor_name : selection_.names(base_trial())) {
+    for (const std::string& tensor_name : selection().names(base_trial())) {
         out.push_back(value_request(tensor_name, step, true));
     }
     return out;

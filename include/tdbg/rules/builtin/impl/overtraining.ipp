@@ -13,7 +13,8 @@
 namespace tdbg::rules {
 
 TDBG_DECL overtraining::overtraining(trial base, const rule_params& params)
-    : rule(std::move(base), params), patience_train_(params.get<std::int64_t>("patience_train", 5, at_least(1))),
+    : selection_rule(std::move(base), params, detail::tensor_selection({"losses"}, {}, false)),
+      patience_train_(params.get<std::int64_t>("patience_train", 5, at_least(1))),
       patience_validation_(params.get<std::int64_t>("patience_validation", 10, at_least(1))),
       delta_(params.get("delta", 0.01, non_negative)) {}
 
@@ -23,7 +24,7 @@ TDBG_DECL std::vector<tensor_request> overtraining::required_tensors(std::int64_
     if (m != mode::train && m != mode::eval) {
         return out;
     }
-    for (const std::string& tensor_name : losses_.names(base_trial())) {
+    for (const std::string& tensor_name : selection().names(base_trial())) {
         out.push_back(value_request(tensor_name, step, true));
     }
     return out;

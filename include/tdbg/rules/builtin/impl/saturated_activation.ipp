@@ -16,41 +16,38 @@
 namespace tdbg::rules {
 
 TDBG_DECL saturated_activation::saturated_activation(trial base, const rule_params& params)
-    : rule(std::move(base), params),
-      selection_(detail::selection_from(params, false, {".*tanh_input|.*sigmoid_input"})),
+    : any_tensor_rule(std::move(base), params, detail::selection_from(params, false, {".*tanh_input|.*sigmoid_input"})),
       tanh_(thresholds(params, "tanh", number_pair{-9.4999, 9.4999})),
       sigmoid_(thresholds(params, "sigmoid", number_pair{-23.0, 16.99999})),
       threshold_inactivity_(params.get("threshold_inactivity", 1.0, non_negative)),
       threshold_layer_(params.get("threshold_layer", 50.0, non_negative)) {}
 
-TDBG_DECL std::vector<tensor_request> saturated_activation::required_tensors(std::int64_t step) const {
-    std::vector<tensor_request> out;
-    for (const std::string& tensor_name : selection_.names(base_trial())) {
-        // A tensor that is neither a tanh nor a sigmoid input is not evaluated (nor read).
-        if (tensor_name.find("sigmoid") != std::string::npos || tensor_name.find("tanh") != std::string::npos) {
-            out.push_back(value_request(tensor_name, step, true));
-        }
+TDBG_DECL std::vector<tensor_request> saturated_activation::tensor_requests(const tdbg::tensor& t,
+                                                                            std::int64_t step) const {
+    // A tensor that is neither a tanh nor a sigmoid input is not evaluated (nor read).
+    if (t.name().find("sigmoid") == std::string::npos && t.name().find("tanh") == std::string::npos) {
+        return {};
     }
-    return out;
+    return {value_request(t.name(), step, true)};
 }
 
-TDBG_DECL verdict saturated_activation::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
-    return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
-        const std::string& tensor_name = inputs[i].request.name;
-        const bool sigmoid = tensor_name.find("sigmoid") != std::string::npos;
-        const tensor_value& v = detail::value_of(inputs, inputs[i]);
-        if (!is_real_valued(v.type()) || v.size() == 0) {
-            return std::nullopt;
-        }
-        const number_pair range = sigmoid ? sigmoid_ : tanh_;
-        const double saturated = detail::inactive_unit_percent(
-            v, threshold_inactivity_, [&](double x) { return x > range.first && x < range.second; });
-        if (saturated > threshold_layer_) {
-            return condition_met(fmt::format("{:.6g}% of the units of {} are saturated, more than {:g}%", saturated,
-                                             tensor_name, threshold_layer_));
-        }
-        return verdict(false);
-    });
+TDBG_DECL std::optional<verdict> saturated_activation::check_tensor(const step_inputs& inputs,
+                                                                    detail::input_range tensor_inputs,
+                                                                    std::int64_t /*step*/) const {
+    const step_inputs::input& in = inputs[tensor_inputs.first];
+    const bool sigmoid = in.request.name.find("sigmoid") != std::string::npos;
+    const tensor_value* v = detail::real_value_of(inputs, in);
+    if (v == nullptr) {
+        return std::nullopt;
+    }
+    const number_pair range = sigmoid ? sigmoid_ : tanh_;
+    const double saturated = detail::inactive_unit_percent(
+        *v, threshold_inactivity_, [&](double x) { return x > range.first && x < range.second; });
+    if (saturated > threshold_layer_) {
+        return condition_met(fmt::format("{:.6g}% of the units of {} are saturated, more than {:g}%", saturated,
+                                         in.request.name, threshold_layer_));
+    }
+    return verdict(false);
 }
 
 TDBG_DECL number_pair saturated_activation::thresholds(const rule_params& params, const std::string& activation,

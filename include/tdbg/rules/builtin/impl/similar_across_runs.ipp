@@ -16,8 +16,8 @@
 namespace tdbg::rules {
 
 TDBG_DECL similar_across_runs::similar_across_runs(trial base, std::vector<trial> others, const rule_params& params)
-    : rule(std::move(base), with_other(std::move(others), params), params),
-      selection_(detail::selection_from(params, true)) {}
+    : any_tensor_rule(std::move(base), with_other(std::move(others), params), params,
+                      detail::selection_from(params, true)) {}
 
 TDBG_DECL std::vector<tensor_request> similar_across_runs::required_tensors(std::int64_t step) const {
     const trial& other = other_trials().front();
@@ -28,32 +28,33 @@ TDBG_DECL std::vector<tensor_request> similar_across_runs::required_tensors(std:
             fmt::format("rule SimilarAcrossRuns: the other run {} ended before step {}", other.name(), step), {}, step,
             tdbg::mode::global);
     }
-    std::vector<tensor_request> out;
-    for (const std::string& tensor_name : selection_.names(base_trial())) {
-        out.push_back(value_request(tensor_name, step, true));
-        if (other.has_tensor(tensor_name)) {
-            tensor_request theirs = value_request(tensor_name, step, true);
-            theirs.trial_index = 1;
-            out.push_back(std::move(theirs));
-        }
+    return any_tensor_rule::required_tensors(step);
+}
+
+TDBG_DECL std::vector<tensor_request> similar_across_runs::tensor_requests(const tdbg::tensor& t,
+                                                                           std::int64_t step) const {
+    std::vector<tensor_request> out{value_request(t.name(), step, true)};
+    if (other_trials().front().has_tensor(t.name())) {
+        tensor_request theirs = value_request(t.name(), step, true);
+        theirs.trial_index = 1;
+        out.push_back(std::move(theirs));
     }
     return out;
 }
 
-TDBG_DECL verdict similar_across_runs::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
-    const std::vector<detail::input_range> tensors = detail::tensor_groups(inputs);
-    return detail::any_tensor_index(tensors.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
-        const tensor_value& mine = detail::value_of(inputs, inputs[tensors[i].first]);
-        if (tensors[i].last - tensors[i].first < 2) {
-            return std::nullopt; // the other run does not have it
-        }
-        const tensor_value& theirs = detail::value_of(inputs, inputs[tensors[i].first + 1]);
-        if (!allclose(mine, theirs)) {
-            return condition_met(fmt::format("{} differs from {}", inputs[tensors[i].first].request.name,
-                                             other_trials().front().name()));
-        }
-        return verdict(false);
-    });
+TDBG_DECL std::optional<verdict> similar_across_runs::check_tensor(const step_inputs& inputs,
+                                                                   detail::input_range tensor_inputs,
+                                                                   std::int64_t /*step*/) const {
+    const step_inputs::input& in = inputs[tensor_inputs.first];
+    const tensor_value& mine = detail::value_of(inputs, in);
+    if (tensor_inputs.last - tensor_inputs.first < 2) {
+        return std::nullopt; // the other run does not have it
+    }
+    const tensor_value& theirs = detail::value_of(inputs, inputs[tensor_inputs.first + 1]);
+    if (!allclose(mine, theirs)) {
+        return condition_met(fmt::format("{} differs from {}", in.request.name, other_trials().front().name()));
+    }
+    return verdict(false);
 }
 
 TDBG_DECL std::vector<trial> similar_across_runs::with_other(std::vector<trial> others, const rule_params& params) {
@@ -78,18 +79,21 @@ TDBG_DECL std::vector<trial> similar_across_runs::with_other(std::vector<trial> 
 }
 
 TDBG_DECL rule_description similar_across_runs::describe() {
-    return {"Two runs that should be alike have diverged.",
-            "Compares this run with another one: met at a step where a selected tensor differs between the two "
-            "(numpy.allclose with its default tolerances fails), as when two runs of the same seed and code should "
-            "produce the same values.\n\nThe other run is other_trials (a run's path or URL, where SageMaker takes "
-            "a training job's name) unless a program passes the other trial in. With neither collection_names nor "
-            "tensor_regex every tensor is compared. The other run's step is waited for; a tensor it does not have "
-            "is not compared.",
-            {{"other_trials", "None", "the other run's path or URL (required unless the trial is passed in)"},
-             {"other_trial", "None", "the earlier name of other_trials (give one of the two)"},
-             {"collection_names", "None", "collections whose tensors are checked (comma-separated)"},
-             {"tensor_regex", "None", "regular expressions of the names of tensors to check (comma-separated)"}},
-            step_dependence::independent};
+    rule_description out{
+        "Two runs that should be alike have diverged.",
+        "Compares this run with another one: met at a step where a selected tensor differs between the two "
+        "(numpy.allclose with its default tolerances fails), as when two runs of the same seed and code should "
+        "produce the same values.\n\nThe other run is other_trials (a run's path or URL, where SageMaker takes "
+        "a training job's name) unless a program passes the other trial in. With neither collection_names nor "
+        "tensor_regex every tensor is compared. The other run's step is waited for; a tensor it does not have "
+        "is not compared.",
+        {{"other_trials", "None", "the other run's path or URL (required unless the trial is passed in)"},
+         {"other_trial", "None", "the earlier name of other_trials (give one of the two)"}},
+        step_dependence::independent};
+    for (parameter_description& p : detail::selection_parameters(false)) {
+        out.parameters.push_back(std::move(p));
+    }
+    return out;
 }
 
 } // namespace tdbg::rules

@@ -16,28 +16,24 @@
 namespace tdbg::rules {
 
 TDBG_DECL tree_depth::tree_depth(trial base, const rule_params& params)
-    : rule(std::move(base), params), depth_(params.get("depth", 4.0, non_negative)) {}
+    : any_tensor_rule(std::move(base), params, detail::tensor_selection({}, {"trees/Node$"}, false)),
+      depth_(params.get("depth", 4.0, non_negative)) {}
 
-TDBG_DECL std::vector<tensor_request> tree_depth::required_tensors(std::int64_t step) const {
-    return nodes_.value_requests(base_trial(), step);
-}
-
-TDBG_DECL verdict tree_depth::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
-    return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
-        const std::string& tensor_name = inputs[i].request.name;
-        const tensor_value& v = detail::value_of(inputs, inputs[i]);
-        if (!is_real_valued(v.type()) || v.size() == 0) {
-            return std::nullopt;
-        }
-        double largest = 0;
-        for_each_real(v, [&](double x) { largest = std::max(largest, x); });
-        const double d = std::floor(std::log2(largest + 1.0));
-        if (d < depth_) {
-            return condition_met(
-                fmt::format("the trees of {} are {:.6g} deep, less than {:.6g}", tensor_name, d, depth_));
-        }
-        return verdict(false);
-    });
+TDBG_DECL std::optional<verdict> tree_depth::check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs,
+                                                          std::int64_t /*step*/) const {
+    const step_inputs::input& in = inputs[tensor_inputs.first];
+    const tensor_value* v = detail::real_value_of(inputs, in);
+    if (v == nullptr) {
+        return std::nullopt;
+    }
+    double largest = 0;
+    for_each_real(*v, [&](double x) { largest = std::max(largest, x); });
+    const double d = std::floor(std::log2(largest + 1.0));
+    if (d < depth_) {
+        return condition_met(
+            fmt::format("the trees of {} are {:.6g} deep, less than {:.6g}", in.request.name, d, depth_));
+    }
+    return verdict(false);
 }
 
 TDBG_DECL rule_description tree_depth::describe() {

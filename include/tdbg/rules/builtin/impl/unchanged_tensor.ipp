@@ -16,41 +16,29 @@
 namespace tdbg::rules {
 
 TDBG_DECL unchanged_tensor::unchanged_tensor(trial base, const rule_params& params)
-    : rule(std::move(base), params), selection_(detail::selection_from(params, false)),
+    : any_tensor_rule(std::move(base), params, detail::required_selection_from(params, rule_name)),
       num_steps_(params.get<std::int64_t>("num_steps", 3, at_least(2))), rtol_(params.get("rtol", 1e-05, non_negative)),
-      atol_(params.get("atol", 1e-08, non_negative)), equal_nan_(params.get("equal_nan", false)) {
-    if (selection_.unspecified()) {
-        throw config_error("rule UnchangedTensor: give collection_names or tensor_regex (or both)");
-    }
-}
+      atol_(params.get("atol", 1e-08, non_negative)), equal_nan_(params.get("equal_nan", false)) {}
 
-TDBG_DECL std::vector<tensor_request> unchanged_tensor::required_tensors(std::int64_t step) const {
+TDBG_DECL std::vector<tensor_request> unchanged_tensor::tensor_requests(const tdbg::tensor& t,
+                                                                        std::int64_t step) const {
     std::vector<tensor_request> out;
-    for (const std::string& tensor_name : selection_.names(base_trial())) {
-        const auto t = tensor(tensor_name);
-        const std::vector<std::int64_t> prev = t.prev_steps(step, static_cast<std::size_t>(num_steps_));
-        if (prev.empty() || prev.back() != step || prev.size() < static_cast<std::size_t>(num_steps_)) {
-            continue; // not evaluated: fewer than num_steps steps so far, or none at this step
-        }
-        for (const std::string& worker : detail::workers_at(t, step)) {
-            for (const std::int64_t s : prev) {
-                tensor_request r = value_request(tensor_name, s, true);
-                r.worker = worker;
-                out.push_back(std::move(r));
-            }
+    const std::vector<std::int64_t> prev = t.prev_steps(step, static_cast<std::size_t>(num_steps_));
+    if (prev.empty() || prev.back() != step || prev.size() < static_cast<std::size_t>(num_steps_)) {
+        return out; // not evaluated: fewer than num_steps steps so far, or none at this step
+    }
+    for (const std::string& worker : detail::workers_at(t, step)) {
+        for (const std::int64_t s : prev) {
+            tensor_request r = value_request(t.name(), s, true);
+            r.worker = worker;
+            out.push_back(std::move(r));
         }
     }
     return out;
 }
 
-TDBG_DECL verdict unchanged_tensor::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
-    const std::vector<detail::input_range> tensors = detail::tensor_groups(inputs);
-    return detail::any_tensor_index(tensors.size(), step, name(),
-                                    [&](std::size_t i) { return unchanged(inputs, tensors[i], step); });
-}
-
 TDBG_DECL std::optional<verdict>
-unchanged_tensor::unchanged(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const {
+unchanged_tensor::check_tensor(const step_inputs& inputs, detail::input_range tensor_inputs, std::int64_t step) const {
     // num_steps inputs per worker, the steps in order.
     const auto per_worker = static_cast<std::size_t>(num_steps_);
     bool evaluated = false;
@@ -89,20 +77,19 @@ TDBG_DECL comparison_coverage unchanged_tensor::comparisons() const {
 }
 
 TDBG_DECL rule_description unchanged_tensor::describe() {
-    return {"A tensor stopped changing over its last saved steps.",
-            "Met at a step when a selected tensor's values at the last num_steps steps where it was saved (this "
-            "one included, not necessarily consecutive) are all close to each other, as numpy.allclose judges with "
-            "rtol, atol and equal_nan: weights that no longer learn, a layer that is stuck.\n\nGive "
-            "collection_names or tensor_regex (or both). Steps of every mode count. A tensor saved at fewer than "
-            "num_steps steps so far is not evaluated. Strings must be equal; a changed shape is a change. Each "
-            "worker is compared with itself.",
-            {{"collection_names", "None", "collections whose tensors are checked (this or tensor_regex is required)"},
-             {"tensor_regex", "None", "regular expressions of tensor names (this or collection_names is required)"},
-             {"num_steps", "3", "how many saved steps must agree (at least 2)"},
-             {"rtol", "1e-05", "relative tolerance of the comparison"},
-             {"atol", "1e-08", "absolute tolerance of the comparison"},
-             {"equal_nan", "False", "True: NaNs in the same places count as equal"}},
-            step_dependence::earlier_steps};
+    return {
+        "A tensor stopped changing over its last saved steps.",
+        "Met at a step when a selected tensor's values at the last num_steps steps where it was saved (this "
+        "one included, not necessarily consecutive) are all close to each other, as numpy.allclose judges with "
+        "rtol, atol and equal_nan: weights that no longer learn, a layer that is stuck.\n\nGive "
+        "collection_names or tensor_regex (or both). Steps of every mode count. A tensor saved at fewer than "
+        "num_steps steps so far is not evaluated. Strings must be equal; a changed shape is a change. Each "
+        "worker is compared with itself.",
+        detail::selection_parameters(true, {{"num_steps", "3", "how many saved steps must agree (at least 2)"},
+                                            {"rtol", "1e-05", "relative tolerance of the comparison"},
+                                            {"atol", "1e-08", "absolute tolerance of the comparison"},
+                                            {"equal_nan", "False", "True: NaNs in the same places count as equal"}}),
+        step_dependence::earlier_steps};
 }
 
 } // namespace tdbg::rules

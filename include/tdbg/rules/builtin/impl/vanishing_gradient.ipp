@@ -14,24 +14,19 @@
 namespace tdbg::rules {
 
 TDBG_DECL vanishing_gradient::vanishing_gradient(trial base, const rule_params& params)
-    : rule(std::move(base), params), threshold_(params.get("threshold", 1e-07, non_negative)) {}
+    : any_tensor_rule(std::move(base), params, detail::tensor_selection({"gradients"}, {}, false),
+                      reduction{reduction_kind::mean, true}), // stored when the hook saved it, else computed
+      threshold_(params.get("threshold", 1e-07, non_negative)) {}
 
-TDBG_DECL std::vector<tensor_request> vanishing_gradient::required_tensors(std::int64_t step) const {
-    static constexpr reduction abs_mean{reduction_kind::mean, true};
-    // The stored reduction when the hook saved one, else computed from the value.
-    return gradients_.requests(base_trial(), [step](const std::string& gradient) {
-        return reduction_request(gradient, step, abs_mean, true);
-    });
-}
-
-TDBG_DECL verdict vanishing_gradient::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
-    return detail::any_tensor_index(inputs.size(), step, name(), [&](std::size_t i) -> std::optional<verdict> {
-        const double mean = scalar_of(detail::value_of(inputs, inputs[i]));
-        if (mean < threshold_) {
-            return condition_met(fmt::format("mean |{}| = {:.6g} < {:g}", inputs[i].request.name, mean, threshold_));
-        }
-        return verdict(false);
-    });
+TDBG_DECL std::optional<verdict> vanishing_gradient::check_tensor(const step_inputs& inputs,
+                                                                  detail::input_range tensor_inputs,
+                                                                  std::int64_t /*step*/) const {
+    const step_inputs::input& in = inputs[tensor_inputs.first];
+    const double mean = scalar_of(detail::value_of(inputs, in));
+    if (mean < threshold_) {
+        return condition_met(fmt::format("mean |{}| = {:.6g} < {:g}", in.request.name, mean, threshold_));
+    }
+    return verdict(false);
 }
 
 TDBG_DECL rule_description vanishing_gradient::describe() {

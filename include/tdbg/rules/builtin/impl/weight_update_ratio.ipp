@@ -15,7 +15,8 @@
 namespace tdbg::rules {
 
 TDBG_DECL weight_update_ratio::weight_update_ratio(trial base, const rule_params& params)
-    : rule(std::move(base), params), num_steps_(params.get_optional<std::int64_t>("num_steps", at_least(1))),
+    : selection_rule(std::move(base), params, detail::tensor_selection({"weights"}, {}, false)),
+      num_steps_(params.get_optional<std::int64_t>("num_steps", at_least(1))),
       large_threshold_(params.get("large_threshold", 10.0, non_negative)),
       small_threshold_(params.get("small_threshold", 1e-08, non_negative)),
       epsilon_(params.get("epsilon", 1e-09, positive)) {}
@@ -40,7 +41,7 @@ weight_update_ratio::mode_step(const std::vector<std::string>& names, std::int64
 }
 
 TDBG_DECL std::vector<tensor_request> weight_update_ratio::required_tensors(std::int64_t step) const {
-    const std::vector<std::string> names = weights_.names(base_trial());
+    const std::vector<std::string> names = selection().names(base_trial());
     const auto at = mode_step(names, step);
     std::vector<tensor_request> out;
     if (!at) {
@@ -66,7 +67,7 @@ TDBG_DECL std::vector<tensor_request> weight_update_ratio::required_tensors(std:
 }
 
 TDBG_DECL verdict weight_update_ratio::invoke_at_step(std::int64_t step, const step_inputs& inputs) const {
-    if (!mode_step(weights_.names(base_trial()), step)) {
+    if (!mode_step(selection().names(base_trial()), step)) {
         return false; // not a step of the mode the weights are compared in
     }
     mode_steps_.add();
@@ -115,9 +116,8 @@ TDBG_DECL std::optional<verdict> weight_update_ratio::out_of_bounds(const step_i
         pairs_.add();
         const double ratio = l2_distance(*now, *before) / (l2_norm(*before) + epsilon_);
         if (ratio > large_threshold_ || ratio < small_threshold_) {
-            return condition_met(fmt::format("update ratio of {} ({}) = {:.6g} {} {:g}",
-                                             inputs[k].request.name, *inputs[k].request.worker, ratio,
-                                             ratio > large_threshold_ ? ">" : "<",
+            return condition_met(fmt::format("update ratio of {} ({}) = {:.6g} {} {:g}", inputs[k].request.name,
+                                             *inputs[k].request.worker, ratio, ratio > large_threshold_ ? ">" : "<",
                                              ratio > large_threshold_ ? large_threshold_ : small_threshold_));
         }
     }
@@ -128,7 +128,7 @@ TDBG_DECL std::optional<verdict> weight_update_ratio::out_of_bounds(const step_i
 }
 
 TDBG_DECL comparison_coverage weight_update_ratio::comparisons() const {
-    const std::vector<std::string> names = weights_.names(base_trial());
+    const std::vector<std::string> names = selection().names(base_trial());
     const bool train = std::any_of(names.begin(), names.end(),
                                    [&](const std::string& n) { return !tensor(n).steps(mode::train).empty(); });
     const std::uint64_t steps = mode_steps_.get();

@@ -112,7 +112,7 @@ inline std::string quoted_list(const std::vector<std::string>& names, std::size_
 
 // " (did you mean 'x'?)" for the nearest of `candidates`, else " (the run's <what>: 'a', 'b', ...)".
 inline std::string suggestion(std::string_view wanted, const std::vector<std::string>& candidates, bool substring,
-                       std::string_view what) {
+                              std::string_view what) {
     const std::vector<std::string> near = nearest_names(wanted, candidates, substring);
     if (!near.empty()) {
         return fmt::format(" (did you mean {}?)", near.size() == 1 ? quoted_list(near) : "one of " + quoted_list(near));
@@ -125,16 +125,26 @@ inline std::string suggestion(std::string_view wanted, const std::vector<std::st
 
 } // namespace explain
 
-TDBG_DECL std::vector<tensor_request>
-tensor_selection::requests(const trial& t, tdbg::detail::function_ref<tensor_request(const std::string&)> make) const {
+TDBG_DECL std::vector<tensor_request> tensor_selection::tensor_requests(
+    const trial& t, tdbg::detail::function_ref<std::vector<tensor_request>(const tdbg::tensor&)> make) const {
     const auto s = snapshot(t);
     std::vector<tensor_request> out;
     out.reserve(s->names.size());
     for (std::size_t i = 0; i < s->names.size(); ++i) {
-        out.push_back(make(s->names[i]));
-        out.back().handle = std::shared_ptr<const tdbg::tensor>(s, &s->handles[i]);
+        for (tensor_request& r : make(s->handles[i])) {
+            if (r.trial_index == 0) {
+                r.handle = std::shared_ptr<const tdbg::tensor>(s, &s->handles[i]);
+            }
+            out.push_back(std::move(r));
+        }
     }
     return out;
+}
+
+TDBG_DECL std::vector<tensor_request>
+tensor_selection::requests(const trial& t, tdbg::detail::function_ref<tensor_request(const std::string&)> make) const {
+    return tensor_requests(
+        t, [&](const tdbg::tensor& tensor) { return std::vector<tensor_request>{make(tensor.name())}; });
 }
 
 TDBG_DECL std::string tensor_selection::explain_empty(const trial& t) const {
@@ -216,9 +226,9 @@ TDBG_DECL std::string explain_reductions_only(const trial& t, const std::vector<
     }
     const std::string counted = fmt::format("{} of {} selected tensor{} saved as reductions only", reductions_only,
                                             selected.size(), selected.size() == 1 ? "" : "s");
-    return reads_reductions
-               ? fmt::format("{}, decided by their stored reductions where they can be", counted)
-               : fmt::format("{}, which {} reads as values: not evaluated", counted, tdbg::detail::terminal_safe(rule_name));
+    return reads_reductions ? fmt::format("{}, decided by their stored reductions where they can be", counted)
+                            : fmt::format("{}, which {} reads as values: not evaluated", counted,
+                                          tdbg::detail::terminal_safe(rule_name));
 }
 
 TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_when_empty,
@@ -227,6 +237,28 @@ TDBG_DECL tensor_selection selection_from(const rule_params& params, bool all_wh
     auto regexes = params.get_optional<std::vector<std::string>>("tensor_regex");
     std::vector<std::string> r = regexes ? *regexes : default_regexes;
     return tensor_selection(collections.value_or(std::vector<std::string>{}), std::move(r), all_when_empty);
+}
+
+TDBG_DECL std::vector<parameter_description> selection_parameters(bool required,
+                                                                  std::vector<parameter_description> then) {
+    std::vector<parameter_description> out;
+    if (required) {
+        out = {{"collection_names", "None", "collections whose tensors are checked (this or tensor_regex is required)"},
+               {"tensor_regex", "None", "regular expressions of tensor names (this or collection_names is required)"}};
+    } else {
+        out = {{"collection_names", "None", "collections whose tensors are checked (comma-separated)"},
+               {"tensor_regex", "None", "regular expressions of the names of tensors to check (comma-separated)"}};
+    }
+    out.insert(out.end(), std::make_move_iterator(then.begin()), std::make_move_iterator(then.end()));
+    return out;
+}
+
+TDBG_DECL tensor_selection required_selection_from(const rule_params& params, std::string_view rule_name) {
+    tensor_selection out = selection_from(params, false);
+    if (out.unspecified()) {
+        throw config_error(fmt::format("rule {}: give collection_names or tensor_regex (or both)", rule_name));
+    }
+    return out;
 }
 
 TDBG_DECL const tensor_value& value_of(const step_inputs& inputs, const step_inputs::input& in) {
@@ -239,6 +271,11 @@ TDBG_DECL const tensor_value& value_of(const step_inputs& inputs, const step_inp
     throw tensor_unavailable_for_step(
         fmt::format("tensor '{}' was not fetched for step {}", in.request.name, in.request.step), in.request.name,
         in.request.step, in.request.step_mode);
+}
+
+TDBG_DECL const tensor_value* real_value_of(const step_inputs& inputs, const step_inputs::input& in) {
+    const tensor_value& v = value_of(inputs, in);
+    return is_real_valued(v.type()) && v.size() != 0 ? &v : nullptr;
 }
 
 TDBG_DECL const tensor_value* value_if_saved(const step_inputs& inputs, const step_inputs::input& in) {
@@ -314,6 +351,25 @@ TDBG_DECL std::vector<worker_inputs> by_worker(const step_inputs& inputs, input_
                              [](const worker_inputs& w) { return w.value == nullptr && w.reductions.empty(); }),
               out.end());
     return out;
+}
+
+TDBG_DECL std::optional<verdict>
+any_worker(const step_inputs& inputs, input_range range,
+           tdbg::detail::function_ref<std::optional<verdict>(const worker_inputs&)> check) {
+    bool evaluated = false;
+    for (const worker_inputs& w : by_worker(inputs, range)) {
+        std::optional<verdict> outcome = check(w);
+        if (outcome) {
+            evaluated = true;
+            if (outcome->met()) {
+                return outcome;
+            }
+        }
+    }
+    if (!evaluated) {
+        return std::nullopt;
+    }
+    return verdict(false);
 }
 
 TDBG_DECL verdict any_tensor_index(std::size_t count, std::int64_t step, const std::string& rule_name,
