@@ -36,8 +36,6 @@
 #include "tdbg/hook/impl/step_scalars.ipp"
 #include "tdbg/hook/impl/reduction_config.ipp"
 #include "tdbg/hook/impl/json_config.ipp"
-#include "tdbg/hook/impl/writer/write_failure.ipp"
-#include "tdbg/hook/impl/writer/thread_control.ipp"
 #include "tdbg/hook/impl/writer/write_queue.ipp"
 #include "tdbg/hook/impl/writer/step_file.ipp"
 #include "tdbg/hook/impl/writer/record_block.ipp"

@@ -3,8 +3,8 @@
 /// What a hook is made of, behind the public class (hook/hook.hpp):
 ///   - collection_selection (collection_selection.hpp): which collections save a tensor now;
 ///   - step_clock (step_clock.hpp): the global step and each mode's step;
-///   - export_schedule (export_schedule.hpp): when the collections file is queued again;
-///   - tensorboard_export.hpp: whether and where TensorBoard files go, and their tags;
+///   - tensorboard_export.hpp: whether and where TensorBoard files go, and their tags, and
+///     export_schedule: when the collections file is queued again;
 ///   - save_planning.hpp: what the collections save of a tensor now (shape, reductions, raw
 ///     value, histogram), and its reductions computed;
 ///   - state_keeper (state_store.hpp): smdebug's state store, for a resumed job;
@@ -47,7 +47,6 @@
 #include "tdbg/hook/detail/call_gate.hpp"
 #include "tdbg/hook/detail/deferred_cell.hpp"
 #include "tdbg/hook/detail/error_reporter.hpp"
-#include "tdbg/hook/detail/export_schedule.hpp"
 #include "tdbg/hook/detail/histogram.hpp"
 #include "tdbg/hook/detail/run_claim.hpp"
 #include "tdbg/hook/detail/collection_selection.hpp"
