@@ -5,10 +5,10 @@
 ///   - step_clock (step_clock.hpp): the global step and each mode's step;
 ///   - tensorboard_export.hpp: whether and where TensorBoard files go, and their tags, and
 ///     export_schedule: when the collections file is queued again;
-///   - save_planning.hpp: what the collections save of a tensor now (shape, reductions, raw
-///     value, histogram), and its reductions computed;
+///   - save_planner (save_planning.hpp): the checks and decisions of a save, one call in each
+///     half of it: the name, the collections that save it now, its rank, what it writes (shape,
+///     reductions, raw value, histogram) and its reductions computed;
 ///   - state_keeper (state_store.hpp): smdebug's state store, for a resumed job;
-///   - check_tensor_name, check_tensor_rank (save_planning.hpp): the names and ranks a saved tensor may have;
 ///   - step_scalars (step_scalars.hpp): the step's scalars and the SageMaker metrics;
 ///   - selection_check (selection_check.hpp): a selection that can never save;
 ///   - the writer (writer/async_writer.hpp): background threads, their queue and the publisher;
@@ -121,14 +121,15 @@ public:
     /// True when `name` would be saved at this step.
     [[nodiscard]] TDBG_DECL bool should_save(std::string_view name);
 
-    /// Checks that `name` can be saved now and adds it to `collections`; returns
-    /// true when it is saved at this step (save_prepared then saves it).
-    TDBG_DECL bool prepare_save(std::string_view name, std::initializer_list<std::string_view> collections);
+    /// Checks that `name` can be saved now and adds it to `collections`; returns the token
+    /// save_prepared takes, true when the tensor is saved at this step.
+    TDBG_DECL save_token prepare_save(std::string_view name, std::initializer_list<std::string_view> collections);
 
-    /// Saves `value` as `name` in the collections prepare_save found (smdebug's
+    /// Saves `value` as `name` in the collections prepare_save found (its `token`; smdebug's
     /// _write_for_tensor: shape, reductions, histogram, raw tensor, scalar summary); `reduce`
     /// computes the reductions no collection's compiled kernel does.
-    TDBG_DECL void save_prepared(std::string_view name, const tensor_value& value, reduction_values_function reduce,
+    TDBG_DECL void save_prepared(std::string_view name, save_token token, const tensor_value& value,
+                                 reduction_values_function reduce,
                                  reduction_convention convention = reduction_convention::numpy);
 
     /// What saving `name`, a tensor of `type` and `shape`, writes at this step; nullopt when
@@ -162,9 +163,10 @@ private:
 
     TDBG_DECL void check_open(const char* what) const;
 
+    // A save of `name` now: the hook open, no write error to report, a step open.
+    TDBG_DECL void check_step_open(std::string_view name);
+    // check_step_open, and a name that can name a tensor.
     TDBG_DECL void check_saving(std::string_view name);
-    // True the first time `name` is saved in the open step; a later save of it is dropped (said once).
-    TDBG_DECL bool first_save_in_step(std::string_view name);
     // existing_run_policy::resume without a state store: the clock goes on after the published steps;
     // the last of them (none: the worker published none).
     [[nodiscard]] TDBG_DECL std::optional<std::int64_t> resume_after_published_steps();
@@ -259,10 +261,7 @@ private:
     bool closed_ = false;
     bool step_wrote_ = false;          // the current step queued a record or a shape
     std::int64_t prepared_step_ = -1;  // the last step whose event file the writer was told to open
-    std::vector<std::size_t> active_;  // prepare_save's collections, for save_prepared
-    std::set<std::string, std::less<>> checked_names_;
-    std::map<std::string, std::int64_t, std::less<>> last_save_step_; // each tensor's last step saved
-    std::set<std::string, std::less<>> said_saved_twice_;  // the tensors a second save of a step was said of
+    save_planner planner_;
     step_scalars scalars_;
     state_keeper state_;
     std::optional<stop_request> stop_;
@@ -271,8 +270,6 @@ private:
     record_block block_;                      // the step's small records, encoded as they are saved
     format::tensor_event block_event_;        // the record being encoded into block_, its memory reused
     std::string reduction_name_;              // the reduction being queued's name, its memory reused
-    save_decision decision_;                  // save_prepared's decision, its memory reused
-    reduction_scratch reductions_;            // saved_reductions' memory, reused
     std::unique_ptr<stop_watch> stop_watch_; // started at the first begin_step
 };
 

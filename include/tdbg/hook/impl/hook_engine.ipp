@@ -167,75 +167,40 @@ TDBG_DECL bool hook_engine::should_save(std::string_view name) {
     return saved;
 }
 
-TDBG_DECL bool hook_engine::prepare_save(std::string_view name, std::initializer_list<std::string_view> collections) {
-    check_saving(name);
-    selection_.add_explicit(name, collections);
-    selection_.active(name, clock_.current(), clock_.mode_step(), active_);
-    check_.offer(name, !active_.empty(), selection_);
-    if (!active_.empty() && !first_save_in_step(name)) {
-        active_.clear();
-    }
-    return !active_.empty();
+TDBG_DECL save_token hook_engine::prepare_save(std::string_view name,
+                                               std::initializer_list<std::string_view> collections) {
+    check_step_open(name);
+    return planner_.prepare(name, collections, clock_, selection_, check_, errors_);
 }
 
-TDBG_DECL void hook_engine::save_prepared(std::string_view name, const tensor_value& value,
+TDBG_DECL void hook_engine::save_prepared(std::string_view name, save_token token, const tensor_value& value,
                                           reduction_values_function reduce, reduction_convention convention) {
-    check_tensor_rank(name, value.shape().size());
+    const bool writes = writer_ && !writer_->stopped(); // nothing is saved after a write error
+    const save_decision* decision = planner_.plan(name, token, value, reduce, convention, selection_,
+                                                  exports_tensorboard(options_), writes);
     state_.saved_at(clock_.global());
-    const active_collections& active = active_; // prepare_save's; the next prepare_save replaces them
-    scalars_.queue_loss_metrics(name, value, reduce, selection_, active);
-    if (!writer_ || writer_->stopped()) {
-        return; // nothing is saved after a write error
-    }
-    decide_save(selection_, active, value.type(), value.shape(), exports_tensorboard(options_), decision_);
-    const save_decision& decision = decision_;
-    save_values values;
-    values.value = &value;
-    if (!decision.plan.reductions.empty()) {
-        saved_reductions(selection_, active, decision.plan, value, reduce, convention, reductions_);
-        values.reductions = &reductions_.results;
+    scalars_.queue_loss_metrics(name, value, reduce, selection_, token.active);
+    if (decision != nullptr) {
+        save_values values;
+        values.value = &value;
+        values.reductions = &planner_.reduction_results();
         values.reduction_rank = stored_reduction_rank(convention);
+        emit_save(name, *decision, value.type(), value.shape(), values);
     }
-    emit_save(name, decision, value.type(), value.shape(), values);
+    planner_.recycle(std::move(token));
 }
 
 TDBG_DECL std::optional<save_plan> hook_engine::plan_save(std::string_view name, dtype type,
                                                           const tensor_value::shape_type& shape,
                                                           std::initializer_list<std::string_view> collections) {
-    check_saving(name);
-    selection_.add_explicit(name, collections);
-    const auto active = selection_.active(name, clock_.current(), clock_.mode_step());
-    check_.offer(name, !active.empty(), selection_);
-    if (active.empty() || !first_save_in_step(name)) {
-        return std::nullopt;
+    check_step_open(name);
+    save_token token = planner_.prepare(name, collections, clock_, selection_, check_, errors_);
+    std::optional<save_plan> plan;
+    if (token) {
+        plan = decide_save(selection_, token.active, type, shape, exports_tensorboard(options_)).plan;
     }
-    return decide_save(selection_, active, type, shape, exports_tensorboard(options_)).plan;
-}
-
-TDBG_DECL bool hook_engine::first_save_in_step(std::string_view name) {
-    // The global step of each tensor's last save: found without allocating once a name is known,
-    // and nothing to clear at each step (a step's number is never given again).
-    const std::int64_t step = clock_.global();
-    const auto last = last_save_step_.find(name);
-    if (last == last_save_step_.end()) {
-        last_save_step_.emplace(std::string(name), step);
-        return true;
-    }
-    if (last->second != step) {
-        last->second = step;
-        return true;
-    }
-    // Readers resolve a name recorded twice in a step by the last record, silently: the run keeps
-    // the first (a GAN's discriminator gradients as its optimizer used them, before the
-    // generator's backward pass changed them), and says so once per tensor.
-    if (said_saved_twice_.emplace(name).second) {
-        errors_.log(fmt::format(
-            "tdbg::hook: '{}' saved again in step {} ({} step {}): a step keeps the first save of a tensor and drops "
-            "the later ones (said once per tensor). With several backward passes a step, give each model a hook of "
-            "its own (torch_hook over one model), or save each tensor once a step",
-            terminal_safe(name), clock_.global(), mode_name(clock_.current()), clock_.mode_step()));
-    }
-    return false;
+    planner_.recycle(std::move(token));
+    return plan;
 }
 
 TDBG_DECL void hook_engine::save_deferred(std::string_view name, dtype type, const tensor_value::shape_type& shape,
@@ -364,17 +329,18 @@ TDBG_DECL void hook_engine::check_open(const char* what) const {
     }
 }
 
-TDBG_DECL void hook_engine::check_saving(std::string_view name) {
+TDBG_DECL void hook_engine::check_step_open(std::string_view name) {
     check_open("save");
     report_write_error();
     if (!clock_.open()) {
         throw usage_error(fmt::format("tdbg::hook: cannot save '{}': no step is open (call begin_step() {})", name,
                                       clock_.global() < 0 ? "before saving)" : "at the start of each step)"));
     }
-    if (checked_names_.find(name) == checked_names_.end()) {
-        check_tensor_name(name);
-        checked_names_.emplace(name);
-    }
+}
+
+TDBG_DECL void hook_engine::check_saving(std::string_view name) {
+    check_step_open(name);
+    planner_.check_name(name);
 }
 
 TDBG_DECL void hook_engine::put_end_marker() {

@@ -74,6 +74,9 @@ public:
     /// The error that stopped the writer, the first time it is asked for; nullptr otherwise.
     [[nodiscard]] TDBG_DECL std::exception_ptr take();
 
+    /// True while an error waits to be taken.
+    [[nodiscard]] bool waiting() const noexcept { return failed_.load(std::memory_order_acquire); }
+
 private:
     std::mutex mutex_;
     std::exception_ptr error_;                     // the first error, until taken
@@ -126,6 +129,8 @@ public:
 
     /// The error that stopped the writer, the first time it is asked for; nullptr otherwise.
     [[nodiscard]] TDBG_DECL std::exception_ptr take_error();
+    /// True while an error waits for take_error().
+    [[nodiscard]] bool error_waiting() const noexcept { return failure_.waiting(); }
 
     /// Tensors dropped because the queue was full (drop policy).
     [[nodiscard]] TDBG_DECL std::uint64_t dropped() const;
