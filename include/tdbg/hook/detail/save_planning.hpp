@@ -47,7 +47,7 @@ using active_collections = std::vector<std::size_t>;
 
 /// Everything one save of a tensor writes at a step, decided here and nowhere else: the plan
 /// (reductions, raw value, histogram) and what goes beside the event file's records. The engine
-/// emits it (hook_engine::emit_save) with the values at hand or deferred.
+/// emits it (step_records::emit, writer/record_block.hpp) with the values at hand or deferred.
 struct save_decision {
     save_plan plan;
     /// Its shape in the step's index (ReductionConfig save_shape).

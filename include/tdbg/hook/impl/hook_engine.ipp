@@ -20,7 +20,6 @@
 #include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/collections_file.hpp"
-#include "tdbg/format/detail/flat_event.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/hook/detail/hook_engine.hpp"
 
@@ -48,8 +47,8 @@ TDBG_DECL hook_engine::hook_engine(any_storage storage, hook_options options)
     // options are refused, or whose run is another job's, has written nothing and started nothing.
     std::exception_ptr start_error = start_run(resumed, writes);
     if (writes) {
-        pool_ = std::make_shared<buffer_pool>(options_.max_queue_bytes);
         writer_ = std::make_unique<async_writer>(storage_, std::move(w));
+        records_.emplace(*writer_, clock_, options_.max_queue_bytes);
     }
     if (start_error) {
         if (writer_) {
@@ -83,7 +82,9 @@ TDBG_DECL void hook_engine::begin_step() {
     write_state();
     check_stop_marker();
     clock_.begin();
-    step_wrote_ = false;
+    if (records_) {
+        records_->begin_step();
+    }
 }
 
 TDBG_DECL void hook_engine::end_step() {
@@ -92,8 +93,8 @@ TDBG_DECL void hook_engine::end_step() {
     }
     write_scalars();
     if (writer_ && !writer_->stopped()) {
-        hand_over_block(); // first: a step whose block the writer took has written
-        if (exports_.due_at_step_end(step_wrote_)) {
+        records_->hand_over_block(); // first: a step whose block the writer took has written
+        if (exports_.due_at_step_end(records_->step_wrote())) {
             queue_collections_file();
         }
         writer_->push(write_items::step_end{clock_.global()});
@@ -152,7 +153,7 @@ TDBG_DECL void hook_engine::close() {
 
 TDBG_DECL void hook_engine::flush() {
     if (writer_) {
-        hand_over_block();
+        records_->hand_over_block();
         writer_->flush();
     }
     report_write_error();
@@ -181,11 +182,11 @@ TDBG_DECL void hook_engine::save_prepared(std::string_view name, save_token toke
     state_.saved_at(clock_.global());
     scalars_.queue_loss_metrics(name, value, reduce, selection_, token.active);
     if (decision != nullptr) {
-        save_values values;
+        step_records::save_values values;
         values.value = &value;
         values.reductions = &planner_.reduction_results();
         values.reduction_rank = stored_reduction_rank(convention);
-        emit_save(name, *decision, value.type(), value.shape(), values);
+        records_->emit(name, *decision, value.type(), value.shape(), values, now_seconds());
     }
     planner_.recycle(std::move(token));
 }
@@ -220,63 +221,9 @@ TDBG_DECL void hook_engine::save_deferred(std::string_view name, dtype type, con
     if (!writer_ || writer_->stopped()) {
         return; // nothing is saved after a write error
     }
-    save_values values;
+    step_records::save_values values;
     values.cell = std::move(cell);
-    emit_save(name, decision, type, shape, values);
-}
-
-TDBG_DECL void hook_engine::emit_save(std::string_view name, const save_decision& decision, dtype type,
-                                      const tensor_value::shape_type& shape, save_values& values) {
-    const double wall_time = now_seconds();
-    const std::string_view tensor_name = name;
-    const save_plan& plan = decision.plan;
-    const bool deferred = values.cell != nullptr;
-    if (decision.shape) {
-        push_shape(tensor_name, shape);
-    }
-    for (std::size_t k = 0; k < plan.reductions.size(); ++k) {
-        format::assign_reduction_tensor_name(reduction_name_, plan.reductions[k], tensor_name);
-        if (deferred) {
-            push_record(make_event(reduction_name_, tensor_value(), wall_time),
-                        write_items::deferred_ref{values.cell, k, 16});
-        } else if (const auto& r = (*values.reductions)[k]) {
-            queue_reduction(reduction_name_, *r, values.reduction_rank, wall_time);
-        }
-    }
-    // A value at hand that must outlive the call (a raw record too large for the step's block, a
-    // histogram bucketed on a data thread): the caller's memory is borrowed, so it is copied once.
-    std::optional<tensor_value> owned;
-    auto owned_value = [&]() -> const tensor_value& {
-        if (!owned) {
-            owned = values.value->owns_data() ? *values.value : pool_->copy(*values.value);
-        }
-        return *owned;
-    };
-    if (plan.histogram) {
-        std::string tag = clean_tensorboard_tag(decision.histogram_collection + "/" + std::string(tensor_name));
-        push_item(deferred ? write_items::tb_histogram{clock_.current(), clock_.global(), wall_time, std::move(tag),
-                                                      tensor_value(), values.cell}
-                           : write_items::tb_histogram{clock_.current(), clock_.global(), wall_time, std::move(tag),
-                                                      owned_value(), nullptr});
-    }
-    if (plan.raw) {
-        if (deferred) {
-            push_record(make_event(std::string(tensor_name), tensor_value(), wall_time),
-                        write_items::deferred_ref{values.cell, write_items::deferred_ref::raw,
-                                                  element_count(shape) * dtype_size(type)});
-        } else if (values.value->nbytes() == 0) {
-            // strings all empty: smdebug writes no record of a tensor without bytes
-        } else if (values.value->nbytes() <= record_block::max_value_bytes) {
-            queue_record(tensor_name, *values.value, wall_time); // encoded now: the borrowed memory will do
-        } else {
-            push_record(make_event(std::string(tensor_name), owned_value(), wall_time));
-        }
-    }
-    if (decision.tensorboard_scalar) {
-        const float scalar = deferred ? 0.0F : static_cast<float>(scalar_as_double(*values.value));
-        push_item(write_items::tb_scalar{clock_.current(), clock_.global(), wall_time,
-                                         clean_tensorboard_tag(std::string(tensor_name)), scalar, values.cell});
-    }
+    records_->emit(name, decision, type, shape, values, now_seconds());
 }
 
 TDBG_DECL void hook_engine::save_scalar(std::string_view name, double value, bool sm_metric,
@@ -351,87 +298,10 @@ TDBG_DECL void hook_engine::put_end_marker() {
     }
 }
 
-TDBG_DECL void hook_engine::push_shape(std::string_view tensor_name, const tensor_value::shape_type& shape) {
-    format::shape_entry s;
-    s.tensorname = std::string(tensor_name);
-    s.originalname = tensor_name;
-    s.shape.assign(shape.begin(), shape.end());
-    push_item(write_items::shape{clock_.global(), clock_.current(), clock_.mode_step(), std::move(s)});
-    step_wrote_ = true;
-}
-
-TDBG_DECL format::tensor_event hook_engine::make_event(std::string tag, tensor_value value, double wall_time) const {
-    format::tensor_event ev;
-    ev.step = clock_.global();
-    ev.wall_time = wall_time;
-    ev.tag = std::move(tag);
-    ev.value = std::move(value);
-    ev.mode = clock_.current();
-    ev.mode_step = clock_.mode_step();
-    return ev;
-}
-
-TDBG_DECL void hook_engine::open_step_file() {
-    if (prepared_step_ != clock_.global()) {
-        writer_->prepare_step(clock_.global());
-        prepared_step_ = clock_.global();
-    }
-}
-
-template <class Event>
-void hook_engine::add_to_block(const Event& ev) {
-    open_step_file();
-    if (block_.other_step(ev.step, ev.mode.value_or(mode::global), ev.mode_step.value_or(ev.step))) {
-        hand_over_block();
-    }
-    block_.add(ev);
-    if (block_.bytes() >= record_block::hand_over_bytes) {
-        hand_over_block();
-    }
-}
-
-TDBG_DECL void hook_engine::queue_record(std::string_view tag, tensor_value value, double wall_time) {
-    if (value.nbytes() > record_block::max_value_bytes) {
-        push_record(make_event(std::string(tag), std::move(value), wall_time));
-        return;
-    }
-    format::tensor_event& ev = block_event_;
-    ev.step = clock_.global();
-    ev.wall_time = wall_time;
-    ev.tag.assign(tag.data(), tag.size()); // its memory reused
-    ev.value = std::move(value);
-    ev.mode = clock_.current();
-    ev.mode_step = clock_.mode_step();
-    add_to_block(ev); // ev.value is not read again before the next record replaces it (it may be borrowed)
-}
-
-TDBG_DECL void hook_engine::queue_reduction(std::string_view tag, const reduction_value& value, std::size_t rank,
-                                            double wall_time) {
-    static constexpr std::size_t one = 1; // the extent of shape (1,)
-    add_to_block(format::detail::flat_tensor_event{tag, wall_time, clock_.global(), clock_.current(),
-                                                   clock_.mode_step(), value.type(), &one, rank, value.bytes()});
-}
-
-TDBG_DECL void hook_engine::hand_over_block() {
-    if (!block_.empty() && writer_->push(block_.take())) {
-        step_wrote_ = true;
-    }
-}
-
-TDBG_DECL void hook_engine::push_record(format::tensor_event ev, std::optional<write_items::deferred_ref> deferred) {
-    open_step_file();
-    hand_over_block(); // the event file keeps the order of the saves
-    if (writer_->push(write_items::tensor{std::move(ev), std::move(deferred)})) {
-        step_wrote_ = true;
-    }
-}
-
-TDBG_DECL void hook_engine::push_item(write_item item) { writer_->push(std::move(item)); }
-
 TDBG_DECL void hook_engine::write_scalars() {
     std::vector<pending_scalar> scalars = scalars_.take();
     write_metrics(scalars);
-    if (!writer_) {
+    if (!records_) {
         return;
     }
     const bool tensorboard = exports_tensorboard(options_);
@@ -440,10 +310,11 @@ TDBG_DECL void hook_engine::write_scalars() {
             continue;
         }
         if (tensorboard) {
-            push_item(write_items::tb_scalar{clock_.current(), clock_.global(), s.wall_time,
-                                             clean_tensorboard_tag(s.name), static_cast<float>(s.value), nullptr});
+            records_->push_item(write_items::tb_scalar{clock_.current(), clock_.global(), s.wall_time,
+                                                       clean_tensorboard_tag(s.name), static_cast<float>(s.value),
+                                                       nullptr});
         }
-        queue_record(s.name, tensor_value(std::vector<double>{s.value}), s.wall_time);
+        records_->queue_record(s.name, tensor_value(std::vector<double>{s.value}), s.wall_time);
     }
 }
 
