@@ -24,12 +24,9 @@
 
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <initializer_list>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
