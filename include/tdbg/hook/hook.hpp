@@ -60,6 +60,7 @@
 #include "tdbg/format/stop_marker.hpp"
 #include "tdbg/hook/collection.hpp"
 #include "tdbg/hook/deferred.hpp"
+#include "tdbg/hook/detail/save_planning.hpp"
 #include "tdbg/hook/options.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/reduce/convention.hpp"
@@ -160,16 +161,19 @@ public:
     template <class E>
     void save_tensor(std::string_view name, const xt::xexpression<E>& expression,
                      std::initializer_list<std::string_view> collections = {}) {
-        if (!prepare_save(name, collections)) {
+        detail::save_token token = prepare_save(name, collections);
+        if (!token) {
             return;
         }
         const E& e = expression.derived_cast();
         using value_type = std::decay_t<typename E::value_type>;
         if constexpr (detail::is_borrowable_container<E>::value) {
-            save_prepared(name, tensor_value::borrow<value_type>(e.data(), {e.shape().begin(), e.shape().end()}),
+            save_prepared(name, std::move(token),
+                          tensor_value::borrow<value_type>(e.data(), {e.shape().begin(), e.shape().end()}),
                           &compute_reduction_values_of<value_type>);
         } else {
-            save_prepared(name, to_tensor_value(expression), &compute_reduction_values_of<value_type>);
+            save_prepared(name, std::move(token), to_tensor_value(expression),
+                          &compute_reduction_values_of<value_type>);
         }
     }
 
@@ -177,8 +181,9 @@ public:
     template <class T, class = std::enable_if_t<has_dtype_v<T>>>
     void save_tensor(std::string_view name, const T* data, std::vector<std::size_t> shape,
                      std::initializer_list<std::string_view> collections = {}) {
-        if (prepare_save(name, collections)) {
-            save_prepared(name, tensor_value::borrow<T>(data, std::move(shape)), &compute_reduction_values_of<T>);
+        if (detail::save_token token = prepare_save(name, collections)) {
+            save_prepared(name, std::move(token), tensor_value::borrow<T>(data, std::move(shape)),
+                          &compute_reduction_values_of<T>);
         }
     }
 
@@ -248,12 +253,14 @@ public:
     [[nodiscard]] TDBG_DECL const hook_options& options() const noexcept;
 
 private:
-    // The non-template half of save_tensor: checks, adds `name` to `collections`,
-    // and says whether the tensor is saved at this step (save_prepared then saves it).
-    TDBG_DECL bool prepare_save(std::string_view name, std::initializer_list<std::string_view> collections);
+    // The non-template half of save_tensor: checks, adds `name` to `collections`, and says
+    // whether the tensor is saved at this step: a true token, which save_prepared then takes.
+    TDBG_DECL detail::save_token prepare_save(std::string_view name,
+                                              std::initializer_list<std::string_view> collections);
     // `reduce` computes its reductions: compute_reduction_values_of<T> where the element type is known at
     // compile time, so that a file saving float tensors compiles float's kernels only.
-    TDBG_DECL void save_prepared(std::string_view name, const tensor_value& value, reduction_values_function reduce);
+    TDBG_DECL void save_prepared(std::string_view name, detail::save_token token, const tensor_value& value,
+                                 reduction_values_function reduce);
 
     std::unique_ptr<detail::hook_engine> engine_;
     // next_index_in_step's count: the global step it counts in, and the next index per prefix.

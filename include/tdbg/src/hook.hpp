@@ -36,8 +36,6 @@
 #include "tdbg/hook/detail/impl/step_scalars.ipp"
 #include "tdbg/hook/impl/reduction_config.ipp"
 #include "tdbg/hook/impl/json_config.ipp"
-#include "tdbg/hook/detail/writer/impl/write_failure.ipp"
-#include "tdbg/hook/detail/writer/impl/thread_control.ipp"
 #include "tdbg/hook/detail/writer/impl/write_queue.ipp"
 #include "tdbg/hook/detail/writer/impl/step_file.ipp"
 #include "tdbg/hook/detail/writer/impl/record_block.ipp"

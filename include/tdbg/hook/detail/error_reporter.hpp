@@ -40,7 +40,12 @@ public:
     /// Reports the error that stopped the writer, once: thrown (rethrow policy) or
     /// printed (disable policy, smdebug's: training goes on without the hook). The start's
     /// error first, then `writer`'s (none when null); `step` is the step the message names.
-    TDBG_DECL void report(async_writer* writer, std::int64_t step);
+    /// Inline while nothing waits (every save asks).
+    void report(async_writer* writer, std::int64_t step) {
+        if (start_error_ || (writer != nullptr && writer->error_waiting())) {
+            report_waiting(writer, step);
+        }
+    }
 
     /// A write error at `step`: kept when it is the first; rethrown under
     /// write_error_policy::rethrow, else logged.
@@ -59,6 +64,9 @@ public:
     TDBG_DECL void selection_found(const std::vector<std::string>& found) const;
 
 private:
+    // report(), once an error waits.
+    TDBG_DECL void report_waiting(async_writer* writer, std::int64_t step);
+
     const hook_options& options_;
     const any_storage& storage_;
     std::optional<std::string> first_error_;

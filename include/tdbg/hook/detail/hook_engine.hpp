@@ -3,15 +3,17 @@
 /// What a hook is made of, behind the public class (hook/hook.hpp):
 ///   - collection_selection (collection_selection.hpp): which collections save a tensor now;
 ///   - step_clock (step_clock.hpp): the global step and each mode's step;
-///   - export_schedule (export_schedule.hpp): when the collections file is queued again;
-///   - tensorboard_export.hpp: whether and where TensorBoard files go, and their tags;
-///   - save_planning.hpp: what the collections save of a tensor now (shape, reductions, raw
-///     value, histogram), and its reductions computed;
+///   - tensorboard_export.hpp: whether and where TensorBoard files go, and their tags, and
+///     export_schedule: when the collections file is queued again;
+///   - save_planner (save_planning.hpp): the checks and decisions of a save, one call in each
+///     half of it: the name, the collections that save it now, its rank, what it writes (shape,
+///     reductions, raw value, histogram) and its reductions computed;
 ///   - state_keeper (state_store.hpp): smdebug's state store, for a resumed job;
-///   - check_tensor_name, check_tensor_rank (save_planning.hpp): the names and ranks a saved tensor may have;
 ///   - step_scalars (step_scalars.hpp): the step's scalars and the SageMaker metrics;
 ///   - selection_check (selection_check.hpp): a selection that can never save;
 ///   - the writer (writer/async_writer.hpp): background threads, their queue and the publisher;
+///   - step_records (writer/record_block.hpp): a save's records queued for the writer, the small
+///     ones encoded into the step's block;
 ///   - call_gate (call_gate.hpp): one call at a time, and nothing done in a forked child;
 ///   - error_reporter (error_reporter.hpp): the write error that stops the hook, thrown or
 ///     logged, the errors of the writes beside the writer's, the selection check's findings
@@ -22,12 +24,9 @@
 
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <initializer_list>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,11 +42,9 @@
 #include "tdbg/format/stop_marker.hpp"
 #include "tdbg/hook/collection.hpp"
 #include "tdbg/hook/deferred.hpp"
-#include "tdbg/hook/detail/writer/buffer_pool.hpp"
 #include "tdbg/hook/detail/call_gate.hpp"
 #include "tdbg/hook/detail/deferred_cell.hpp"
 #include "tdbg/hook/detail/error_reporter.hpp"
-#include "tdbg/hook/detail/export_schedule.hpp"
 #include "tdbg/hook/detail/histogram.hpp"
 #include "tdbg/hook/detail/run_claim.hpp"
 #include "tdbg/hook/detail/collection_selection.hpp"
@@ -122,14 +119,15 @@ public:
     /// True when `name` would be saved at this step.
     [[nodiscard]] TDBG_DECL bool should_save(std::string_view name);
 
-    /// Checks that `name` can be saved now and adds it to `collections`; returns
-    /// true when it is saved at this step (save_prepared then saves it).
-    TDBG_DECL bool prepare_save(std::string_view name, std::initializer_list<std::string_view> collections);
+    /// Checks that `name` can be saved now and adds it to `collections`; returns the token
+    /// save_prepared takes, true when the tensor is saved at this step.
+    TDBG_DECL save_token prepare_save(std::string_view name, std::initializer_list<std::string_view> collections);
 
-    /// Saves `value` as `name` in the collections prepare_save found (smdebug's
+    /// Saves `value` as `name` in the collections prepare_save found (its `token`; smdebug's
     /// _write_for_tensor: shape, reductions, histogram, raw tensor, scalar summary); `reduce`
     /// computes the reductions no collection's compiled kernel does.
-    TDBG_DECL void save_prepared(std::string_view name, const tensor_value& value, reduction_values_function reduce,
+    TDBG_DECL void save_prepared(std::string_view name, save_token token, const tensor_value& value,
+                                 reduction_values_function reduce,
                                  reduction_convention convention = reduction_convention::numpy);
 
     /// What saving `name`, a tensor of `type` and `shape`, writes at this step; nullopt when
@@ -163,9 +161,10 @@ private:
 
     TDBG_DECL void check_open(const char* what) const;
 
+    // A save of `name` now: the hook open, no write error to report, a step open.
+    TDBG_DECL void check_step_open(std::string_view name);
+    // check_step_open, and a name that can name a tensor.
     TDBG_DECL void check_saving(std::string_view name);
-    // True the first time `name` is saved in the open step; a later save of it is dropped (said once).
-    TDBG_DECL bool first_save_in_step(std::string_view name);
     // existing_run_policy::resume without a state store: the clock goes on after the published steps;
     // the last of them (none: the worker published none).
     [[nodiscard]] TDBG_DECL std::optional<std::int64_t> resume_after_published_steps();
@@ -176,55 +175,6 @@ private:
 
     // The end marker of a worker that writes nothing else (no writer thread).
     TDBG_DECL void put_end_marker();
-
-    // The values a save's records take: at hand (save_prepared) or deferred (save_deferred).
-    struct save_values {
-        const tensor_value* value = nullptr; // at hand: the tensor, possibly borrowed
-        // At hand: one per plan reduction (saved_reductions'), stored as `reduction_rank` says.
-        const std::vector<std::optional<reduction_value>>* reductions = nullptr;
-        std::size_t reduction_rank = 1;
-        std::shared_ptr<deferred_cell> cell; // deferred: where the values arrive
-    };
-
-    // The one place a save's records are queued, in smdebug's order (_write_for_tensor): its shape,
-    // reductions, histogram, raw value and scalar, as `decision` (decide_save) says.
-    TDBG_DECL void emit_save(std::string_view name, const save_decision& decision, dtype type,
-                             const tensor_value::shape_type& shape, save_values& values);
-
-    // The tensor's shape in the step's index (ReductionConfig save_shape).
-    TDBG_DECL void push_shape(std::string_view tensor_name, const tensor_value::shape_type& shape);
-
-    [[nodiscard]] TDBG_DECL format::tensor_event make_event(std::string tag, tensor_value value,
-                                                          double wall_time) const;
-
-    // The first record of a step lets the writer open the step's event file ahead, while it may
-    // still write the previous step.
-    TDBG_DECL void open_step_file();
-
-    // Queues the record of `value` named `tag`: a small value is encoded into the step's block at
-    // once (so `value` may borrow the caller's memory), a larger one goes as an item of its own
-    // (and must own its memory).
-    TDBG_DECL void queue_record(std::string_view tag, tensor_value value, double wall_time);
-    // Queues the record of a reduction's element named `tag`, of `rank` 0 or 1 (shape (1,)),
-    // encoded into the step's block.
-    TDBG_DECL void queue_reduction(std::string_view tag, const reduction_value& value, std::size_t rank,
-                                   double wall_time);
-
-    // Encodes `ev` (a format::tensor_event or a format::detail::flat_tensor_event) into the step's
-    // block, handing over the block first when it holds another step's records, and after when
-    // it has grown to record_block::hand_over_bytes.
-    template <class Event>
-    void add_to_block(const Event& ev);
-
-    // Hands the step's block of small records to the writer, when it holds any.
-    TDBG_DECL void hand_over_block();
-
-    // Queues one record as an item of its own (a large or deferred value), after the block.
-    TDBG_DECL void push_record(format::tensor_event ev,
-                               std::optional<write_items::deferred_ref> deferred = std::nullopt);
-
-    // Queues an item beside the event file's records (shapes, TensorBoard).
-    TDBG_DECL void push_item(write_item item);
 
     // smdebug's _write_scalars: at the end of the step, into the step's files.
     TDBG_DECL void write_scalars();
@@ -258,22 +208,12 @@ private:
     step_clock clock_;
     export_schedule exports_;
     bool closed_ = false;
-    bool step_wrote_ = false;          // the current step queued a record or a shape
-    std::int64_t prepared_step_ = -1;  // the last step whose event file the writer was told to open
-    std::vector<std::size_t> active_;  // prepare_save's collections, for save_prepared
-    std::set<std::string, std::less<>> checked_names_;
-    std::map<std::string, std::int64_t, std::less<>> last_save_step_; // each tensor's last step saved
-    std::set<std::string, std::less<>> said_saved_twice_;  // the tensors a second save of a step was said of
+    save_planner planner_;
     step_scalars scalars_;
     state_keeper state_;
     std::optional<stop_request> stop_;
-    std::shared_ptr<buffer_pool> pool_;
     std::unique_ptr<async_writer> writer_;
-    record_block block_;                      // the step's small records, encoded as they are saved
-    format::tensor_event block_event_;        // the record being encoded into block_, its memory reused
-    std::string reduction_name_;              // the reduction being queued's name, its memory reused
-    save_decision decision_;                  // save_prepared's decision, its memory reused
-    reduction_scratch reductions_;            // saved_reductions' memory, reused
+    std::optional<step_records> records_; // with the writer: the records queued for it
     std::unique_ptr<stop_watch> stop_watch_; // started at the first begin_step
 };
 

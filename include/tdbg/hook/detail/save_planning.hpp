@@ -5,10 +5,16 @@
 /// (each once, computed by a collection's compiled kernel or one runtime pass), its raw value, a
 /// TensorBoard histogram and scalar. The engine (hook/detail/hook_engine.hpp) queues the records.
 /// Also what a saved tensor must be: a name that can name it in the run's files, and no more
-/// dimensions than a reader takes.
+/// dimensions than a reader takes. `save_planner` makes all of it one call in each half of a save
+/// (hook_engine::prepare_save, which hands a `save_token` to hook_engine::save_prepared).
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,6 +26,7 @@
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/deferred.hpp"
 #include "tdbg/hook/detail/collection_selection.hpp"
+#include "tdbg/hook/detail/step_clock.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/reduce/convention.hpp"
 #include "tdbg/reduce/reduction_value.hpp"
@@ -40,7 +47,7 @@ using active_collections = std::vector<std::size_t>;
 
 /// Everything one save of a tensor writes at a step, decided here and nowhere else: the plan
 /// (reductions, raw value, histogram) and what goes beside the event file's records. The engine
-/// emits it (hook_engine::emit_save) with the values at hand or deferred.
+/// emits it (step_records::emit, writer/record_block.hpp) with the values at hand or deferred.
 struct save_decision {
     save_plan plan;
     /// Its shape in the step's index (ReductionConfig save_shape).
@@ -93,6 +100,64 @@ TDBG_DECL void check_tensor_name(std::string_view name);
 /// Throws usage_error when a tensor `name` of `rank` dimensions has more than max_tensor_rank:
 /// neither smdebug (numpy) nor tdbg could read it back.
 TDBG_DECL void check_tensor_rank(std::string_view name, std::size_t rank);
+
+class selection_check; // selection_check.hpp
+class error_reporter;  // error_reporter.hpp
+
+/// What the first half of a save (hook_engine::prepare_save) hands to the second
+/// (save_prepared): the collections that save the tensor at this step, none when it is not saved.
+/// The engine keeps nothing of a save between the two calls; the token carries it.
+struct save_token {
+    active_collections active;
+
+    /// True when the tensor is saved at this step.
+    explicit operator bool() const noexcept { return !active.empty(); }
+};
+
+/// The checks and decisions of the hook's saves, one call in each half of a save, and what they
+/// keep from one save to the next: the names checked, each tensor's last step saved, and memory
+/// reused (a saved tensor then costs no allocation here).
+class save_planner {
+public:
+    /// The first half of a save of `name` at `clock`'s open step: checks the name (once per name),
+    /// adds it to `collections` (created when missing), finds the collections that save it now,
+    /// offers it to `check`, and keeps the step's first save of a tensor only (a later one is
+    /// dropped, said once per tensor through `errors`).
+    TDBG_DECL save_token prepare(std::string_view name, std::initializer_list<std::string_view> collections,
+                                 const step_clock& clock, collection_selection& selection, selection_check& check,
+                                 const error_reporter& errors);
+
+    /// The second half's checks and decisions for `value` saved as `name` with `token`
+    /// (prepare's): its rank (usage_error beyond max_tensor_rank), then, when the hook still
+    /// `writes`, what the save writes (decide_save; `tensorboard`: the hook exports to it) and
+    /// its reductions, computed as saved_reductions does (reduction_results()). nullptr when it
+    /// does not write.
+    TDBG_DECL const save_decision* plan(std::string_view name, const save_token& token, const tensor_value& value,
+                                        reduction_values_function reduce, reduction_convention convention,
+                                        const collection_selection& selection, bool tensorboard, bool writes);
+
+    /// The reductions of plan's last decision, one per plan.reductions.
+    [[nodiscard]] const std::vector<std::optional<reduction_value>>& reduction_results() const noexcept {
+        return reductions_.results;
+    }
+
+    /// Throws invalid_name unless `name` can name a tensor (check_tensor_name), checked once per name.
+    TDBG_DECL void check_name(std::string_view name);
+
+    /// Takes back a token's memory for the next prepare.
+    void recycle(save_token&& token) noexcept { spare_ = std::move(token); }
+
+private:
+    // True the first time `name` is saved in `clock`'s step; a later save of it is dropped (said once).
+    TDBG_DECL bool first_save_in_step(std::string_view name, const step_clock& clock, const error_reporter& errors);
+
+    std::set<std::string, std::less<>> checked_names_;
+    std::map<std::string, std::int64_t, std::less<>> last_save_step_; // each tensor's last step saved
+    std::set<std::string, std::less<>> said_saved_twice_; // the tensors a second save of a step was said of
+    save_decision decision_;     // plan's, its memory reused
+    reduction_scratch reductions_; // saved_reductions' memory, reused
+    save_token spare_;            // a recycled token's memory, for the next prepare
+};
 
 } // namespace tdbg::detail
 

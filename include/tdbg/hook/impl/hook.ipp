@@ -122,8 +122,8 @@ TDBG_DECL bool hook::should_save_tensor(std::string_view name) {
 TDBG_DECL void hook::save_tensor(std::string_view name, const tensor_value& value,
                                  std::initializer_list<std::string_view> collections) {
     detail::gated_call(*engine_, "save_tensor", [&] {
-        if (engine_->prepare_save(name, collections)) {
-            engine_->save_prepared(name, value, &compute_reduction_values); // any dtype, known at run time
+        if (detail::save_token token = engine_->prepare_save(name, collections)) {
+            engine_->save_prepared(name, std::move(token), value, &compute_reduction_values); // any dtype
         }
     });
 }
@@ -132,16 +132,20 @@ TDBG_DECL void hook::save_tensor(std::string_view name, const tensor_value& valu
                                  std::initializer_list<std::string_view> collections,
                                  reduction_convention convention) {
     detail::gated_call(*engine_, "save_tensor", [&] {
-        if (engine_->prepare_save(name, collections)) {
-            engine_->save_prepared(name, value, &compute_reduction_values, convention);
+        if (detail::save_token token = engine_->prepare_save(name, collections)) {
+            engine_->save_prepared(name, std::move(token), value, &compute_reduction_values, convention);
         }
     });
 }
-TDBG_DECL bool hook::prepare_save(std::string_view name, std::initializer_list<std::string_view> collections) {
-    return detail::gated<bool>(*engine_, "save_tensor", [&] { return engine_->prepare_save(name, collections); });
+TDBG_DECL detail::save_token hook::prepare_save(std::string_view name,
+                                                std::initializer_list<std::string_view> collections) {
+    return detail::gated<detail::save_token>(*engine_, "save_tensor",
+                                             [&] { return engine_->prepare_save(name, collections); });
 }
-TDBG_DECL void hook::save_prepared(std::string_view name, const tensor_value& value, reduction_values_function reduce) {
-    detail::gated_call(*engine_, "save_tensor", [&] { engine_->save_prepared(name, value, reduce); });
+TDBG_DECL void hook::save_prepared(std::string_view name, detail::save_token token, const tensor_value& value,
+                                   reduction_values_function reduce) {
+    detail::gated_call(*engine_, "save_tensor",
+                       [&] { engine_->save_prepared(name, std::move(token), value, reduce); });
 }
 TDBG_DECL std::optional<save_plan> hook::plan_save(std::string_view name, dtype type,
                                                    const std::vector<std::size_t>& shape,

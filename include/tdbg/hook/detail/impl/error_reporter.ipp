@@ -18,7 +18,7 @@
 
 namespace tdbg::detail {
 
-TDBG_DECL void error_reporter::report(async_writer* writer, std::int64_t step) {
+TDBG_DECL void error_reporter::report_waiting(async_writer* writer, std::int64_t step) {
     if (start_error_) {
         failed(std::exchange(start_error_, nullptr), step);
     }

@@ -20,7 +20,6 @@
 #include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/format/collections_file.hpp"
-#include "tdbg/format/detail/flat_event.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/hook/detail/hook_engine.hpp"
 
@@ -49,8 +48,8 @@ TDBG_DECL hook_engine::hook_engine(any_storage storage, hook_options options)
     // options are refused, or whose run is another job's, has written nothing and started nothing.
     std::exception_ptr start_error = start_run(resumed, writes);
     if (writes) {
-        pool_ = std::make_shared<buffer_pool>(options_.max_queue_bytes);
         writer_ = std::make_unique<async_writer>(storage_, std::move(w));
+        records_.emplace(*writer_, clock_, options_.max_queue_bytes);
     }
     if (start_error) {
         if (writer_) {
@@ -84,7 +83,9 @@ TDBG_DECL void hook_engine::begin_step() {
     write_state();
     check_stop_marker();
     clock_.begin();
-    step_wrote_ = false;
+    if (records_) {
+        records_->begin_step();
+    }
 }
 
 TDBG_DECL void hook_engine::end_step() {
@@ -93,8 +94,8 @@ TDBG_DECL void hook_engine::end_step() {
     }
     write_scalars();
     if (writer_ && !writer_->stopped()) {
-        hand_over_block(); // first: a step whose block the writer took has written
-        if (exports_.due_at_step_end(step_wrote_)) {
+        records_->hand_over_block(); // first: a step whose block the writer took has written
+        if (exports_.due_at_step_end(records_->step_wrote())) {
             queue_collections_file();
         }
         writer_->push(write_items::step_end{clock_.global()});
@@ -153,7 +154,7 @@ TDBG_DECL void hook_engine::close() {
 
 TDBG_DECL void hook_engine::flush() {
     if (writer_) {
-        hand_over_block();
+        records_->hand_over_block();
         writer_->flush();
     }
     report_write_error();
@@ -168,75 +169,40 @@ TDBG_DECL bool hook_engine::should_save(std::string_view name) {
     return saved;
 }
 
-TDBG_DECL bool hook_engine::prepare_save(std::string_view name, std::initializer_list<std::string_view> collections) {
-    check_saving(name);
-    selection_.add_explicit(name, collections);
-    selection_.active(name, clock_.current(), clock_.mode_step(), active_);
-    check_.offer(name, !active_.empty(), selection_);
-    if (!active_.empty() && !first_save_in_step(name)) {
-        active_.clear();
-    }
-    return !active_.empty();
+TDBG_DECL save_token hook_engine::prepare_save(std::string_view name,
+                                               std::initializer_list<std::string_view> collections) {
+    check_step_open(name);
+    return planner_.prepare(name, collections, clock_, selection_, check_, errors_);
 }
 
-TDBG_DECL void hook_engine::save_prepared(std::string_view name, const tensor_value& value,
+TDBG_DECL void hook_engine::save_prepared(std::string_view name, save_token token, const tensor_value& value,
                                           reduction_values_function reduce, reduction_convention convention) {
-    check_tensor_rank(name, value.shape().size());
+    const bool writes = writer_ && !writer_->stopped(); // nothing is saved after a write error
+    const save_decision* decision = planner_.plan(name, token, value, reduce, convention, selection_,
+                                                  exports_tensorboard(options_), writes);
     state_.saved_at(clock_.global());
-    const active_collections& active = active_; // prepare_save's; the next prepare_save replaces them
-    scalars_.queue_loss_metrics(name, value, reduce, selection_, active);
-    if (!writer_ || writer_->stopped()) {
-        return; // nothing is saved after a write error
-    }
-    decide_save(selection_, active, value.type(), value.shape(), exports_tensorboard(options_), decision_);
-    const save_decision& decision = decision_;
-    save_values values;
-    values.value = &value;
-    if (!decision.plan.reductions.empty()) {
-        saved_reductions(selection_, active, decision.plan, value, reduce, convention, reductions_);
-        values.reductions = &reductions_.results;
+    scalars_.queue_loss_metrics(name, value, reduce, selection_, token.active);
+    if (decision != nullptr) {
+        step_records::save_values values;
+        values.value = &value;
+        values.reductions = &planner_.reduction_results();
         values.reduction_rank = stored_reduction_rank(convention);
+        records_->emit(name, *decision, value.type(), value.shape(), values, now_seconds());
     }
-    emit_save(name, decision, value.type(), value.shape(), values);
+    planner_.recycle(std::move(token));
 }
 
 TDBG_DECL std::optional<save_plan> hook_engine::plan_save(std::string_view name, dtype type,
                                                           const tensor_value::shape_type& shape,
                                                           std::initializer_list<std::string_view> collections) {
-    check_saving(name);
-    selection_.add_explicit(name, collections);
-    const auto active = selection_.active(name, clock_.current(), clock_.mode_step());
-    check_.offer(name, !active.empty(), selection_);
-    if (active.empty() || !first_save_in_step(name)) {
-        return std::nullopt;
+    check_step_open(name);
+    save_token token = planner_.prepare(name, collections, clock_, selection_, check_, errors_);
+    std::optional<save_plan> plan;
+    if (token) {
+        plan = decide_save(selection_, token.active, type, shape, exports_tensorboard(options_)).plan;
     }
-    return decide_save(selection_, active, type, shape, exports_tensorboard(options_)).plan;
-}
-
-TDBG_DECL bool hook_engine::first_save_in_step(std::string_view name) {
-    // The global step of each tensor's last save: found without allocating once a name is known,
-    // and nothing to clear at each step (a step's number is never given again).
-    const std::int64_t step = clock_.global();
-    const auto last = last_save_step_.find(name);
-    if (last == last_save_step_.end()) {
-        last_save_step_.emplace(std::string(name), step);
-        return true;
-    }
-    if (last->second != step) {
-        last->second = step;
-        return true;
-    }
-    // Readers resolve a name recorded twice in a step by the last record, silently: the run keeps
-    // the first (a GAN's discriminator gradients as its optimizer used them, before the
-    // generator's backward pass changed them), and says so once per tensor.
-    if (said_saved_twice_.emplace(name).second) {
-        errors_.log(fmt::format(
-            "tdbg::hook: '{}' saved again in step {} ({} step {}): a step keeps the first save of a tensor and drops "
-            "the later ones (said once per tensor). With several backward passes a step, give each model a hook of "
-            "its own (torch_hook over one model), or save each tensor once a step",
-            terminal_safe(name), clock_.global(), mode_name(clock_.current()), clock_.mode_step()));
-    }
-    return false;
+    planner_.recycle(std::move(token));
+    return plan;
 }
 
 TDBG_DECL void hook_engine::save_deferred(std::string_view name, dtype type, const tensor_value::shape_type& shape,
@@ -256,63 +222,9 @@ TDBG_DECL void hook_engine::save_deferred(std::string_view name, dtype type, con
     if (!writer_ || writer_->stopped()) {
         return; // nothing is saved after a write error
     }
-    save_values values;
+    step_records::save_values values;
     values.cell = std::move(cell);
-    emit_save(name, decision, type, shape, values);
-}
-
-TDBG_DECL void hook_engine::emit_save(std::string_view name, const save_decision& decision, dtype type,
-                                      const tensor_value::shape_type& shape, save_values& values) {
-    const double wall_time = now_seconds();
-    const std::string_view tensor_name = name;
-    const save_plan& plan = decision.plan;
-    const bool deferred = values.cell != nullptr;
-    if (decision.shape) {
-        push_shape(tensor_name, shape);
-    }
-    for (std::size_t k = 0; k < plan.reductions.size(); ++k) {
-        format::assign_reduction_tensor_name(reduction_name_, plan.reductions[k], tensor_name);
-        if (deferred) {
-            push_record(make_event(reduction_name_, tensor_value(), wall_time),
-                        write_items::deferred_ref{values.cell, k, 16});
-        } else if (const auto& r = (*values.reductions)[k]) {
-            queue_reduction(reduction_name_, *r, values.reduction_rank, wall_time);
-        }
-    }
-    // A value at hand that must outlive the call (a raw record too large for the step's block, a
-    // histogram bucketed on a data thread): the caller's memory is borrowed, so it is copied once.
-    std::optional<tensor_value> owned;
-    auto owned_value = [&]() -> const tensor_value& {
-        if (!owned) {
-            owned = values.value->owns_data() ? *values.value : pool_->copy(*values.value);
-        }
-        return *owned;
-    };
-    if (plan.histogram) {
-        std::string tag = clean_tensorboard_tag(decision.histogram_collection + "/" + std::string(tensor_name));
-        push_item(deferred ? write_items::tb_histogram{clock_.current(), clock_.global(), wall_time, std::move(tag),
-                                                      tensor_value(), values.cell}
-                           : write_items::tb_histogram{clock_.current(), clock_.global(), wall_time, std::move(tag),
-                                                      owned_value(), nullptr});
-    }
-    if (plan.raw) {
-        if (deferred) {
-            push_record(make_event(std::string(tensor_name), tensor_value(), wall_time),
-                        write_items::deferred_ref{values.cell, write_items::deferred_ref::raw,
-                                                  element_count(shape) * dtype_size(type)});
-        } else if (values.value->nbytes() == 0) {
-            // strings all empty: smdebug writes no record of a tensor without bytes
-        } else if (values.value->nbytes() <= record_block::max_value_bytes) {
-            queue_record(tensor_name, *values.value, wall_time); // encoded now: the borrowed memory will do
-        } else {
-            push_record(make_event(std::string(tensor_name), owned_value(), wall_time));
-        }
-    }
-    if (decision.tensorboard_scalar) {
-        const float scalar = deferred ? 0.0F : static_cast<float>(scalar_as_double(*values.value));
-        push_item(write_items::tb_scalar{clock_.current(), clock_.global(), wall_time,
-                                         clean_tensorboard_tag(std::string(tensor_name)), scalar, values.cell});
-    }
+    records_->emit(name, decision, type, shape, values, now_seconds());
 }
 
 TDBG_DECL void hook_engine::save_scalar(std::string_view name, double value, bool sm_metric,
@@ -365,17 +277,18 @@ TDBG_DECL void hook_engine::check_open(const char* what) const {
     }
 }
 
-TDBG_DECL void hook_engine::check_saving(std::string_view name) {
+TDBG_DECL void hook_engine::check_step_open(std::string_view name) {
     check_open("save");
     report_write_error();
     if (!clock_.open()) {
         throw usage_error(fmt::format("tdbg::hook: cannot save '{}': no step is open (call begin_step() {})", name,
                                       clock_.global() < 0 ? "before saving)" : "at the start of each step)"));
     }
-    if (checked_names_.find(name) == checked_names_.end()) {
-        check_tensor_name(name);
-        checked_names_.emplace(name);
-    }
+}
+
+TDBG_DECL void hook_engine::check_saving(std::string_view name) {
+    check_step_open(name);
+    planner_.check_name(name);
 }
 
 TDBG_DECL void hook_engine::put_end_marker() {
@@ -386,87 +299,10 @@ TDBG_DECL void hook_engine::put_end_marker() {
     }
 }
 
-TDBG_DECL void hook_engine::push_shape(std::string_view tensor_name, const tensor_value::shape_type& shape) {
-    format::shape_entry s;
-    s.tensorname = std::string(tensor_name);
-    s.originalname = tensor_name;
-    s.shape.assign(shape.begin(), shape.end());
-    push_item(write_items::shape{clock_.global(), clock_.current(), clock_.mode_step(), std::move(s)});
-    step_wrote_ = true;
-}
-
-TDBG_DECL format::tensor_event hook_engine::make_event(std::string tag, tensor_value value, double wall_time) const {
-    format::tensor_event ev;
-    ev.step = clock_.global();
-    ev.wall_time = wall_time;
-    ev.tag = std::move(tag);
-    ev.value = std::move(value);
-    ev.mode = clock_.current();
-    ev.mode_step = clock_.mode_step();
-    return ev;
-}
-
-TDBG_DECL void hook_engine::open_step_file() {
-    if (prepared_step_ != clock_.global()) {
-        writer_->prepare_step(clock_.global());
-        prepared_step_ = clock_.global();
-    }
-}
-
-template <class Event>
-void hook_engine::add_to_block(const Event& ev) {
-    open_step_file();
-    if (block_.other_step(ev.step, ev.mode.value_or(mode::global), ev.mode_step.value_or(ev.step))) {
-        hand_over_block();
-    }
-    block_.add(ev);
-    if (block_.bytes() >= record_block::hand_over_bytes) {
-        hand_over_block();
-    }
-}
-
-TDBG_DECL void hook_engine::queue_record(std::string_view tag, tensor_value value, double wall_time) {
-    if (value.nbytes() > record_block::max_value_bytes) {
-        push_record(make_event(std::string(tag), std::move(value), wall_time));
-        return;
-    }
-    format::tensor_event& ev = block_event_;
-    ev.step = clock_.global();
-    ev.wall_time = wall_time;
-    ev.tag.assign(tag.data(), tag.size()); // its memory reused
-    ev.value = std::move(value);
-    ev.mode = clock_.current();
-    ev.mode_step = clock_.mode_step();
-    add_to_block(ev); // ev.value is not read again before the next record replaces it (it may be borrowed)
-}
-
-TDBG_DECL void hook_engine::queue_reduction(std::string_view tag, const reduction_value& value, std::size_t rank,
-                                            double wall_time) {
-    static constexpr std::size_t one = 1; // the extent of shape (1,)
-    add_to_block(format::detail::flat_tensor_event{tag, wall_time, clock_.global(), clock_.current(),
-                                                   clock_.mode_step(), value.type(), &one, rank, value.bytes()});
-}
-
-TDBG_DECL void hook_engine::hand_over_block() {
-    if (!block_.empty() && writer_->push(block_.take())) {
-        step_wrote_ = true;
-    }
-}
-
-TDBG_DECL void hook_engine::push_record(format::tensor_event ev, std::optional<write_items::deferred_ref> deferred) {
-    open_step_file();
-    hand_over_block(); // the event file keeps the order of the saves
-    if (writer_->push(write_items::tensor{std::move(ev), std::move(deferred)})) {
-        step_wrote_ = true;
-    }
-}
-
-TDBG_DECL void hook_engine::push_item(write_item item) { writer_->push(std::move(item)); }
-
 TDBG_DECL void hook_engine::write_scalars() {
     std::vector<pending_scalar> scalars = scalars_.take();
     write_metrics(scalars);
-    if (!writer_) {
+    if (!records_) {
         return;
     }
     const bool tensorboard = exports_tensorboard(options_);
@@ -475,10 +311,11 @@ TDBG_DECL void hook_engine::write_scalars() {
             continue;
         }
         if (tensorboard) {
-            push_item(write_items::tb_scalar{clock_.current(), clock_.global(), s.wall_time,
-                                             clean_tensorboard_tag(s.name), static_cast<float>(s.value), nullptr});
+            records_->push_item(write_items::tb_scalar{clock_.current(), clock_.global(), s.wall_time,
+                                                       clean_tensorboard_tag(s.name), static_cast<float>(s.value),
+                                                       nullptr});
         }
-        queue_record(s.name, tensor_value(std::vector<double>{s.value}), s.wall_time);
+        records_->queue_record(s.name, tensor_value(std::vector<double>{s.value}), s.wall_time);
     }
 }
 

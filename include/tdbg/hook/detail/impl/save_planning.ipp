@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,9 +16,12 @@
 
 #include "tdbg/core/detail/utf8.hpp"
 #include "tdbg/core/error.hpp"
+#include "tdbg/core/mode.hpp"
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/collection.hpp"
+#include "tdbg/hook/detail/error_reporter.hpp"
 #include "tdbg/hook/detail/save_planning.hpp"
+#include "tdbg/hook/detail/selection_check.hpp"
 
 namespace tdbg::detail {
 
@@ -212,6 +217,71 @@ TDBG_DECL void check_tensor_rank(std::string_view name, std::size_t rank) {
                                       "tensor may have",
                                       name, rank, max_tensor_rank));
     }
+}
+
+TDBG_DECL save_token save_planner::prepare(std::string_view name, std::initializer_list<std::string_view> collections,
+                                           const step_clock& clock, collection_selection& selection,
+                                           selection_check& check, const error_reporter& errors) {
+    check_name(name);
+    selection.add_explicit(name, collections);
+    save_token token = std::move(spare_);
+    selection.active(name, clock.current(), clock.mode_step(), token.active);
+    check.offer(name, !token.active.empty(), selection);
+    if (token && first_save_in_step(name, clock, errors)) {
+        return token;
+    }
+    spare_ = std::move(token); // nothing to save: its memory serves the next prepare
+    return {};
+}
+
+TDBG_DECL const save_decision* save_planner::plan(std::string_view name, const save_token& token,
+                                                  const tensor_value& value, reduction_values_function reduce,
+                                                  reduction_convention convention,
+                                                  const collection_selection& selection, bool tensorboard,
+                                                  bool writes) {
+    check_tensor_rank(name, value.shape().size());
+    if (!writes) {
+        return nullptr;
+    }
+    decide_save(selection, token.active, value.type(), value.shape(), tensorboard, decision_);
+    if (!decision_.plan.reductions.empty()) {
+        saved_reductions(selection, token.active, decision_.plan, value, reduce, convention, reductions_);
+    }
+    return &decision_;
+}
+
+TDBG_DECL void save_planner::check_name(std::string_view name) {
+    if (checked_names_.find(name) == checked_names_.end()) {
+        check_tensor_name(name);
+        checked_names_.emplace(name);
+    }
+}
+
+TDBG_DECL bool save_planner::first_save_in_step(std::string_view name, const step_clock& clock,
+                                                const error_reporter& errors) {
+    // The global step of each tensor's last save: found without allocating once a name is known,
+    // and nothing to clear at each step (a step's number is never given again).
+    const std::int64_t step = clock.global();
+    const auto last = last_save_step_.find(name);
+    if (last == last_save_step_.end()) {
+        last_save_step_.emplace(std::string(name), step);
+        return true;
+    }
+    if (last->second != step) {
+        last->second = step;
+        return true;
+    }
+    // Readers resolve a name recorded twice in a step by the last record, silently: the run keeps
+    // the first (a GAN's discriminator gradients as its optimizer used them, before the
+    // generator's backward pass changed them), and says so once per tensor.
+    if (said_saved_twice_.emplace(name).second) {
+        errors.log(fmt::format(
+            "tdbg::hook: '{}' saved again in step {} ({} step {}): a step keeps the first save of a tensor and drops "
+            "the later ones (said once per tensor). With several backward passes a step, give each model a hook of "
+            "its own (torch_hook over one model), or save each tensor once a step",
+            terminal_safe(name), clock.global(), mode_name(clock.current()), clock.mode_step()));
+    }
+    return false;
 }
 
 } // namespace tdbg::detail

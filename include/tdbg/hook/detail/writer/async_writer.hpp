@@ -25,28 +25,71 @@
 ///   per data thread, at most one more per data thread opened ahead, and the
 ///   publisher's one.
 /// - The first error (a full disk, too many open files, a storage outage) stops
-///   the writer (write_failure.hpp): what was queued before the item it hit is
+///   the writer (write_failure, below): what was queued before the item it hit is
 ///   still published, nothing after it is (no index, no collections file, no end
 ///   marker), and an event file committed for a step whose index will not come is
 ///   removed (storage remove capability). The published steps thus stay a prefix of
 ///   the run, and the run stays readable. The error is kept for take_error().
+/// - The threads step back for the training thread (writer_nice) and measure the CPU they
+///   used (lower_thread_priority, thread_cpu_now, below).
+///
+/// The publisher and the lanes take the writer's write_failure by reference: their definitions
+/// (hook/detail/writer/impl/publisher.ipp, write_lane.ipp) use it whole, so this file includes them when
+/// header-only, after it is defined.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "tdbg/config.hpp"
 #include "tdbg/hook/detail/writer/publisher.hpp"
-#include "tdbg/hook/detail/writer/write_failure.hpp"
 #include "tdbg/hook/detail/writer/write_items.hpp"
 #include "tdbg/hook/detail/writer/write_lane.hpp"
 #include "tdbg/hook/detail/writer/write_queue.hpp"
 #include "tdbg/storage/storage.hpp"
 
 namespace tdbg::detail {
+
+/// The writer's first error, shared by its threads, and which queued items it stops: everything
+/// queued from the item it hit on is given up, nothing before it.
+class write_failure {
+public:
+    /// Keeps the first error; from the item at `seq` on, nothing is published.
+    TDBG_DECL void record(std::exception_ptr e, std::uint64_t seq);
+
+    /// True once an error has stopped the writer.
+    [[nodiscard]] bool stopped() const noexcept { return seq_.load(std::memory_order_acquire) != no_item_seq; }
+
+    /// True when the item at `seq` (or the job queued in its place) comes after the error.
+    [[nodiscard]] bool given_up(std::uint64_t seq) const noexcept {
+        const std::uint64_t failed_at = seq_.load(std::memory_order_acquire);
+        return failed_at != no_item_seq && seq >= failed_at;
+    }
+
+    /// The error that stopped the writer, the first time it is asked for; nullptr otherwise.
+    [[nodiscard]] TDBG_DECL std::exception_ptr take();
+
+    /// True while an error waits to be taken.
+    [[nodiscard]] bool waiting() const noexcept { return failed_.load(std::memory_order_acquire); }
+
+private:
+    std::mutex mutex_;
+    std::exception_ptr error_;                     // the first error, until taken
+    std::atomic<bool> failed_{false};              // error_ is waiting to be taken
+    std::atomic<std::uint64_t> seq_{no_item_seq}; // the item the first error hit; no_item_seq: none
+};
+
+/// Adds `nice` to the calling thread's nice value (Linux, where it is per thread; at most 19).
+/// Nothing elsewhere, for `nice` <= 0, or when the system refuses.
+TDBG_DECL void lower_thread_priority(int nice) noexcept;
+
+/// CPU seconds the calling thread has used.
+[[nodiscard]] TDBG_DECL double thread_cpu_now() noexcept;
 
 /// The background writer of one hook (one worker of a run): its queue, data threads and publisher.
 class async_writer {
@@ -86,6 +129,8 @@ public:
 
     /// The error that stopped the writer, the first time it is asked for; nullptr otherwise.
     [[nodiscard]] TDBG_DECL std::exception_ptr take_error();
+    /// True while an error waits for take_error().
+    [[nodiscard]] bool error_waiting() const noexcept { return failure_.waiting(); }
 
     /// Tensors dropped because the queue was full (drop policy).
     [[nodiscard]] TDBG_DECL std::uint64_t dropped() const;
@@ -108,5 +153,7 @@ private:
 } // namespace tdbg::detail
 
 #if TDBG_HEADER_ONLY
+#include "tdbg/hook/detail/writer/impl/publisher.ipp"
+#include "tdbg/hook/detail/writer/impl/write_lane.ipp"
 #include "tdbg/hook/detail/writer/impl/async_writer.ipp"
 #endif

@@ -29,12 +29,13 @@
 
 #include "tdbg/config.hpp"
 #include "tdbg/format/index_file.hpp"
-#include "tdbg/hook/detail/writer/write_failure.hpp"
 #include "tdbg/hook/detail/writer/write_items.hpp"
 #include "tdbg/hook/detail/writer/write_queue.hpp"
 #include "tdbg/storage/storage.hpp"
 
 namespace tdbg::detail {
+
+class write_failure; // the writer's first error (async_writer.hpp)
 
 /// What a step's end publishes.
 struct publish_job {
@@ -119,6 +120,5 @@ private:
 
 } // namespace tdbg::detail
 
-#if TDBG_HEADER_ONLY
-#include "tdbg/hook/detail/writer/impl/publisher.ipp"
-#endif
+// Definitions: hook/detail/writer/impl/publisher.ipp, included by async_writer.hpp when header-only (they use
+// its write_failure whole).

@@ -18,11 +18,12 @@
 #include "tdbg/hook/detail/writer/publisher.hpp"
 #include "tdbg/hook/detail/writer/step_file.hpp"
 #include "tdbg/hook/detail/writer/tensorboard_writer.hpp"
-#include "tdbg/hook/detail/writer/write_failure.hpp"
 #include "tdbg/hook/detail/writer/write_items.hpp"
 #include "tdbg/hook/detail/writer/write_queue.hpp"
 
 namespace tdbg::detail {
+
+class write_failure; // the writer's first error (async_writer.hpp)
 
 /// One data thread and the steps it is given.
 class write_lane {
@@ -83,6 +84,5 @@ private:
 
 } // namespace tdbg::detail
 
-#if TDBG_HEADER_ONLY
-#include "tdbg/hook/detail/writer/impl/write_lane.ipp"
-#endif
+// Definitions: hook/detail/writer/impl/write_lane.ipp, included by async_writer.hpp when header-only (they use
+// its write_failure whole).

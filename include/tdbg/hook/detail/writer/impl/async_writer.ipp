@@ -2,13 +2,65 @@
 /// \file
 /// Definitions of tdbg/hook/detail/writer/async_writer.hpp.
 
+#include <algorithm>
+#include <cerrno>
+#include <ctime>
 #include <string>
+#include <utility>
+
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "tdbg/format/layout.hpp"
 #include "tdbg/hook/detail/writer/tensorboard_writer.hpp"
 #include "tdbg/hook/detail/writer/async_writer.hpp"
 
 namespace tdbg::detail {
+
+TDBG_DECL void write_failure::record(std::exception_ptr e, std::uint64_t seq) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!stopped()) {
+        error_ = std::move(e);
+        failed_.store(true, std::memory_order_release);
+    }
+    // Jobs sent while closing carry no_item_seq: an error there still stops the writer.
+    const std::uint64_t at = std::min(seq, no_item_seq - 1);
+    if (at < seq_.load(std::memory_order_relaxed)) {
+        seq_.store(at, std::memory_order_release);
+    }
+}
+
+TDBG_DECL std::exception_ptr write_failure::take() {
+    if (!failed_.load(std::memory_order_acquire)) {
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    failed_.store(false, std::memory_order_release);
+    return std::exchange(error_, nullptr);
+}
+
+TDBG_DECL void lower_thread_priority([[maybe_unused]] int nice) noexcept {
+#if defined(__linux__)
+    if (nice > 0) {
+        // Linux applies a thread id's nice value to that thread only. Failure changes nothing.
+        const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+        errno = 0;
+        const int current = ::getpriority(PRIO_PROCESS, tid);
+        if (errno == 0) {
+            (void)::setpriority(PRIO_PROCESS, tid, std::min(19, current + nice));
+        }
+    }
+#endif
+}
+
+TDBG_DECL double thread_cpu_now() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 TDBG_DECL async_writer::async_writer(any_storage storage, const writer_options& options)
     : queue_(options.data_threads, options), publisher_(std::move(storage), options, failure_, queue_) {

@@ -6,8 +6,8 @@
 
 #include "tdbg/format/index_file.hpp"
 #include "tdbg/format/layout.hpp"
+#include "tdbg/hook/detail/writer/async_writer.hpp"
 #include "tdbg/hook/detail/writer/publisher.hpp"
-#include "tdbg/hook/detail/writer/thread_control.hpp"
 
 namespace tdbg::detail {
 

@@ -9,8 +9,8 @@
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/deferred.hpp"
 #include "tdbg/hook/detail/writer/record_block.hpp"
+#include "tdbg/hook/detail/writer/async_writer.hpp"
 #include "tdbg/hook/detail/writer/write_lane.hpp"
-#include "tdbg/hook/detail/writer/thread_control.hpp"
 
 namespace tdbg::detail {
 
