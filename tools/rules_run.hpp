@@ -61,6 +61,14 @@ namespace tdbg::cli {
     return most;
 }
 
+/// True when every rule of `o` reads only the values of a step's first worker (a rule the
+/// registry does not describe may read any worker's).
+[[nodiscard]] inline bool rules_read_first_worker(const commands::rules_options& o) {
+    return std::all_of(o.rules.begin(), o.rules.end(), [](const commands::rule_request& request) {
+        return tdbg::rules::registry::workers_read(request.name) == tdbg::rules::worker_reads::first_worker;
+    });
+}
+
 /// The steps of the run its trial reads: up to --end-step, from --start-step where every rule's
 /// steps are independent (a range evaluated apart reads its own steps), else from the first.
 [[nodiscard]] inline tdbg::step_range evaluation_trial_range(const commands::rules_options& o) {
@@ -100,7 +108,7 @@ public:
                                                                 : tdbg::rules::log_level::error)),
           // The run is opened and its index read once; every rule evaluates over that one trial
           // (invoke_rule only pauses its refreshing, and pauses of rules side by side overlap).
-          trial_(open_run(o.run, with_workers(trial_options_, o.workers), wait_, evaluation_trial_range(o))),
+          trial_(open_run(o.run, run_trial_options(trial_options_, o), wait_, evaluation_trial_range(o))),
           rules_(build_rules(o, trial_, logger_, trial_options_, wait_)),
           base_options_(base_invoke_options(o, trial_options_.poll_interval)), bar_(o.progress_bar, rules_.size(), err),
           lines_(o.progress), progress_(progress_of(rules_, base_options_, trial_, bar_, lines_)),
@@ -214,9 +222,12 @@ private:
         return evaluations;
     }
 
-    // `options` reading only `workers` (none: all) of the run evaluated (not of the runs it is compared with).
-    static tdbg::trial_options with_workers(tdbg::trial_options options, const std::vector<std::string>& workers) {
-        options.workers = workers;
+    // `options` for the run evaluated (not the runs it is compared with): reading only --worker's
+    // workers (none: all), and of each step only its first worker's index file where every rule
+    // reads that worker's values only.
+    static tdbg::trial_options run_trial_options(tdbg::trial_options options, const commands::rules_options& o) {
+        options.workers = o.workers;
+        options.first_worker_only = rules_read_first_worker(o);
         return options;
     }
 

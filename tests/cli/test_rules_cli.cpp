@@ -1012,3 +1012,44 @@ TEST_CASE("tdbg rules --worker reads one worker's values") {
     CHECK(bad.status == 2);
     CHECK_THAT(bad.err, Catch::Contains("invalid worker 'worker_7'"));
 }
+
+TEST_CASE("tdbg rules reads only each step's first worker's index file when its rules read no other worker") {
+    CHECK(tdbg::rules::registry::workers_read("VanishingGradient") == tdbg::rules::worker_reads::first_worker);
+    CHECK(tdbg::rules::registry::workers_read("LossNotDecreasing") == tdbg::rules::worker_reads::first_worker);
+    CHECK(tdbg::rules::registry::workers_read("ExplodingTensor") == tdbg::rules::worker_reads::every_worker);
+    CHECK(tdbg::rules::registry::workers_read("NoSuchRule") == tdbg::rules::worker_reads::every_worker);
+
+    tdbg::test::temp_dir dir("rules_cli_first_worker");
+    const tdbg::test::rule_run run(dir.path() / "run");
+    for (const char* worker : {"worker_0", "worker_1"}) {
+        run.collections({{"gradients", "^gradient/"}}, worker, 2);
+    }
+    // Steps 0 and 1 by both workers, worker_1's gradient vanishing at both; step 2 by worker_1
+    // alone (worker_0 stopped), where its gradient vanishes: the step's default worker.
+    for (std::int64_t s = 0; s < 2; ++s) {
+        run.step(s, {{"gradient/w", tdbg::test::f32({1.0F}), {}}}, tdbg::mode::train, s, "worker_0");
+        run.step(s, {{"gradient/w", tdbg::test::f32({0.0F}), {}}}, tdbg::mode::train, s, "worker_1");
+    }
+    run.step(2, {{"gradient/w", tdbg::test::f32({0.0F}), {}}}, tdbg::mode::train, 2, "worker_1");
+    run.end();
+    const auto before = tdbg_rules({run.path(), "--rule", "VanishingGradient", "--json"});
+    INFO(before.err);
+    CHECK(before.status == 1);
+    CHECK(steps_of(nlohmann::json::parse(before.out).at("results")[0].at("triggered_steps")) ==
+          std::vector<std::int64_t>{2});
+
+    // worker_1's index files of steps 0 and 1 made unreadable: never read, the verdict is the same;
+    // a rule that reads every worker's values meets them, and says which file.
+    for (std::int64_t s = 0; s < 2; ++s) {
+        std::ofstream(dir.path() / "run" / ("index/000000000/00000000000" + std::to_string(s) + "_worker_1.json"))
+            << "not json";
+    }
+    const auto after = tdbg_rules({run.path(), "--rule", "VanishingGradient", "--json"});
+    INFO(after.err);
+    CHECK(after.status == 1);
+    CHECK(steps_of(nlohmann::json::parse(after.out).at("results")[0].at("triggered_steps")) ==
+          std::vector<std::int64_t>{2});
+    const auto every = tdbg_rules({run.path(), "--rule", "ExplodingTensor"});
+    CHECK(every.status == 2);
+    CHECK_THAT(every.err, Catch::Contains("000000000000_worker_1.json"));
+}

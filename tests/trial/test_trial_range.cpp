@@ -186,3 +186,87 @@ TEST_CASE("storage: a bounded listing stops at its last key, with or without the
     CHECK(fallback.list_range("index/", "index/a", "index/b") == keys{"index/b"});
     CHECK(c->lists == 1);
 }
+
+TEST_CASE("trial range: first_worker_only reads each step's first worker's index file, the others counted") {
+    tdbg::test::temp_dir dir("range_first_worker");
+    write_three_worker_run(run_writer(dir.path()));
+
+    auto c = std::make_shared<counters>();
+    tdbg::trial_options options;
+    options.first_worker_only = true;
+    const auto first = tdbg::open_trial(counting_storage(dir.path(), c), "first", {}, options);
+    CHECK(c->index_reads == run_steps);
+    const auto all = tdbg::open_trial(tdbg::local_storage(dir.path()), "all");
+    CHECK(first.steps() == all.steps());
+    CHECK(first.steps(mode::train) == all.steps(mode::train));
+    CHECK(first.num_workers() == 3);
+    CHECK(firsts(first, "w", first.steps()) == firsts(all, "w", all.steps()));
+    CHECK(firsts(first, "loss", first.steps()) == firsts(all, "loss", all.steps()));
+    CHECK(first.tensor("w").workers(0) == std::vector<std::string>{"worker_0"});
+
+    // With a worker filter: the first of the workers loaded.
+    auto filtered = std::make_shared<counters>();
+    options.workers = {"worker_2", "worker_1"};
+    const auto later = tdbg::open_trial(counting_storage(dir.path(), filtered), "later", {}, options);
+    CHECK(filtered->index_reads == run_steps);
+    CHECK(firsts(later, "w", later.steps()) == firsts(all, "w", all.steps(), std::string("worker_1")));
+}
+
+TEST_CASE("trial range: first_worker_only takes each step's first worker from the names listed") {
+    tdbg::test::temp_dir dir("range_first_worker_steps");
+    const run_writer w(dir.path());
+    w.collections("worker_0", 2);
+    w.collections("worker_1", 2);
+    const auto write = [&](std::int64_t step, const char* worker, float value) {
+        w.step(step, worker, mode::train, step, {saved_tensor{"w", iota_value(value, 2), {}, {}}});
+    };
+    write(0, "worker_1", 10.0F); // worker_1 first: the only file listed of step 0
+
+    auto c = std::make_shared<counters>();
+    tdbg::trial_options options;
+    options.first_worker_only = true;
+    const auto first = tdbg::open_trial(counting_storage(dir.path(), c), "first", {}, options);
+    const auto all = tdbg::open_trial(tdbg::local_storage(dir.path()), "all");
+    CHECK(first.steps().empty()); // worker_0 has not written step 0: incomplete, as for the full trial
+    CHECK(all.steps().empty());
+    CHECK(c->index_reads == 1);
+
+    // worker_0 sorts first: its file of step 0, published later, is read too, and it is the default.
+    write(0, "worker_0", 0.0F);
+    // Step 1 by both, worker_1's counted; step 2 by worker_1 alone (worker_0 stopped): read.
+    write(1, "worker_0", 1.0F);
+    write(1, "worker_1", 11.0F);
+    write(2, "worker_1", 12.0F);
+    w.end();
+    CHECK(first.steps() == steps_t{0, 1, 2});
+    CHECK(all.steps() == steps_t{0, 1, 2});
+    CHECK(c->index_reads == 4);
+    CHECK(firsts(first, "w", first.steps()) == std::vector<float>{0.0F, 1.0F, 12.0F});
+    CHECK(firsts(first, "w", first.steps()) == firsts(all, "w", all.steps()));
+    CHECK(first.last_complete_step() == 2);
+}
+
+TEST_CASE("trial range: with first_worker_only a live step is complete once every worker listed it") {
+    tdbg::test::temp_dir dir("range_first_worker_live");
+    const run_writer w(dir.path());
+    for (const char* worker : {"worker_0", "worker_1", "worker_2"}) {
+        w.collections(worker, 3);
+    }
+    const auto write = [&](std::int64_t step, const char* worker) {
+        w.step(step, worker, mode::train, step, {saved_tensor{"w", iota_value(0.0F, 2), {}, {}}});
+    };
+    write(0, "worker_0");
+    write(0, "worker_1");
+    auto c = std::make_shared<counters>();
+    tdbg::trial_options options;
+    options.first_worker_only = true;
+    const auto first = tdbg::open_trial(counting_storage(dir.path(), c), "first", {}, options);
+    CHECK(first.steps().empty());
+    CHECK(first.last_complete_step() == -1);
+    write(0, "worker_2");
+    write(1, "worker_0");
+    CHECK(first.steps() == steps_t{0}); // step 1 waits for worker_1 and worker_2
+    CHECK(first.last_complete_step() == 0);
+    CHECK_FALSE(first.loaded_all_steps());
+    CHECK(c->index_reads == 2); // worker_0's files only
+}

@@ -66,6 +66,17 @@ enum class step_dependence {
     return "carried_state";
 }
 
+/// Which workers' values a rule reads.
+enum class worker_reads {
+    /// Any worker's (each worker's value, a worker it names): the run's every worker is read.
+    /// What a rule that says nothing is taken to do.
+    every_worker,
+    /// Only a tensor's value without a worker named: at each step, the first worker in sorted
+    /// order that saved it (as smdebug's lookups). `tdbg rules` then reads each step's first
+    /// worker's index file only (trial_options::first_worker_only).
+    first_worker
+};
+
 /// What a rule checks, and its parameters.
 struct rule_description {
     /// One line: the problem the rule finds.
@@ -77,6 +88,8 @@ struct rule_description {
     /// What a step's verdict depends on besides the step's values (the overlap a range of
     /// steps evaluated apart needs); carried_state, which is always exact, unless it says.
     step_dependence dependence = step_dependence::carried_state;
+    /// Which workers' values it reads; every_worker, which is always exact, unless it says.
+    worker_reads workers = worker_reads::every_worker;
 };
 
 namespace detail {

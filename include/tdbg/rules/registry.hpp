@@ -88,6 +88,10 @@ public:
     /// values (its description's step_dependence): carried_state, which is always exact, for a
     /// rule that is not registered or has no description.
     [[nodiscard]] static TDBG_DECL step_dependence dependence(std::string_view name);
+    /// Which workers' values the rule registered as `name` reads (its description's
+    /// worker_reads): every_worker, which is always exact, for a rule that is not registered
+    /// or has no description.
+    [[nodiscard]] static TDBG_DECL worker_reads workers_read(std::string_view name);
 
     /// Builds the rule registered as `name` over `base` with `params` (and `others`
     /// for rules that compare runs). Throws config_error for an unknown rule, a

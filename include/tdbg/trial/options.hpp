@@ -78,6 +78,13 @@ struct trial_options {
     /// knows these workers only (workers(), num_workers(), and a step is complete when these
     /// have written it). A command that reads one worker's tensors opens only that worker.
     std::vector<std::string> workers;
+    /// Read, of each step, only the index file of its first worker in sorted order (of those
+    /// loaded): the worker whose value a lookup without a worker returns, as in smdebug, where
+    /// that worker saved the tensor. For a reader of those values only (`tdbg rules` evaluating
+    /// rules that read no other worker's): the other workers' index files are counted from the
+    /// listing's names, not read, so that a step is complete when it was before. A tensor the
+    /// step's first worker did not save, but another did, is then not found at that step.
+    bool first_worker_only = false;
     /// Keep, of each tensor, only what tensor::summary() says (its steps counted, modes,
     /// workers' stored reductions, whether a value or a shape was saved) and the entries of
     /// its last step with a value or a shape, not every entry: memory follows the number of

@@ -163,6 +163,11 @@ TDBG_DECL step_dependence registry::dependence(std::string_view name) {
     return described ? described->dependence : step_dependence::carried_state;
 }
 
+TDBG_DECL worker_reads registry::workers_read(std::string_view name) {
+    const auto described = lookup(name) ? describe(name) : std::nullopt;
+    return described ? described->workers : worker_reads::every_worker;
+}
+
 TDBG_DECL any_rule registry::create(std::string_view name, const trial& base, const rule_params& params,
                                     std::vector<trial> others, const rule_logger& logger) {
     const auto found = lookup(name);

@@ -427,11 +427,12 @@ inline bool classify_entry(const local_root& root, const std::string& rel, int d
     return true;
 }
 
-// The entries of the directory `rel` below the root (open as `root_fd`). False when it does
-// not exist; a storage_error when it cannot be read (a run with an unreadable directory is
-// not a run with fewer files).
-inline bool directory_entries(const local_root& root, int root_fd, const std::string& rel,
-                              std::vector<directory_entry>& entries) {
+// Calls `each` with every entry of the directory `rel` below the root (open as `root_fd`), as
+// it is read: a directory of a million files is never held whole. False when it does not
+// exist; a storage_error when it cannot be read (a run with an unreadable directory is not a
+// run with fewer files).
+template <class Each>
+inline bool directory_entries(const local_root& root, int root_fd, const std::string& rel, const Each& each) {
     const int fd = open_below(root, root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         const int saved = errno;
@@ -475,7 +476,7 @@ inline bool directory_entries(const local_root& root, int root_fd, const std::st
         directory_entry entry;
         entry.name = std::string(name);
         if (classify_entry(root, rel, ::dirfd(d), entry, e->d_type)) {
-            entries.push_back(std::move(entry));
+            each(entry);
         }
     }
 }
@@ -486,19 +487,15 @@ inline bool directory_entries(const local_root& root, int root_fd, const std::st
 // when `rel` does not exist.
 inline bool list_below(const local_root& root, int root_fd, const std::string& rel, const std::string& base,
                        const std::string& prefix, const std::string& start_after, std::vector<std::string>& keys) {
-    std::vector<directory_entry> entries;
-    if (!directory_entries(root, root_fd, rel, entries)) {
-        return false;
-    }
     std::vector<std::string> dirs;
-    for (directory_entry& e : entries) {
+    const bool found = directory_entries(root, root_fd, rel, [&](directory_entry& e) {
         if (e.mode == S_IFDIR) {
             dirs.push_back(std::move(e.name));
-            continue;
+            return;
         }
         std::string key = base + e.name;
         if (ends_with(key, ".tmp") || key.compare(0, prefix.size(), prefix) != 0 || key <= start_after) {
-            continue; // .tmp: being written
+            return; // .tmp: being written
         }
         if (!e.problem.empty()) {
             throw storage_error(e.problem);
@@ -507,6 +504,9 @@ inline bool list_below(const local_root& root, int root_fd, const std::string& r
             throw_not_regular(root.path_of(key), e.mode);
         }
         keys.push_back(std::move(key));
+    });
+    if (!found) {
+        return false;
     }
     for (const std::string& name : dirs) {
         const std::string below = fmt::format("{}{}/", base, name);

@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -138,10 +139,12 @@ public:
     }
 
 private:
+    // An index file to read (40 bytes and its key: a refresh may hold a million).
     struct pending_index {
-        std::string key;
+        std::string key; // "...index/<folder>/<step>_<worker>.json", a key parse_index_file_key took
         std::int64_t step = 0;
-        std::string worker;
+        // The worker its name says (parsed again: it is read once, and a name may be escaped).
+        [[nodiscard]] std::string worker() const { return format::parse_index_file_key(key).value().worker; }
     };
 
     // Index files read a batch at a time, so that the index's text is held a batch at a
@@ -155,8 +158,29 @@ private:
     // than most: its steps are lambdas over one batch arithmetic and two slots.
     TDBG_DECL void read_and_merge(const std::vector<pending_index>& pending);
 
-    // The index files not read yet (in range, of the workers loaded), and in `listed` every new key seen.
-    [[nodiscard]] TDBG_DECL std::vector<pending_index> list_new_index_files(std::vector<std::string>& listed) const;
+    // The index files not read yet (in range, of the workers loaded; with first_worker_only, of
+    // each step's first worker, the others counted in first_workers_), and in `listed` every new
+    // key seen, unless `last` (the run has ended: this listing is the last).
+    [[nodiscard]] TDBG_DECL std::vector<pending_index> list_new_index_files(std::vector<std::string>& listed,
+                                                                          bool last);
+
+    // trial_options::first_worker_only: the worker whose index file is read, by step, and the
+    // other files a listing found, counted rather than read (4 bytes each: a step's are listed
+    // together).
+    struct first_worker_choice {
+        std::map<std::int64_t, std::string> chosen;
+        std::vector<std::string> names; // the workers counted
+        std::unordered_map<std::string, std::uint32_t> ids;
+        std::vector<std::pair<std::int64_t, std::uint32_t>> counted_steps; // (step, files counted)
+        std::vector<std::uint32_t> counted; // their workers (into names), step after step
+
+        // True when `worker`'s index file of `step` is read (the first in sorted order listed
+        // so far: a step's keys list its workers in that order); else counts it, and false.
+        TDBG_DECL bool read(std::int64_t step, const std::string& worker);
+    };
+
+    // Adds the files first_workers_ counted to the steps' workers (the index locked).
+    TDBG_DECL void add_counted_workers();
 
     // One listing of a refresh: the keys below `prefix` after `start_after`, up to `last` (empty: no bound).
     struct listing {
@@ -251,6 +275,7 @@ private:
     mutable std::mutex mutex_; // one refresh at a time; guards what follows but ended_ and changed_
     std::string token_;        // list index keys after this one
     std::set<std::string> read_keys_;
+    first_worker_choice first_workers_;
     std::int64_t settled_step_ = -1;   // the last complete step as of the previous refresh
     std::uint64_t refresh_serial_ = 0; // counts refreshes (tensor_record::sized_in)
     bool end_delay_done_ = false;      // training_end_delay_refresh waited

@@ -41,6 +41,11 @@ public:
     /// The first (mode, mode step) recorded for a step wins, as in smdebug.
     TDBG_DECL void add(std::int64_t step, mode m, std::int64_t mode_step, worker_id worker);
 
+    /// Records that `worker` wrote global step `step`, already known from another worker's
+    /// index file (trial_options::first_worker_only: a file counted, not read). Returns false,
+    /// recording nothing, when the step is not known.
+    TDBG_DECL bool add_worker(std::int64_t step, worker_id worker);
+
     /// smdebug's INCOMPLETE_STEP_WAIT_WINDOW: when more than `window` steps
     /// after the last complete one wait for a worker, the older half of them
     /// is declared complete, so that one dead worker cannot stall a reader forever.
@@ -86,6 +91,9 @@ public:
     [[nodiscard]] TDBG_DECL step_state has_passed_step(std::int64_t step, mode m) const;
 
 private:
+    // Adds `worker` to the workers of `step` (`info`), which may make it the last complete step.
+    TDBG_DECL void note_worker(std::int64_t step, step_info& info, worker_id worker);
+
     static std::size_t mode_index(mode m) noexcept { return static_cast<std::size_t>(m) - 1; }
 
     [[nodiscard]] bool is_complete(std::int64_t step, const step_info& info) const noexcept {

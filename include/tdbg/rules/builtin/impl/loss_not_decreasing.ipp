@@ -179,7 +179,7 @@ TDBG_DECL rule_description loss_not_decreasing::describe() {
              {"increase_threshold_percent", "5",
               "the most a loss may rise above its lowest, in percent (None: not checked)"},
              {"mode", "GLOBAL", "whose steps count: TRAIN, EVAL, PREDICT, GLOBAL (None: chosen from the run)"}},
-            step_dependence::carried_state};
+            step_dependence::carried_state, worker_reads::first_worker};
 }
 
 } // namespace tdbg::rules

@@ -36,7 +36,7 @@ TDBG_DECL rule_description vanishing_gradient::describe() {
             "The mean is the abs_mean reduction the hook stored, else it is computed from the saved value. A "
             "gradient with neither at a step is not evaluated; a step where no gradient can be is skipped.",
             {{"threshold", "1e-07", "the mean |gradient| below which a gradient has vanished"}},
-            step_dependence::independent};
+            step_dependence::independent, worker_reads::first_worker};
 }
 
 } // namespace tdbg::rules

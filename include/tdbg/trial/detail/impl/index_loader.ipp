@@ -106,7 +106,7 @@ TDBG_DECL void index_loader::refresh() {
         std::this_thread::sleep_for(options_.training_end_delay_refresh);
     }
     std::vector<std::string> listed;
-    std::vector<pending_index> pending = list_new_index_files(listed);
+    std::vector<pending_index> pending = list_new_index_files(listed, ended_before);
     followed_ = followed_ || !ended_before;
     if (followed_) {
         // A run seen live (even if it has just ended): the files listed are read only while their
@@ -115,7 +115,16 @@ TDBG_DECL void index_loader::refresh() {
         std::vector<std::string> workers;
         workers.reserve(pending.size());
         for (const pending_index& p : pending) {
-            workers.push_back(p.worker);
+            workers.push_back(p.worker());
+        }
+        std::vector<bool> counted(first_workers_.names.size(), false); // their files count toward complete steps
+        for (const std::uint32_t worker : first_workers_.counted) {
+            counted[worker] = true;
+        }
+        for (std::size_t i = 0; i < counted.size(); ++i) {
+            if (counted[i]) {
+                workers.push_back(first_workers_.names[i]);
+            }
         }
         std::sort(workers.begin(), workers.end());
         workers.erase(std::unique(workers.begin(), workers.end()), workers.end());
@@ -126,12 +135,10 @@ TDBG_DECL void index_loader::refresh() {
             throw;
         }
     }
-    if (ended_before) {
-        std::vector<std::string>().swap(listed); // the last listing: its keys are not kept (below)
-    }
     read_and_merge(pending);
     std::unique_lock<std::shared_mutex> lock(index_.mutex);
     ++index_.generation; // completeness may change below, even where no file was read
+    add_counted_workers();
     index_.steps.apply_wait_window(options_.incomplete_step_wait_window);
     if (!ended_before) {
         read_keys_.insert(std::make_move_iterator(listed.begin()), std::make_move_iterator(listed.end()));
@@ -263,6 +270,40 @@ TDBG_DECL void index_loader::read_and_merge(const std::vector<pending_index>& pe
     }
 }
 
+TDBG_DECL bool index_loader::first_worker_choice::read(std::int64_t step, const std::string& worker) {
+    auto [at, fresh] = chosen.try_emplace(step, worker);
+    if (fresh || worker <= at->second) { // a worker sorted first that published late is read too
+        at->second = worker;
+        return true;
+    }
+    auto [id, added] = ids.try_emplace(worker, static_cast<std::uint32_t>(names.size()));
+    if (added) {
+        names.push_back(worker);
+    }
+    if (counted_steps.empty() || counted_steps.back().first != step) {
+        counted_steps.emplace_back(step, 0);
+    }
+    ++counted_steps.back().second;
+    counted.push_back(id->second);
+    return false;
+}
+
+TDBG_DECL void index_loader::add_counted_workers() {
+    std::vector<worker_id> workers;
+    workers.reserve(first_workers_.names.size());
+    for (const std::string& name : first_workers_.names) {
+        workers.push_back(index_.intern_worker(name));
+    }
+    std::size_t next = 0;
+    for (const auto& [step, files] : first_workers_.counted_steps) {
+        for (std::uint32_t i = 0; i < files; ++i) {
+            index_.steps.add_worker(step, workers[first_workers_.counted[next++]]);
+        }
+    }
+    std::vector<std::pair<std::int64_t, std::uint32_t>>().swap(first_workers_.counted_steps);
+    std::vector<std::uint32_t>().swap(first_workers_.counted);
+}
+
 TDBG_DECL std::string index_key_floor(std::int64_t step) {
     return fmt::format("{}{:09}/{:012}", index_prefix, step / format::index_files_per_dir, step);
 }
@@ -295,7 +336,9 @@ TDBG_DECL std::vector<index_loader::listing> index_loader::plan_listings() const
 }
 
 TDBG_DECL std::vector<index_loader::pending_index>
-index_loader::list_new_index_files(std::vector<std::string>& listed) const {
+index_loader::list_new_index_files(std::vector<std::string>& listed, bool last) {
+    first_workers_.counted_steps.clear(); // those of a refresh that failed are counted again
+    first_workers_.counted.clear();
     // The range's folders listed side by side where the storage takes concurrent requests (S3).
     const std::vector<listing> listings = plan_listings();
     std::vector<std::vector<std::string>> keys(listings.size());
@@ -304,6 +347,13 @@ index_loader::list_new_index_files(std::vector<std::string>& listed) const {
         keys[i] = storage_.list_range(listings[i].prefix, listings[i].start_after, listings[i].last);
     });
     std::vector<pending_index> out;
+    if (!options_.first_worker_only) { // most keys listed are read: no reallocation of a million
+        std::size_t listed_keys = 0;
+        for (const std::vector<std::string>& folder : keys) {
+            listed_keys += folder.size();
+        }
+        out.reserve(listed_keys);
+    }
     for (std::vector<std::string>& folder : keys) {
         for (std::string& key : folder) {
             if (key.size() < 5 || key.compare(key.size() - 5, 5, ".json") != 0) {
@@ -319,11 +369,21 @@ index_loader::list_new_index_files(std::vector<std::string>& listed) const {
                     key));
             }
             check_filed_where_it_belongs(key, info->step);
-            if (range_.contains(info->step) && loads_worker(info->worker)) {
-                out.push_back(pending_index{key, info->step, std::move(info->worker)});
+            if (range_.contains(info->step) && loads_worker(info->worker) &&
+                (!options_.first_worker_only || first_workers_.read(info->step, info->worker))) {
+                pending_index& p = out.emplace_back();
+                p.step = info->step;
+                if (last) {
+                    p.key.swap(key); // not listed again: the listing's string is the pending file's
+                } else {
+                    p.key = key;
+                }
             }
-            listed.push_back(std::move(key));
+            if (!last) {
+                listed.push_back(std::move(key));
+            }
         }
+        std::vector<std::string>().swap(folder); // its keys are not held while the next are parsed
     }
     return out;
 }
@@ -438,7 +498,7 @@ TDBG_DECL void index_loader::plan_merge(const pending_index& where, const format
     if (index.tensors.empty() && index.shapes.empty()) {
         return; // smdebug records a step only through its tensors
     }
-    plan.worker = index_.intern_worker(where.worker);
+    plan.worker = index_.intern_worker(where.worker());
     plan.file = 0;
     if (!index.tensors.empty()) {
         plan.file = index_.intern_file(index.event_file_name);

@@ -46,7 +46,20 @@ TDBG_DECL void step_table::add(std::int64_t step, mode m, std::int64_t mode_step
             table.insert(at, {mode_step, step});
         }
     }
-    step_info& info = pos->second;
+    note_worker(step, pos->second, worker);
+}
+
+TDBG_DECL bool step_table::add_worker(std::int64_t step, worker_id worker) {
+    auto pos = std::lower_bound(steps_.begin(), steps_.end(), step,
+                                [](const auto& item, std::int64_t s) { return item.first < s; });
+    if (pos == steps_.end() || pos->first != step) {
+        return false;
+    }
+    note_worker(step, pos->second, worker);
+    return true;
+}
+
+TDBG_DECL void step_table::note_worker(std::int64_t step, step_info& info, worker_id worker) {
     auto w = std::lower_bound(info.workers.begin(), info.workers.end(), worker);
     if (w == info.workers.end() || *w != worker) {
         info.workers.insert(w, worker);
