@@ -38,6 +38,7 @@
 #include "tdbg/hook/impl/json_config.ipp"
 #include "tdbg/hook/detail/writer/impl/write_queue.ipp"
 #include "tdbg/hook/detail/writer/impl/step_file.ipp"
+#include "tdbg/hook/detail/writer/impl/record_spares.ipp"
 #include "tdbg/hook/detail/writer/impl/record_block.ipp"
 #include "tdbg/hook/detail/writer/impl/tensorboard_writer.ipp"
 #include "tdbg/hook/detail/writer/impl/publisher.ipp"

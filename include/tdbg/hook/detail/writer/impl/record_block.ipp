@@ -64,30 +64,6 @@ TDBG_DECL void record_block::add(const format::detail::flat_tensor_event& ev) {
            [&](std::string& out) { format::detail::append_flat_event(out, ev); });
 }
 
-TDBG_DECL void record_spares::give_back(write_items::records&& block) {
-    block.bytes.clear();
-    block.names.clear();
-    block.entries.clear();
-    block.spares.reset();
-    const std::size_t bytes = footprint(block);
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (kept_bytes_ + bytes <= max_kept_bytes) {
-        kept_bytes_ += bytes;
-        kept_.push_back(std::move(block));
-    }
-}
-
-TDBG_DECL std::optional<write_items::records> record_spares::take() {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (kept_.empty()) {
-        return std::nullopt;
-    }
-    write_items::records block = std::move(kept_.back());
-    kept_.pop_back();
-    kept_bytes_ -= footprint(block);
-    return block;
-}
-
 TDBG_DECL write_items::records record_block::take() {
     last_ = {block_.bytes.size(), block_.names.size(), block_.entries.size()};
     write_items::records out = std::move(block_);

@@ -8,7 +8,7 @@
 
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/deferred.hpp"
-#include "tdbg/hook/detail/writer/record_block.hpp"
+#include "tdbg/hook/detail/writer/record_spares.hpp"
 #include "tdbg/hook/detail/writer/async_writer.hpp"
 #include "tdbg/hook/detail/writer/write_lane.hpp"
 
