@@ -85,6 +85,7 @@ public:
 private:
     // An event file opened ahead for a data thread.
     struct prepared_file {
+        bool opening = false; // the publisher has begun opening it: a data thread waits for it
         bool done = false;
         std::optional<any_storage::writer> file; // empty when done and the open failed
     };

@@ -9,8 +9,11 @@
 /// - A step stays with one lane; the next step goes to the next lane.
 /// - Small items wait for the step's end or for a batch worth writing, so that the training
 ///   thread does not pay a context switch for each. A lane that has just handled a batch dozes
-///   (writer_options::doze): what is pushed meanwhile waits for the doze to end without waking
-///   it, unless it holds wake_bytes or lent memory, or a flush or the close comes.
+///   (writer_options::doze) while steps end more often than a doze lasts: what is pushed
+///   meanwhile waits for the doze to end without waking it, unless it holds wake_bytes or lent
+///   memory, or a flush or the close comes. A doze that finds nothing ends the dozing until a
+///   step ends within a doze's time of the lane's going to sleep (long steps then cost one
+///   wake-up each, as without it).
 /// - Every item has its place in the order of pushes (its seq); the queue tells which places
 ///   are all handled, so that what is published keeps that order.
 
@@ -78,6 +81,7 @@ private:
         bool unwoken = false;                // holds items queued without waking its thread
         bool dozing = false;                 // its thread waits for the doze to end
         bool roused = false;                 // woken before the doze's end
+        bool doze_next = true;               // steps end more often than the doze lasts
     };
 
     // Which lane the training thread's current step goes to.

@@ -54,14 +54,15 @@ TDBG_DECL any_storage::writer publisher::take_event_file(std::int64_t step) {
     {
         std::unique_lock<std::mutex> lock(mutex_);
         auto it = prepared_.find(step);
-        if (it != prepared_.end()) {
-            if (!it->second.done) {
-                work_.notify_one();
-            }
+        // A file the publisher has not begun to open (it opens ahead when it wakes) is opened
+        // here: waking it and waiting would cost two wake-ups.
+        if (it != prepared_.end() && it->second.opening) {
             progress_.wait(lock, [&] { return it->second.done; });
             if (it->second.file) {
                 ready.emplace(std::move(*it->second.file));
             }
+        }
+        if (it != prepared_.end()) {
             prepared_.erase(it);
         }
     }
@@ -107,7 +108,11 @@ TDBG_DECL void publisher::run() {
             };
             work_.wait(lock, [&] { return !to_open_.empty() || next_ordered() || closing_; });
             if (!to_open_.empty()) {
-                open_ahead = to_open_.front();
+                const auto it = prepared_.find(to_open_.front());
+                if (it != prepared_.end()) { // else a data thread opened it itself
+                    it->second.opening = true;
+                    open_ahead = to_open_.front();
+                }
                 to_open_.pop_front();
             } else if (next_ordered()) {
                 seq = ordered_.begin()->first;
@@ -119,7 +124,7 @@ TDBG_DECL void publisher::run() {
         }
         if (open_ahead) {
             open_file_ahead(*open_ahead);
-        } else {
+        } else if (j) {
             std::visit([&](auto& x) { run_job(x, seq); }, *j);
             j.reset();
         }

@@ -3,6 +3,7 @@
 /// Definitions of tdbg/hook/detail/writer/write_queue.hpp.
 
 #include <algorithm>
+#include <chrono>
 #include <type_traits>
 #include <utility>
 
@@ -72,13 +73,18 @@ TDBG_DECL bool write_queue::push(write_item it) {
 TDBG_DECL bool write_queue::take(std::size_t lane, std::deque<write_entry>& batch) {
     lane_queue& q = *lanes_[lane];
     std::unique_lock<std::mutex> lock(mutex_);
-    if (doze_.count() > 0 && !closing_) {
+    if (doze_.count() > 0 && q.doze_next && !closing_) {
         q.dozing = true;
         q.roused = false;
         q.work.wait_for(lock, doze_, [&] { return q.roused || closing_; });
         q.dozing = false;
+        q.doze_next = !q.items.empty();
     }
-    q.work.wait(lock, [&] { return !q.items.empty() || closing_; });
+    if (q.items.empty() && !closing_) {
+        const auto asleep = std::chrono::steady_clock::now();
+        q.work.wait(lock, [&] { return !q.items.empty() || closing_; });
+        q.doze_next = std::chrono::steady_clock::now() - asleep < doze_;
+    }
     if (q.items.empty()) {
         return false;
     }
