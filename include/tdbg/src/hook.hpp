@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// The definitions of the hook, its writer (hook/detail/writer/) and its JSON
-/// configuration, for a program built with TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp,
-/// or compiled as a translation unit of its own (CMake's tdbg::compiled compiles each file of
+/// The definitions of the hook and its JSON configuration (its writer's are in
+/// tdbg/src/writer.hpp), for a program built with TDBG_SEPARATE_COMPILATION: included by
+/// tdbg/src.hpp, or compiled as a translation unit of its own (CMake's tdbg::compiled compiles each file of
 /// tdbg/src/ apart, so that they build in parallel). Each definition is in
 /// exactly one file of tdbg/src/.
 
@@ -28,7 +28,6 @@
 #include "tdbg/hook/detail/impl/histogram.ipp"
 #include "tdbg/hook/detail/impl/run_claim.ipp"
 #include "tdbg/hook/detail/impl/deferred_cell.ipp"
-#include "tdbg/hook/detail/writer/impl/buffer_pool.ipp"
 #include "tdbg/hook/detail/impl/stop_watch.ipp"
 #include "tdbg/hook/detail/impl/metrics_writer.ipp"
 #include "tdbg/hook/detail/impl/tensorboard_export.ipp"
@@ -36,11 +35,3 @@
 #include "tdbg/hook/detail/impl/step_scalars.ipp"
 #include "tdbg/hook/impl/reduction_config.ipp"
 #include "tdbg/hook/impl/json_config.ipp"
-#include "tdbg/hook/detail/writer/impl/write_queue.ipp"
-#include "tdbg/hook/detail/writer/impl/step_file.ipp"
-#include "tdbg/hook/detail/writer/impl/record_spares.ipp"
-#include "tdbg/hook/detail/writer/impl/record_block.ipp"
-#include "tdbg/hook/detail/writer/impl/tensorboard_writer.ipp"
-#include "tdbg/hook/detail/writer/impl/publisher.ipp"
-#include "tdbg/hook/detail/writer/impl/write_lane.ipp"
-#include "tdbg/hook/detail/writer/impl/async_writer.ipp"

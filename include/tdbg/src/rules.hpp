@@ -1,10 +1,10 @@
 #pragma once
 /// \file
-/// The definitions of the rule engine: invoking rules, the registry, rule configurations, actions, evaluations, JUnit and SARIF reports and watching a run, for a program built with
-/// TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as a
-/// translation unit of its own (CMake's tdbg::compiled compiles each file of
-/// tdbg/src/ apart, so that they build in parallel). Each definition is in
-/// exactly one file of tdbg/src/.
+/// The definitions of the rule engine: rules, invoking them, the registry and rule
+/// configurations (what it reports is in tdbg/src/rule_reports.hpp), for a program built with
+/// TDBG_SEPARATE_COMPILATION: included by tdbg/src.hpp, or compiled as a translation unit of
+/// its own (CMake's tdbg::compiled compiles each file of tdbg/src/ apart, so that they build in
+/// parallel). Each definition is in exactly one file of tdbg/src/.
 
 // A file of the engine itself: the C++ standard guard of tdbg/config.hpp refers to the
 // program's files from here, rather than being one of them.
@@ -27,10 +27,3 @@
 #include "tdbg/rules/impl/description.ipp"
 #include "tdbg/rules/impl/registry.ipp"
 #include "tdbg/rules/impl/rule_configurations.ipp"
-#include "tdbg/rules/impl/actions.ipp"
-#include "tdbg/rules/impl/evaluation.ipp"
-#include "tdbg/rules/impl/merge.ipp"
-#include "tdbg/rules/impl/junit.ipp"
-#include "tdbg/rules/impl/sarif.ipp"
-#include "tdbg/rules/impl/schedule.ipp"
-#include "tdbg/rules/impl/watch.ipp"

@@ -53,4 +53,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/all_zero.ipp"
+#else
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(extern template, all_zero)
 #endif

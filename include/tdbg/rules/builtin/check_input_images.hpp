@@ -64,4 +64,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/check_input_images.ipp"
+#else
+TDBG_DETAIL_SELECTION_RULE_BASES(extern template, check_input_images)
 #endif

@@ -80,4 +80,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/class_imbalance.ipp"
+#else
+TDBG_DETAIL_RULE_BASES(extern template, class_imbalance)
 #endif

@@ -74,4 +74,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/confusion.ipp"
+#else
+TDBG_DETAIL_RULE_BASES(extern template, confusion)
 #endif

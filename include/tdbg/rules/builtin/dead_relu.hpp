@@ -49,4 +49,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/dead_relu.ipp"
+#else
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(extern template, dead_relu)
 #endif

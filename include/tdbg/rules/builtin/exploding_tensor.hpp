@@ -54,4 +54,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/exploding_tensor.ipp"
+#else
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(extern template, exploding_tensor)
 #endif

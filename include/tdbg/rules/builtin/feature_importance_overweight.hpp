@@ -48,4 +48,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/feature_importance_overweight.ipp"
+#else
+TDBG_DETAIL_SELECTION_RULE_BASES(extern template, feature_importance_overweight)
 #endif

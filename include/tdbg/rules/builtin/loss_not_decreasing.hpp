@@ -107,4 +107,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/loss_not_decreasing.ipp"
+#else
+TDBG_DETAIL_RULE_BASES(extern template, loss_not_decreasing)
 #endif

@@ -81,4 +81,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/overfit.ipp"
+#else
+TDBG_DETAIL_SELECTION_RULE_BASES(extern template, overfit)
 #endif

@@ -75,4 +75,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/overtraining.ipp"
+#else
+TDBG_DETAIL_SELECTION_RULE_BASES(extern template, overtraining)
 #endif

@@ -89,4 +89,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/poor_weight_initialization.ipp"
+#else
+TDBG_DETAIL_RULE_BASES(extern template, poor_weight_initialization)
 #endif

@@ -66,4 +66,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/saturated_activation.ipp"
+#else
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(extern template, saturated_activation)
 #endif

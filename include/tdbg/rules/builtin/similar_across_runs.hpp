@@ -58,4 +58,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/similar_across_runs.ipp"
+#else
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(extern template, similar_across_runs)
 #endif

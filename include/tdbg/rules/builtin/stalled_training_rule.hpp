@@ -62,4 +62,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/stalled_training_rule.ipp"
+#else
+TDBG_DETAIL_RULE_BASES(extern template, stalled_training_rule)
 #endif

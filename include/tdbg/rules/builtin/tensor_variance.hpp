@@ -49,4 +49,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/tensor_variance.ipp"
+#else
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(extern template, tensor_variance)
 #endif

@@ -48,4 +48,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/tree_depth.ipp"
+#else
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(extern template, tree_depth)
 #endif

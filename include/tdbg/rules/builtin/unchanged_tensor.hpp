@@ -66,4 +66,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/unchanged_tensor.ipp"
+#else
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(extern template, unchanged_tensor)
 #endif

@@ -48,4 +48,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/vanishing_gradient.ipp"
+#else
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(extern template, vanishing_gradient)
 #endif

@@ -80,4 +80,6 @@ private:
 
 #if TDBG_HEADER_ONLY
 #include "tdbg/rules/builtin/impl/weight_update_ratio.ipp"
+#else
+TDBG_DETAIL_SELECTION_RULE_BASES(extern template, weight_update_ratio)
 #endif

@@ -100,3 +100,12 @@ private:
 };
 
 } // namespace tdbg::rules::detail
+
+/// TDBG_DETAIL_RULE_BASES (rule.hpp) for a built-in selection_rule.
+#define TDBG_DETAIL_SELECTION_RULE_BASES(instantiation, name)                                                          \
+    TDBG_DETAIL_RULE_BASES(instantiation, name)                                                                        \
+    instantiation class tdbg::rules::detail::selection_rule<tdbg::rules::name>;
+/// TDBG_DETAIL_RULE_BASES (rule.hpp) for a built-in any_tensor_rule.
+#define TDBG_DETAIL_ANY_TENSOR_RULE_BASES(instantiation, name)                                                         \
+    TDBG_DETAIL_SELECTION_RULE_BASES(instantiation, name)                                                              \
+    instantiation class tdbg::rules::detail::any_tensor_rule<tdbg::rules::name>;

@@ -116,3 +116,7 @@ TDBG_DECL rule_description all_zero::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(template, all_zero)
+#endif

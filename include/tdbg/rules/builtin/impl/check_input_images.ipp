@@ -94,3 +94,7 @@ TDBG_DECL rule_description check_input_images::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_SELECTION_RULE_BASES(template, check_input_images)
+#endif

@@ -110,3 +110,7 @@ TDBG_DECL rule_description class_imbalance::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_RULE_BASES(template, class_imbalance)
+#endif

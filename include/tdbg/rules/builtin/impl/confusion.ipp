@@ -129,3 +129,7 @@ TDBG_DECL rule_description confusion::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_RULE_BASES(template, confusion)
+#endif

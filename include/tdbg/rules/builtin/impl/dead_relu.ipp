@@ -52,3 +52,7 @@ TDBG_DECL rule_description dead_relu::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(template, dead_relu)
+#endif

@@ -148,3 +148,7 @@ TDBG_DECL rule_description exploding_tensor::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(template, exploding_tensor)
+#endif

@@ -71,3 +71,7 @@ TDBG_DECL rule_description feature_importance_overweight::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_SELECTION_RULE_BASES(template, feature_importance_overweight)
+#endif

@@ -183,3 +183,7 @@ TDBG_DECL rule_description loss_not_decreasing::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_RULE_BASES(template, loss_not_decreasing)
+#endif

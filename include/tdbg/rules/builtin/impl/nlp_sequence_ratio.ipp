@@ -71,3 +71,7 @@ TDBG_DECL rule_description nlp_sequence_ratio::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(template, nlp_sequence_ratio)
+#endif

@@ -136,3 +136,7 @@ TDBG_DECL rule_description overfit::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_SELECTION_RULE_BASES(template, overfit)
+#endif

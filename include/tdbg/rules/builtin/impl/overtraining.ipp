@@ -89,3 +89,7 @@ TDBG_DECL rule_description overtraining::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_SELECTION_RULE_BASES(template, overtraining)
+#endif

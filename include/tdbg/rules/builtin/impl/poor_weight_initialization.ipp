@@ -175,3 +175,7 @@ TDBG_DECL rule_description poor_weight_initialization::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_RULE_BASES(template, poor_weight_initialization)
+#endif

@@ -103,3 +103,7 @@ TDBG_DECL rule_description saturated_activation::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(template, saturated_activation)
+#endif

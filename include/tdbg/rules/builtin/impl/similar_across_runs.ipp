@@ -97,3 +97,7 @@ TDBG_DECL rule_description similar_across_runs::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(template, similar_across_runs)
+#endif

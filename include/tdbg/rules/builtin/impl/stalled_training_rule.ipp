@@ -73,3 +73,7 @@ TDBG_DECL rule_description stalled_training_rule::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_RULE_BASES(template, stalled_training_rule)
+#endif

@@ -50,3 +50,7 @@ TDBG_DECL rule_description tensor_variance::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(template, tensor_variance)
+#endif

@@ -47,3 +47,7 @@ TDBG_DECL rule_description tree_depth::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(template, tree_depth)
+#endif

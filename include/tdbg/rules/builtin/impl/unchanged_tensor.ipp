@@ -93,3 +93,7 @@ TDBG_DECL rule_description unchanged_tensor::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(template, unchanged_tensor)
+#endif

@@ -40,3 +40,7 @@ TDBG_DECL rule_description vanishing_gradient::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_ANY_TENSOR_RULE_BASES(template, vanishing_gradient)
+#endif

@@ -153,3 +153,7 @@ TDBG_DECL rule_description weight_update_ratio::describe() {
 }
 
 } // namespace tdbg::rules
+
+#if !TDBG_HEADER_ONLY
+TDBG_DETAIL_SELECTION_RULE_BASES(template, weight_update_ratio)
+#endif

@@ -13,6 +13,7 @@
 #include "tdbg/format/detail/proto.hpp"
 #include "tdbg/format/layout.hpp"
 #include "tdbg/format/tfrecord.hpp"
+#include "tdbg/hook/detail/histogram.hpp"
 #include "tdbg/hook/detail/tensorboard_export.hpp"
 #include "tdbg/hook/detail/writer/record_block.hpp"
 
