@@ -67,17 +67,22 @@ struct diff_options {
     bool ignore_missing = false;
 };
 
-/// One place where the runs part: the first step at which a tensor diverges.
-struct diff_divergence {
+/// Where a divergence is: the tensor, the step and the worker (of a diff_divergence, and of
+/// a diff document's diff_document_entry).
+struct diff_place {
     /// The tensor's name in run A (for a tensor of run B only: its name in B).
     std::string tensor;
     /// Its name in run B.
     std::string tensor_b;
-    /// The global step (run A's; run B's for a step only B has).
+    /// The global step (run A's; run B's for a step only B has), its mode and mode step.
     std::int64_t step = 0;
     tdbg::mode step_mode = tdbg::mode::global;
     std::int64_t mode_step = 0;
     std::string worker;
+};
+
+/// One place where the runs part: the first step at which a tensor diverges.
+struct diff_divergence : diff_place {
     /// The reduction compared, where raw values were absent.
     std::optional<tdbg::reduction> compared_reduction;
     /// The largest |b - a| over the step's elements (infinite for a NaN or an infinity against a number; NaN when no
@@ -96,14 +101,9 @@ struct diff_divergence {
     std::string reason;
 };
 
-/// What diff_runs found.
-struct diff_result {
-    /// Each diverging tensor's first divergence, ordered by its step (then mode, name and worker).
-    std::vector<diff_divergence> divergences;
-    /// Tensors (A's names, after the regex) with no counterpart in run B.
-    std::vector<std::string> only_in_a;
-    /// Tensors of run B with no counterpart in run A.
-    std::vector<std::string> only_in_b;
+/// How much a diff compared: the counts of a diff_result, and the "compared" of a diff document
+/// (diff_document), which both derive from it.
+struct diff_counts {
     /// Tensors compared in both runs.
     std::size_t tensors_compared = 0;
     /// Distinct (mode, mode step) pairs at which something was compared.
@@ -115,6 +115,16 @@ struct diff_result {
     /// Tensor steps (a tensor at a step, of a worker) compared by the reductions stored in both
     /// runs, as neither saved a raw value there.
     std::size_t reduction_only_steps = 0;
+};
+
+/// What diff_runs found (with the counts of what it compared, diff_counts).
+struct diff_result : diff_counts {
+    /// Each diverging tensor's first divergence, ordered by its step (then mode, name and worker).
+    std::vector<diff_divergence> divergences;
+    /// Tensors (A's names, after the regex) with no counterpart in run B.
+    std::vector<std::string> only_in_a;
+    /// Tensors of run B with no counterpart in run A.
+    std::vector<std::string> only_in_b;
     /// Tensor steps at which neither run holds a raw value, nor a stored reduction both hold.
     std::size_t skipped = 0;
     /// Whether tensors of one run only count against agree() (not diff_options::ignore_missing).

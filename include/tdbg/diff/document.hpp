@@ -18,14 +18,12 @@
 /// diverging_steps; compared, reductions_only, note) are read when present.
 
 #include <cstddef>
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tdbg/config.hpp"
-#include "tdbg/core/mode.hpp"
 #include "tdbg/core/reduction.hpp"
 #include "tdbg/diff/diff.hpp"
 #include "tdbg/format/json.hpp"
@@ -36,16 +34,9 @@ namespace tdbg {
 inline constexpr std::string_view diff_document_format = "tdbg-diff/1";
 
 /// A diverging tensor as a diff document holds it: the first divergence, or an entry of its
-/// "tensors" (a diff_divergence, with each difference as written).
-struct diff_document_entry {
-    /// The tensor's name in run A, and in run B.
-    std::string tensor;
-    std::string tensor_b;
-    /// The global step where it first diverges, its mode and mode step.
-    std::int64_t step = 0;
-    tdbg::mode step_mode = tdbg::mode::global;
-    std::int64_t mode_step = 0;
-    std::string worker;
+/// "tensors" (a diff_divergence, with each difference as written); its place is the step
+/// where the tensor first diverges.
+struct diff_document_entry : diff_place {
     /// The largest absolute and relative differences; none where the document holds null, a
     /// difference that is not a finite number.
     std::optional<double> max_abs_diff;
@@ -68,8 +59,9 @@ struct diff_document_entry {
     [[nodiscard]] bool elements_compared() const noexcept { return flat_index.has_value() || !index.empty(); }
 };
 
-/// A diff document read back (see the file comment).
-struct diff_document {
+/// A diff document read back (see the file comment); its counts are the document's "compared"
+/// (a count the document lacks is 0).
+struct diff_document : diff_counts {
     /// The runs compared: A the reference, B the one compared with it.
     std::string run_a;
     std::string run_b;
@@ -84,12 +76,6 @@ struct diff_document {
     /// Tensors of one run only.
     std::vector<std::string> only_in_a;
     std::vector<std::string> only_in_b;
-    /// What was compared ("compared"; a count the document lacks is 0).
-    std::size_t tensors_compared = 0;
-    std::size_t steps_compared = 0;
-    std::size_t values_compared = 0;
-    std::size_t reductions_compared = 0;
-    std::size_t reduction_only_steps = 0;
     /// Every value compared was a stored reduction (diff_result::reductions_only).
     bool reductions_only = false;
     /// What the diff says about the stored reductions compared (empty where none was).
