@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 
+#include "tdbg/core/detail/interface_base.hpp"
 #include "tdbg/cuda/reduce.hpp"
 
 struct CUstream_st; // cudaStream_t is CUstream_st*
@@ -19,15 +20,8 @@ namespace tdbg::cuda {
 
 /// Device operations, each enqueued on a stream and never waiting for the device (but
 /// host_free, which may). Errors throw tdbg::error with the runtime's text.
-class device_ops {
+class device_ops : public tdbg::detail::interface_base {
 public:
-    device_ops() = default;
-    virtual ~device_ops() = default;
-    device_ops(const device_ops&) = delete;
-    device_ops& operator=(const device_ops&) = delete;
-    device_ops(device_ops&&) = delete;
-    device_ops& operator=(device_ops&&) = delete;
-
     /// `n` bytes of device memory, usable by work enqueued on `stream` after this call.
     [[nodiscard]] virtual void* device_alloc(std::size_t n, CUstream_st* stream) = 0;
     /// Frees device_alloc's memory once the work enqueued on `stream` so far is done.

@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "tdbg/config.hpp"
+#include "tdbg/core/detail/interface_base.hpp"
 #include "tdbg/core/error.hpp"
 
 namespace tdbg {
@@ -152,15 +153,8 @@ concept storage = is_storage_v<S>;
 #endif
 
 /// An object opened for positional reads (the `open_read` capability).
-class object_reader {
+class object_reader : public detail::interface_base {
 public:
-    object_reader() = default;
-    object_reader(const object_reader&) = delete;
-    object_reader& operator=(const object_reader&) = delete;
-    object_reader(object_reader&&) = delete;
-    object_reader& operator=(object_reader&&) = delete;
-    virtual ~object_reader() = default;
-
     /// The object's size in bytes, as opened.
     [[nodiscard]] virtual std::uint64_t size() const = 0;
     /// Fills `out[0, length)` with the bytes at `offset`; throws storage_error past the end.
@@ -170,27 +164,14 @@ public:
 namespace detail {
 
 // The interface every backend is erased to.
-class storage_interface {
+class storage_interface : public interface_base {
 public:
     // An object being written.
-    class writer_interface {
+    class writer_interface : public interface_base {
     public:
-        writer_interface() = default;
-        writer_interface(const writer_interface&) = delete;
-        writer_interface& operator=(const writer_interface&) = delete;
-        writer_interface(writer_interface&&) = delete;
-        writer_interface& operator=(writer_interface&&) = delete;
-        virtual ~writer_interface() = default;
         virtual void append(std::string_view bytes) = 0;
         virtual void commit() = 0;
     };
-
-    storage_interface() = default;
-    storage_interface(const storage_interface&) = delete;
-    storage_interface& operator=(const storage_interface&) = delete;
-    storage_interface(storage_interface&&) = delete;
-    storage_interface& operator=(storage_interface&&) = delete;
-    virtual ~storage_interface() = default;
 
     virtual void put(const std::string& key, std::string_view bytes) const = 0;
     [[nodiscard]] virtual std::unique_ptr<writer_interface> open_write(const std::string& key) const = 0;

@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include "tdbg/core/detail/interface_base.hpp"
 #include "tdbg/core/dtype.hpp"
 #include "tdbg/core/error.hpp"
 #include "tdbg/reduce/compute.hpp"
@@ -81,13 +82,8 @@ static_assert(running_reductions::piece_elements == detail::chunk_size,
 namespace detail {
 
 /// running_reductions' state for one element type.
-class running_reductions_base {
-public:
-    running_reductions_base() = default;
-    running_reductions_base(const running_reductions_base&) = delete;
-    running_reductions_base& operator=(const running_reductions_base&) = delete;
-    virtual ~running_reductions_base() = default;
-    virtual void add(const tensor_value& piece, const std::vector<reduction>& which, const reduce::options& opts) = 0;
+class running_reductions_base : public interface_base {
+public:    virtual void add(const tensor_value& piece, const std::vector<reduction>& which, const reduce::options& opts) = 0;
     [[nodiscard]] virtual std::uint64_t count() const noexcept = 0;
     [[nodiscard]] virtual std::vector<tensor_value> results(const std::vector<reduction>& which,
                                                             const reduce::options& opts) const = 0;
