@@ -24,13 +24,6 @@
 
 namespace tdbg::detail {
 
-// The block buffers below are filled for [0, n) before use; GCC cannot see
-// that through the pointer and warns.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 template <class T>
 inline constexpr bool is_half_v = is_half_element_v<T>;
 template <class T>
@@ -151,11 +144,9 @@ template <class T, unsigned A>
 [[nodiscard]] stats_t<T> block_of(const T* p, std::size_t n, kernel_key key, simd_level level) noexcept {
     if constexpr (is_half_v<T>) {
         // Half precision goes through the float kernel, whose keys it shares.
-        float buffer[block_size];
-        for (std::size_t i = 0; i < n; ++i) {
-            buffer[i] = p[i].value();
-        }
-        return block_of<float, A>(static_cast<const float*>(buffer), n, key, level);
+        return converted_block<float>(
+            p, n, [](const T& x) { return x.value(); },
+            [&](const float* values, std::size_t m) { return block_of<float, A>(values, m, key, level); });
     } else if constexpr (is_real_v<T>) {
         if constexpr (A == runtime_preset) {
             return real_block_preset(p, n, key.a, level, std::make_index_sequence<preset_keys<T>().size()>{});
@@ -195,9 +186,5 @@ template <class T>
 [[nodiscard]] stats_t<T> accumulate_runtime(kernel_key preset, const T* p, std::size_t n, unsigned max_threads) {
     return accumulate<T, runtime_preset>(p, n, preset, max_threads);
 }
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 } // namespace tdbg::detail

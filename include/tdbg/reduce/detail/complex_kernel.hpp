@@ -17,13 +17,6 @@
 
 namespace tdbg::detail {
 
-// The block buffers below are filled for [0, n) before use; GCC cannot see
-// that through the pointer and warns.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 /// numpy's lexicographic order of complex numbers.
 template <class C>
 [[nodiscard]] bool complex_less(const C& a, const C& b) noexcept {
@@ -106,17 +99,11 @@ template <bool Complex, class C>
         st.prod = prod;
     }
     if (with_abs) {
-        double buffer[block_size];
-        for (std::size_t i = 0; i < n; ++i) {
-            buffer[i] = std::abs(std::complex<double>(p[i].real(), p[i].imag()));
-        }
-        st.abs = real_block<complex_abs_preset>(static_cast<const double*>(buffer), n, level);
+        st.abs = converted_block<double>(
+            p, n, [](const C& z) { return std::abs(std::complex<double>(z.real(), z.imag())); },
+            [&](const double* values, std::size_t m) { return real_block<complex_abs_preset>(values, m, level); });
     }
     return st;
 }
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 } // namespace tdbg::detail

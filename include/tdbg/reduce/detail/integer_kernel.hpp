@@ -17,13 +17,6 @@
 
 namespace tdbg::detail {
 
-// The block buffers below are filled for [0, n) before use; GCC cannot see
-// that through the pointer and warns.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 /// numpy.absolute in the input type: two's complement, so the most negative value stays as it is.
 template <class T>
 [[nodiscard]] constexpr T numpy_abs(T x) noexcept {
@@ -143,26 +136,17 @@ template <unsigned Int, class T>
         st.prod = (pr[0] * pr[1]) * (pr[2] * pr[3]);
         st.abs_prod = (apr[0] * apr[1]) * (apr[2] * apr[3]);
     }
-    if (real != 0 || abs_real != 0) {
-        double buffer[block_size];
-        if (real != 0) {
-            for (std::size_t i = 0; i < n; ++i) {
-                buffer[i] = static_cast<double>(p[i]);
-            }
-            st.real = integer_real_block(static_cast<const double*>(buffer), n, real, level);
-        }
-        if (abs_real != 0) {
-            for (std::size_t i = 0; i < n; ++i) {
-                buffer[i] = static_cast<double>(numpy_abs(p[i]));
-            }
-            st.abs_real = integer_real_block(static_cast<const double*>(buffer), n, abs_real, level);
-        }
+    if (real != 0) {
+        st.real = converted_block<double>(
+            p, n, [](T x) { return static_cast<double>(x); },
+            [&](const double* values, std::size_t m) { return integer_real_block(values, m, real, level); });
+    }
+    if (abs_real != 0) {
+        st.abs_real = converted_block<double>(
+            p, n, [](T x) { return static_cast<double>(numpy_abs(x)); },
+            [&](const double* values, std::size_t m) { return integer_real_block(values, m, abs_real, level); });
     }
     return st;
 }
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 } // namespace tdbg::detail

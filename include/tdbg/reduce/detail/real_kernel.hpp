@@ -48,6 +48,21 @@ inline void exact_product(const double* p, std::size_t n, double& prod, double& 
     }
 }
 
+/// Adds the lanes `x` to one stream's moments (of x or of |x|) shifted by `k` (see the file
+/// comment): Σ(x - k) to `s1`, Σ(x - k)² to `s2` when `Squares`, and Σx to `raw` when `Raw`.
+template <class L, bool Raw, bool Squares>
+TDBG_REDUCE_INLINE void add_moments(const typename L::vec& x, const typename L::vec& k, typename L::vec& raw,
+                                    typename L::vec& s1, typename L::vec& s2) noexcept {
+    if constexpr (Raw) {
+        raw = L::add(raw, x);
+    }
+    const typename L::vec d = L::sub(x, k);
+    s1 = L::add(s1, d);
+    if constexpr (Squares) {
+        s2 = L::add(s2, L::mul(d, d));
+    }
+}
+
 /// Statistics of n >= 1 values of a block (n <= block_size) with the lanes L. One function on
 /// purpose (~220 lines): the pass is one loop whose accumulators, chosen at compile time by
 /// `Needs`, stay in registers; its set-up, loop and lane merge split into functions would pass
@@ -89,26 +104,12 @@ TDBG_REDUCE_INLINE real_stats block_stats(const T* p, std::size_t n) noexcept {
         for (std::size_t g = 0; g < group; ++g) {
             const vec x = L::load(p + i + g * lane_count);
             if constexpr (moments) {
-                if constexpr (raw_sums) {
-                    r1 = L::add(r1, x);
-                }
-                const vec d = L::sub(x, vk);
-                s1 = L::add(s1, d);
-                if constexpr ((Needs & need_m2) != 0) {
-                    s2 = L::add(s2, L::mul(d, d));
-                }
+                add_moments<L, raw_sums, (Needs & need_m2) != 0>(x, vk, r1, s1, s2);
             }
             if constexpr (any_abs) {
                 const vec a = L::abs(x);
                 if constexpr (abs_moments) {
-                    if constexpr (raw_sums) {
-                        ar1 = L::add(ar1, a);
-                    }
-                    const vec d = L::sub(a, vka);
-                    as1 = L::add(as1, d);
-                    if constexpr ((Needs & need_abs_m2) != 0) {
-                        as2 = L::add(as2, L::mul(d, d));
-                    }
+                    add_moments<L, raw_sums, (Needs & need_abs_m2) != 0>(a, vka, ar1, as1, as2);
                 }
                 if constexpr ((Needs & need_abs_min) != 0) {
                     amn = L::min(a, amn);
@@ -328,5 +329,28 @@ template <unsigned Needs, class T>
         return block_baseline<Needs>(p, n);
     }
 }
+
+// GCC may warn that the buffer below is read uninitialised: it is filled for [0, n) before
+// the kernel reads [0, n), which GCC cannot always see through the pointer.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+/// `kernel(values, n)` over the n <= block_size elements of a block converted with `convert`
+/// into `U`s on the stack: how half, integer and complex input reach the float and double
+/// kernels.
+template <class U, class T, class Convert, class Kernel>
+TDBG_REDUCE_INLINE auto converted_block(const T* p, std::size_t n, Convert convert, Kernel kernel) noexcept {
+    U buffer[block_size];
+    for (std::size_t i = 0; i < n; ++i) {
+        buffer[i] = convert(p[i]);
+    }
+    return kernel(static_cast<const U*>(buffer), n);
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 } // namespace tdbg::detail
