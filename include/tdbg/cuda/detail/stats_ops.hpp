@@ -56,20 +56,10 @@ using tdbg::detail::normalise_product;
 using tdbg::detail::split_exponent;
 using tdbg::detail::with_high_word;
 
-TDBG_CUDA_HD inline double abs_value(double v) noexcept {
-#if defined(__CUDA_ARCH__)
-    return fabs(v);
-#else
+/// |v| of a float or a double: std::fabs, which nvcc's headers also declare for the device.
+template <class T>
+TDBG_CUDA_HD inline T abs_value(T v) noexcept {
     return std::fabs(v);
-#endif
-}
-
-TDBG_CUDA_HD inline float abs_value(float v) noexcept {
-#if defined(__CUDA_ARCH__)
-    return fabsf(v);
-#else
-    return std::fabs(v);
-#endif
 }
 
 /// a * b + c rounded once, on both sides.
