@@ -93,48 +93,72 @@ TDBG_DECL void publisher::wait_done() {
     progress_.wait(lock, [&] { return jobs_done_ >= target; });
 }
 
+TDBG_DECL void publisher::run_ready() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (running_) {
+        return; // the thread running jobs looks for more before it stops
+    }
+    running_ = true;
+    run_ready_locked(lock);
+    running_ = false;
+    if (closing_) {
+        work_.notify_one(); // the publisher thread waits for running_ to run what is left
+    }
+}
+
 TDBG_DECL void publisher::run() {
     lower_thread_priority(nice_);
+    std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
+        work_.wait(lock, [&] { return !running_ && (work_ready() || closing_); });
+        if (!work_ready()) {
+            break; // closing, nothing left
+        }
+        running_ = true;
+        run_ready_locked(lock);
+        running_ = false;
+    }
+    lock.unlock();
+    cpu_.store(thread_cpu_now());
+}
+
+TDBG_DECL bool publisher::work_ready() const {
+    return !to_open_.empty() ||
+           (!ordered_.empty() && (closing_ || ordered_.begin()->first < queue_.handled()));
+}
+
+// Files to open ahead go first; the rest in the order of pushes, each once the data threads
+// have handled every item queued before it (all of them at closing). The readiness is checked
+// and running_ given up under one hold of the lock, so that work made ready while a thread
+// runs is run by that thread or by the next caller.
+TDBG_DECL void publisher::run_ready_locked(std::unique_lock<std::mutex>& lock) {
+    while (work_ready()) {
         std::optional<publisher_job> j;
         std::uint64_t seq = 0;
         std::optional<std::int64_t> open_ahead;
-        {
-            std::unique_lock<std::mutex> lock(mutex_);
-            // Files to open ahead go first; the rest in the order of pushes, each once
-            // the data threads have handled every item queued before it (all of them at closing).
-            auto next_ordered = [&] {
-                return !ordered_.empty() && (closing_ || ordered_.begin()->first < queue_.handled());
-            };
-            work_.wait(lock, [&] { return !to_open_.empty() || next_ordered() || closing_; });
-            if (!to_open_.empty()) {
-                const auto it = prepared_.find(to_open_.front());
-                if (it != prepared_.end()) { // else a data thread opened it itself
-                    it->second.opening = true;
-                    open_ahead = to_open_.front();
-                }
-                to_open_.pop_front();
-            } else if (next_ordered()) {
-                seq = ordered_.begin()->first;
-                j.emplace(std::move(ordered_.begin()->second));
-                ordered_.erase(ordered_.begin());
-            } else {
-                break; // closing, nothing left
+        if (!to_open_.empty()) {
+            const auto it = prepared_.find(to_open_.front());
+            if (it != prepared_.end()) { // else a data thread opened it itself
+                it->second.opening = true;
+                open_ahead = to_open_.front();
             }
+            to_open_.pop_front();
+        } else {
+            seq = ordered_.begin()->first;
+            j.emplace(std::move(ordered_.begin()->second));
+            ordered_.erase(ordered_.begin());
         }
+        lock.unlock();
         if (open_ahead) {
             open_file_ahead(*open_ahead);
         } else if (j) {
             std::visit([&](auto& x) { run_job(x, seq); }, *j);
             j.reset();
         }
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            ++jobs_done_;
-        }
+        lock.lock();
+        ++jobs_done_;
         progress_.notify_all();
     }
-    cpu_.store(thread_cpu_now());
 }
 
 TDBG_DECL void publisher::open_file_ahead(std::int64_t step) {

@@ -46,8 +46,9 @@ TDBG_DECL void write_lane::run() {
 TDBG_DECL void write_lane::handle_batch(std::deque<write_entry>& batch) {
     std::size_t done_bytes = 0;
     std::uint64_t done_items = 0;
-    // The publisher is woken once a batch, or when much was written: each wake-up of an idle
-    // thread costs the waker, and what the batch's jobs publish waits for little.
+    // Much written in a batch wakes the publisher, which publishes while this thread writes on;
+    // at the batch's end this thread publishes what is ready itself: each wake-up of an idle
+    // thread costs the waker, and its cold caches the woken.
     auto report = [&](std::uint64_t next, bool wake) {
         queue_.done(index_, done_bytes, done_items, next);
         done_bytes = 0;
@@ -73,7 +74,8 @@ TDBG_DECL void write_lane::handle_batch(std::deque<write_entry>& batch) {
             report(i + 1 < batch.size() ? batch[i + 1].seq : no_item_seq, done_bytes >= wake_bytes_ * 4);
         }
     }
-    report(no_item_seq, true);
+    report(no_item_seq, false);
+    publisher_.run_ready();
 }
 
 // Closing: publish what a step_end did not (possible only when the hook left a step open).
