@@ -60,7 +60,7 @@
 #include "tdbg/format/stop_marker.hpp"
 #include "tdbg/hook/collection.hpp"
 #include "tdbg/hook/deferred.hpp"
-#include "tdbg/hook/detail/save_planning.hpp"
+#include "tdbg/hook/detail/save_token.hpp"
 #include "tdbg/hook/options.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/reduce/convention.hpp"

@@ -26,15 +26,13 @@
 #include "tdbg/core/tensor_value.hpp"
 #include "tdbg/hook/deferred.hpp"
 #include "tdbg/hook/detail/collection_selection.hpp"
+#include "tdbg/hook/detail/save_token.hpp"
 #include "tdbg/hook/detail/step_clock.hpp"
 #include "tdbg/reduce/compute.hpp"
 #include "tdbg/reduce/convention.hpp"
 #include "tdbg/reduce/reduction_value.hpp"
 
 namespace tdbg::detail {
-
-/// The collections that save a tensor now: indices of collection_selection::active.
-using active_collections = std::vector<std::size_t>;
 
 /// The number of elements of a tensor of `shape` (1 for a scalar).
 [[nodiscard]] inline std::size_t element_count(const tensor_value::shape_type& shape) noexcept {
@@ -103,16 +101,6 @@ TDBG_DECL void check_tensor_rank(std::string_view name, std::size_t rank);
 
 class selection_check; // selection_check.hpp
 class error_reporter;  // error_reporter.hpp
-
-/// What the first half of a save (hook_engine::prepare_save) hands to the second
-/// (save_prepared): the collections that save the tensor at this step, none when it is not saved.
-/// The engine keeps nothing of a save between the two calls; the token carries it.
-struct save_token {
-    active_collections active;
-
-    /// True when the tensor is saved at this step.
-    explicit operator bool() const noexcept { return !active.empty(); }
-};
 
 /// The checks and decisions of the hook's saves, one call in each half of a save, and what they
 /// keep from one save to the next: the names checked, each tensor's last step saved, and memory
