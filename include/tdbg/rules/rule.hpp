@@ -440,6 +440,8 @@ private:
 /// the bases of a built-in rule class `name`. Its header declares them and its definitions
 /// (builtin/impl/) define them, so that under TDBG_SEPARATE_COMPILATION a program's file does
 /// not compile a built-in rule's bases again (their virtual functions and tables).
+/// (`instantiation` is words, which parentheses cannot enclose.)
+// NOLINTNEXTLINE(bugprone-macro-parentheses)
 #define TDBG_DETAIL_RULE_BASES(instantiation, name) instantiation class tdbg::rules::rule<tdbg::rules::name>;
 
 #if TDBG_HEADER_ONLY

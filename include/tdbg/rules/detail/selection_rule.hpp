@@ -101,6 +101,8 @@ private:
 
 } // namespace tdbg::rules::detail
 
+// `instantiation` is `template` or `extern template`: words, which parentheses cannot enclose.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 /// TDBG_DETAIL_RULE_BASES (rule.hpp) for a built-in selection_rule.
 #define TDBG_DETAIL_SELECTION_RULE_BASES(instantiation, name)                                                          \
     TDBG_DETAIL_RULE_BASES(instantiation, name)                                                                        \
@@ -109,3 +111,4 @@ private:
 #define TDBG_DETAIL_ANY_TENSOR_RULE_BASES(instantiation, name)                                                         \
     TDBG_DETAIL_SELECTION_RULE_BASES(instantiation, name)                                                              \
     instantiation class tdbg::rules::detail::any_tensor_rule<tdbg::rules::name>;
+// NOLINTEND(bugprone-macro-parentheses)
